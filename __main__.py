@@ -1,0 +1,5 @@
+"""`python -m partsafe`."""
+
+from partsafe.checker.cli import main
+
+main()

@@ -1,0 +1,404 @@
+"""The actor layer: node handlers plus a network and fault budgets, as one `Model`.
+
+A `refimpl.actor.Protocol` gives deterministic node handlers; this layer composes them into a
+global transition system the explorer can search, in the manner of Stateright's actor models:
+
+- the network holds in-flight messages as a multiset (a frozenset of ``(src, dst, msg, copy)``), so
+  every delivery order is explored; messages to a crashed node vanish with it, messages from it stay
+  in flight;
+- the environment acts within budgets set on the command line: crashes (crash-stop), joins of
+  dormant nodes, false suspicions, message losses and duplications, and extra firings of periodic
+  timers (see below);
+- the failure detector of 002 is part of the environment: a node may suspect a watched member at any
+  time if that member crashed, or if it sends the node no heartbeats although no message to it is
+  in flight (a justified suspicion, not a fault: heartbeat timeouts are long next to message
+  delays, so a member that is about to learn of the node is not yet suspected); any other
+  suspicion is a false one, within the budget. A heartbeat reaches a node whenever it would change
+  something there;
+- spec monitors run inside the global state: every event a step emits is fed to them, and a
+  violation they raise is a property violation of the state reached.
+
+A periodic timer that changes nothing at its node (the periodic member-list publish) is progress
+only for the messages that would take effect at their receiver right now (change its state or make
+it send): those are sent, the others are not (as if lost: none of them would do anything on
+arrival unless the receiver changed meanwhile). A periodic message sent to take effect later, a
+race with newer updates, is sent to one receiver at a time and draws on the `publishes` budget.
+Without these rules such timers would fill the network for ever.
+
+Action kinds: deliver, timer, suspect, heartbeat (progress) and crash, join, false-suspect, drop,
+duplicate, timer-race (faults). A state is quiescent when only faults are enabled.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
+from partsafe.checker.fingerprints import fingerprint
+from partsafe.checker.model import Action, Goal, Model, Property
+from partsafe.refimpl.actor import NodeId, Protocol, Step
+from partsafe.specs.monitor import Monitor
+from partsafe.traces.events import Event, MemberCrashed
+
+CRASHED = "crashed"
+FAULT_KINDS = frozenset({"crash", "join", "false-suspect", "drop", "duplicate", "timer-race"})
+ACTION_KINDS = ("deliver", "timer", "suspect", "heartbeat", *sorted(FAULT_KINDS))
+DEADLOCK = "DEADLOCK"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many of each environment action one run may take."""
+
+    crashes: int = 0
+    joins: int = 0
+    suspicions: int = 0
+    losses: int = 0
+    duplications: int = 0
+    publishes: int = 0
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return (self.crashes, self.joins, self.suspicions, self.losses, self.duplications,
+                self.publishes)
+
+
+CRASH, JOIN, SUSPICION, LOSS, DUPLICATION, PUBLISH = range(6)
+
+
+class World(NamedTuple):
+    """The global state: node states, in-flight messages, budgets left, monitor states, flags."""
+
+    nodes: tuple[Hashable, ...]
+    network: frozenset[tuple[NodeId, NodeId, Hashable, int]]
+    budget: tuple[int, ...]
+    monitors: tuple[Hashable, ...]
+    #: violations raised by monitors so far: (spec, message)
+    flags: tuple[tuple[str, str], ...]
+
+
+def rename(obj: Any, mapping: dict[str, str]) -> Any:
+    """`obj` with every string in `mapping` replaced, through tuples, named tuples, frozensets."""
+    kind = type(obj)
+    if kind is str:
+        return mapping.get(obj, obj)
+    if kind is tuple:
+        return tuple(rename(x, mapping) for x in obj)
+    if kind is frozenset:
+        return frozenset(rename(x, mapping) for x in obj)
+    if isinstance(obj, tuple) and hasattr(kind, "_make"):
+        return kind._make(rename(x, mapping) for x in obj)
+    return obj
+
+
+class ActorModel(Model[World]):
+    """A protocol's node handlers composed with a network, budgets and spec monitors."""
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        budget: Budget,
+        monitors: Sequence[Monitor],
+        goals: Sequence[Goal[World]] = (),
+        scope: dict[str, Any] | None = None,
+        busy: Callable[[NodeId, Hashable], bool] | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.name = protocol.name
+        self.variant = protocol.variant
+        self.budget = budget
+        self.monitors = tuple(monitors)
+        self._goals = tuple(goals)
+        self.scope = dict(scope or {}, **{k: v for k, v in asdict(budget).items()})
+        self._busy = busy
+        self.names = protocol.nodes
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self._perms = self._permutations()
+        self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
+        for i, m in enumerate(self.monitors):
+            for kind in m.observes:
+                self._watchers.setdefault(kind, []).append((i, m))
+
+    # -- model interface -------------------------------------------------------------------------
+
+    def init_states(self) -> Iterable[World]:
+        nodes = tuple(self.protocol.initial(n) for n in self.names)
+        return [World(nodes, frozenset(), self.budget.as_tuple(),
+                      tuple(m.initial() for m in self.monitors), ())]
+
+    def successors(self, world: World) -> list[tuple[Action, World]]:
+        out: list[tuple[Action, World]] = []
+        p = self.protocol
+        nodes, network, budget = world.nodes, world.network, world.budget
+        live = [(n, st) for n, st in zip(self.names, nodes, strict=True)
+                if st is not None and st is not CRASHED]
+        # deliveries, losses, duplications
+        for src, dst, msg, copy in network:
+            if copy:
+                continue
+            rest = _remove(network, src, dst, msg)
+            state = nodes[self.index[dst]]
+            step = p.on_message(dst, state, src, msg)
+            out.append((("deliver", src, dst, msg), self._apply(world, dst, step, rest)))
+            if budget[LOSS]:
+                out.append((("drop", src, dst, msg),
+                            world._replace(network=rest, budget=_spend(budget, LOSS))))
+            if budget[DUPLICATION]:
+                out.append((("duplicate", src, dst, msg),
+                            world._replace(network=_add(network, src, dst, msg),
+                                           budget=_spend(budget, DUPLICATION))))
+        # timers
+        for n, st in live:
+            for timer in p.timers(n, st):
+                step = p.on_timer(n, st, timer)
+                if step.state != st or step.events:
+                    out.append((("timer", n, timer), self._apply(world, n, step, network)))
+                    continue
+                # a periodic timer (it changes nothing at its node): its sends that take effect now
+                # are progress; one that would only take effect later is a race, on the budget
+                fresh = [(d, m) for d, m in step.sends
+                         if self._alive(nodes, d) and not _in_flight(network, n, d, m)]
+                effective = tuple(sm for sm in fresh if self._takes_effect(world, n, *sm))
+                if effective:
+                    out.append((("timer", n, timer),
+                                self._apply(world, n, Step(st, effective), network)))
+                if budget[PUBLISH]:
+                    spent = world._replace(budget=_spend(budget, PUBLISH))
+                    for d, m in fresh:
+                        if (d, m) not in effective:
+                            out.append((("timer-race", n, timer, d),
+                                        self._apply(spent, n, Step(st, ((d, m),)), network)))
+        # failure detector: suspicions and heartbeats
+        unsettled = {e[1] for e in network}
+        for n, st in live:
+            for q in p.monitored(n, st):
+                qst = nodes[self.index[q]]
+                if qst is CRASHED:
+                    kind, reason = "suspect", "crashed"
+                elif q not in unsettled and (qst is None or n not in p.heartbeat_targets(q, qst)):
+                    kind, reason = "suspect", "no heartbeat"
+                elif budget[SUSPICION]:
+                    kind, reason = "false-suspect", "false suspicion"
+                else:
+                    continue
+                nxt = self._apply(world, n, p.on_suspect(n, st, q, reason), network)
+                if kind == "false-suspect":
+                    nxt = nxt._replace(budget=_spend(nxt.budget, SUSPICION))
+                out.append(((kind, n, q), nxt))
+        for sender, sst in live:
+            for n in sorted(p.heartbeat_targets(sender, sst)):
+                st = nodes[self.index[n]]
+                if st is None or st is CRASHED:
+                    continue
+                step = p.on_heartbeat(n, st, sender)
+                if step.state != st or step.events or any(
+                        not _in_flight(network, n, d, m) for d, m in step.sends):
+                    out.append((("heartbeat", sender, n), self._apply(world, n, step, network)))
+        # crashes and joins
+        if budget[CRASH]:
+            for n, _ in live:
+                i = self.index[n]
+                rest = frozenset(e for e in network if e[1] != n)
+                nxt = world._replace(nodes=_put(nodes, i, CRASHED), network=rest,
+                                     budget=_spend(budget, CRASH))
+                out.append((("crash", n), self._observe(nxt, (MemberCrashed(member=n),))))
+        if budget[JOIN]:
+            for n, st in zip(self.names, nodes, strict=True):
+                if st is None:
+                    w = world._replace(budget=_spend(budget, JOIN))
+                    out.append((("join", n), self._apply(w, n, p.on_join(n), network)))
+        return out
+
+    def properties(self) -> Sequence[Property[World]]:
+        props: list[Property[World]] = []
+        for i, m in enumerate(self.monitors):
+            props.append(Property(m.spec, "always", _flag_check(m.spec)))
+            if type(m).at_quiescence is not Monitor.at_quiescence:
+                props.append(Property(m.spec, "quiescence", _quiet_check(m, i)))
+        if self._busy is not None:
+            props.append(Property(DEADLOCK, "quiescence", self._stuck))
+        return props
+
+    def goals(self) -> Sequence[Goal[World]]:
+        return self._goals
+
+    def finished(self, world: World) -> bool:
+        return self._stuck(world) is None
+
+    def quiescent(self, world: World, successors: Sequence[tuple[Action, World]]) -> bool:
+        return all(a[0] in FAULT_KINDS for a, _ in successors)
+
+    def representative(self, world: World) -> World:
+        if not self._perms:
+            return world
+        return min((self._permute(world, m) for m in self._perms), key=fingerprint)
+
+    @property
+    def has_symmetry(self) -> bool:
+        return bool(self._perms)
+
+    # -- presentation ---------------------------------------------------------------------------
+
+    def describe_action(self, action: Action) -> tuple[str, str | None]:
+        kind = action[0]
+        describe = self.protocol.describe_message
+        if kind in ("deliver", "drop", "duplicate"):
+            _, src, dst, msg = action
+            return f"{kind} {describe(msg)} {src}→{dst}", dst
+        if kind == "timer":
+            return f"timer {' '.join(map(str, action[2]))} at {action[1]}", action[1]
+        if kind == "timer-race":
+            return (f"timer-race {' '.join(map(str, action[2]))} at {action[1]}, "
+                    f"sent to {action[3]} only", action[1])
+        if kind in ("suspect", "false-suspect"):
+            return f"{kind}: {action[1]} suspects {action[2]}", action[1]
+        if kind == "heartbeat":
+            return f"heartbeat {action[1]}→{action[2]}", action[2]
+        return f"{kind} {action[1]}", action[1]
+
+    def describe_state(self, world: World) -> dict[str, Any]:
+        view: dict[str, Any] = {}
+        for n, st in zip(self.names, world.nodes, strict=True):
+            if st is None:
+                view[n] = "dormant"
+            elif st is CRASHED:
+                view[n] = "crashed"
+            else:
+                view[n] = self.protocol.describe(n, st)
+        view["network"] = sorted(
+            f"{self.protocol.describe_message(m)} {s}→{d}" for s, d, m, _ in world.network)
+        view["budget left"] = dict(zip(
+            ("crashes", "joins", "suspicions", "losses", "duplications", "publishes"),
+            world.budget, strict=True))
+        return view
+
+    def step_events(self, world: World, action: Action, nxt: World) -> tuple[Event, ...]:
+        kind = action[0]
+        p = self.protocol
+        nodes = world.nodes
+        step: Step | None = None
+        if kind == "deliver":
+            _, src, dst, msg = action
+            step = p.on_message(dst, nodes[self.index[dst]], src, msg)
+        elif kind in ("timer", "timer-race"):
+            step = p.on_timer(action[1], nodes[self.index[action[1]]], action[2])
+            return step.events
+        elif kind in ("suspect", "false-suspect"):
+            n, q = action[1], action[2]
+            reason = "false suspicion" if kind == "false-suspect" else (
+                "crashed" if nodes[self.index[q]] is CRASHED else "no heartbeat")
+            step = p.on_suspect(n, nodes[self.index[n]], q, reason)
+        elif kind == "heartbeat":
+            step = p.on_heartbeat(action[2], nodes[self.index[action[2]]], action[1])
+        elif kind == "join":
+            step = p.on_join(action[1])
+        elif kind == "crash":
+            return (MemberCrashed(member=action[1]),)
+        return step.events if step is not None else ()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _alive(self, nodes: tuple[Hashable, ...], n: NodeId) -> bool:
+        st = nodes[self.index[n]]
+        return st is not None and st is not CRASHED
+
+    def _takes_effect(self, world: World, src: NodeId, dst: NodeId, msg: Hashable) -> bool:
+        """Delivered now, would `msg` change its receiver's state or make it send a message that
+        is not in flight already?"""
+        st = world.nodes[self.index[dst]]
+        step = self.protocol.on_message(dst, st, src, msg)
+        return step.state != st or any(
+            not _in_flight(world.network, dst, d, m) for d, m in step.sends)
+
+    def _apply(self, world: World, node: NodeId, step: Step,
+               network: frozenset[tuple[NodeId, NodeId, Hashable, int]]) -> World:
+        nodes = world.nodes
+        for dst, msg in step.sends:
+            if self._alive(nodes, dst) or dst == node:
+                network = _add(network, node, dst, msg)
+        nxt = World(_put(nodes, self.index[node], step.state), network, world.budget,
+                    world.monitors, world.flags)
+        return self._observe(nxt, step.events) if step.events else nxt
+
+    def _observe(self, world: World, events: Iterable[Event]) -> World:
+        states = list(world.monitors)
+        flags = world.flags
+        watchers = self._watchers
+        for ev in events:
+            for i, m in watchers.get(ev.TYPE, ()):
+                states[i], message = m.observe(states[i], ev)
+                if message is not None:
+                    flags = (*flags, (m.spec, message))
+        return World(world.nodes, world.network, world.budget, tuple(states), flags)
+
+    def _stuck(self, world: World) -> str | None:
+        if self._busy is None:
+            return None
+        stuck = [n for n, st in zip(self.names, world.nodes, strict=True)
+                 if st is not None and st is not CRASHED and self._busy(n, st)]
+        if stuck:
+            return f"{', '.join(stuck)} cannot make progress: nothing but faults can happen"
+        return None
+
+    def _permutations(self) -> list[dict[str, str]]:
+        groups = [sorted(g) for g in self.protocol.interchangeable if len(g) > 1]
+        if not groups:
+            return []
+        perms = []
+        for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+            mapping = {}
+            for group, image in zip(groups, choice, strict=True):
+                mapping.update(zip(group, image, strict=True))
+            perms.append(mapping)
+        return perms
+
+    def _permute(self, world: World, mapping: dict[str, str]) -> World:
+        nodes = list(world.nodes)
+        for a, b in mapping.items():
+            nodes[self.index[b]] = rename(world.nodes[self.index[a]], mapping)
+        return World(tuple(nodes), rename(world.network, mapping), world.budget,
+                     rename(world.monitors, mapping), rename(world.flags, mapping))
+
+
+def _flag_check(spec: str) -> Callable[[World], str | None]:
+    def check(world: World) -> str | None:
+        for s, message in world.flags:
+            if s == spec:
+                return message
+        return None
+
+    return check
+
+
+def _quiet_check(monitor: Monitor, i: int) -> Callable[[World], str | None]:
+    def check(world: World) -> str | None:
+        return monitor.at_quiescence(world.monitors[i])
+
+    return check
+
+
+def _put(nodes: tuple[Hashable, ...], i: int, state: Hashable) -> tuple[Hashable, ...]:
+    return (*nodes[:i], state, *nodes[i + 1:])
+
+
+def _spend(budget: tuple[int, ...], i: int) -> tuple[int, ...]:
+    return (*budget[:i], budget[i] - 1, *budget[i + 1:])
+
+
+def _in_flight(network: frozenset[Any], src: NodeId, dst: NodeId, msg: Hashable) -> bool:
+    return (src, dst, msg, 0) in network
+
+
+def _add(network: frozenset[Any], src: NodeId, dst: NodeId, msg: Hashable) -> frozenset[Any]:
+    copy = 0
+    while (src, dst, msg, copy) in network:
+        copy += 1
+    return network | {(src, dst, msg, copy)}
+
+
+def _remove(network: frozenset[Any], src: NodeId, dst: NodeId, msg: Hashable) -> frozenset[Any]:
+    copy = 0
+    while (src, dst, msg, copy + 1) in network:
+        copy += 1
+    return network - {(src, dst, msg, copy)}

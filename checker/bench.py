@@ -1,0 +1,92 @@
+"""`partsafe bench`: the explorer's speed and memory on this machine.
+
+Each run happens in a fresh interpreter, so that its peak resident memory is its own. Figures:
+distinct states, seconds, distinct states per second (one core) and peak memory, for TwoPhase at
+7, 8 and 9 resource managers without symmetry and with it, and for membership at a fixed scope.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+#: (label, model, variant, params, symmetry)
+SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
+    ("twophase rms=7", "twophase", "fixed", {"rms": 7}, False),
+    ("twophase rms=8", "twophase", "fixed", {"rms": 8}, False),
+    ("twophase rms=9", "twophase", "fixed", {"rms": 9}, False),
+    ("twophase rms=7 symmetry", "twophase", "fixed", {"rms": 7}, True),
+    ("twophase rms=8 symmetry", "twophase", "fixed", {"rms": 8}, True),
+    ("twophase rms=9 symmetry", "twophase", "fixed", {"rms": 9}, True),
+    ("membership joiners=2", "membership", "fixed",
+     {"members": 3, "joiners": 2, "joins": 2, "crashes": 0, "suspicions": 0, "publishes": 0},
+     False),
+    ("membership joiners=2 symmetry", "membership", "fixed",
+     {"members": 3, "joiners": 2, "joins": 2, "crashes": 0, "suspicions": 0, "publishes": 0},
+     True),
+    ("membership default scope", "membership", "fixed", {}, True),
+)
+
+
+def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool) -> dict[str, Any]:
+    """Explore one model in this process and report its figures."""
+    from partsafe.checker import catalog
+    from partsafe.checker.explore import explore
+
+    entry = catalog.get(model)
+    result = explore(entry.make(variant, params), symmetry=symmetry,
+                     action_kinds=entry.action_kinds)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "model": model, "variant": variant, "params": params, "symmetry": symmetry,
+        "result": result.result, "distinct_states": result.distinct_states,
+        "transitions": result.transitions, "depth": result.depth,
+        "seconds": round(result.seconds, 2),
+        "states_per_second": round(result.states_per_second),
+        "peak_memory_mb": round(peak_kib / 1024),
+    }
+
+
+def run_suite(quick: bool = False, progress: Console | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for label, model, variant, params, symmetry in SUITE:
+        if quick and model == "twophase" and params.get("rms") == 9 and not symmetry:
+            continue
+        if progress is not None:
+            progress.print(f"[dim]bench: {label} ...[/]")
+        arg = json.dumps([model, variant, params, symmetry])
+        out = subprocess.run([sys.executable, "-m", "partsafe.checker.bench", arg],
+                             capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout)
+        row["label"] = label
+        rows.append(row)
+    return rows
+
+
+def render(console: Console, rows: list[dict[str, Any]]) -> None:
+    table = Table(title="partsafe bench (one core)", title_justify="left")
+    for col in ("run", "result", "distinct states", "depth", "seconds", "states/s", "peak MB"):
+        table.add_column(col, justify="right" if col not in ("run", "result") else "left")
+    for r in rows:
+        table.add_row(r["label"], r["result"], f"{r['distinct_states']:,}", str(r["depth"]),
+                      f"{r['seconds']:.2f}", f"{r['states_per_second']:,}",
+                      str(r["peak_memory_mb"]))
+    console.print(table)
+    by_label = {r["label"]: r for r in rows}
+    for r in rows:
+        if r["symmetry"] and r["label"].replace(" symmetry", "") in by_label:
+            full = by_label[r["label"].replace(" symmetry", "")]
+            console.print(f"symmetry saving, {full['label']}: {full['distinct_states']:,} -> "
+                          f"{r['distinct_states']:,} states "
+                          f"({full['distinct_states'] / max(r['distinct_states'], 1):.1f}x fewer)")
+
+
+if __name__ == "__main__":
+    model_name, variant_name, scope, sym = json.loads(sys.argv[1])
+    print(json.dumps(run_one(model_name, variant_name, scope, sym)))

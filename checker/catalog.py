@@ -1,0 +1,191 @@
+"""The models `partsafe check` knows: their scope parameters, variants, coverage goals and the
+spec each historical variant is expected to break (the bug zoo).
+
+A model entry builds a `Model` from a variant and a scope. Scope parameters are named the way the
+command line names them (`--members 3 --crashes 1`), with defaults that make up the model's default
+scope: the smallest that reaches all its coverage goals within about a minute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from partsafe.checker.actor import CRASHED, ActorModel, Budget, World
+from partsafe.checker.model import Action, Goal, Model
+from partsafe.checker.twophase import VARIANTS as TWOPHASE_VARIANTS
+from partsafe.checker.twophase import TwoPhase
+from partsafe.refimpl.membership import VARIANT_DOCS as MEMBERSHIP_VARIANTS
+from partsafe.refimpl.membership import Membership, MemberState, MembersUpdate
+from partsafe.specs.membership import MONITORS as MEMBERSHIP_MONITORS
+
+
+@dataclass(frozen=True)
+class Param:
+    """One scope parameter: its default and what it bounds."""
+
+    default: int
+    help: str
+    minimum: int = 0
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    title: str
+    seed: str
+    params: dict[str, Param]
+    variants: dict[str, str]
+    build: Callable[[str, dict[str, int]], Model[Any]]
+    #: zoo: variant -> (spec it must break, scope overrides for the zoo run)
+    zoo: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)
+    #: action kinds, so that kinds that never fired are reported
+    action_kinds: tuple[str, ...] = ()
+
+    def scope(self, overrides: dict[str, int] | None = None) -> dict[str, int]:
+        """The default scope with `overrides` applied; unknown or too small values raise."""
+        scope = {k: p.default for k, p in self.params.items()}
+        for key, value in (overrides or {}).items():
+            if key not in self.params:
+                known = ", ".join(f"--{k}" for k in self.params)
+                raise ValueError(f"--{key} does not apply to model {self.name} (it takes {known})")
+            if value < self.params[key].minimum:
+                raise ValueError(f"--{key} must be at least {self.params[key].minimum}")
+            scope[key] = value
+        return scope
+
+    def make(self, variant: str = "fixed", overrides: dict[str, int] | None = None) -> Model[Any]:
+        if variant not in self.variants:
+            raise ValueError(f"unknown variant {variant!r} of model {self.name}; "
+                             f"known: {', '.join(self.variants)}")
+        return self.build(variant, self.scope(overrides))
+
+
+# --- membership (002) -------------------------------------------------------------------------
+
+
+def _member(world: World, proto: Membership, node: str) -> MemberState | None:
+    st = world.nodes[proto.nodes.index(node)]
+    return None if st is None or st is CRASHED else st  # type: ignore[return-value]
+
+
+def membership_goals(proto: Membership) -> tuple[Goal[World], ...]:
+    """The scenarios a clean membership verdict must have reached (002)."""
+    joiners = set(proto.joiners)
+
+    def states(world: World) -> list[tuple[str, MemberState]]:
+        return [(n, st) for n, st in zip(proto.nodes, world.nodes, strict=True)
+                if st is not None and st is not CRASHED]
+
+    def join_completes(prev: World, action: Action, nxt: World) -> bool:
+        if action[0] != "deliver" or action[2] not in joiners:
+            return False
+        old, new = _member(prev, proto, action[2]), _member(nxt, proto, action[2])
+        return new is not None and new.joined and (old is None or not old.joined)
+
+    def claim_completes(prev: World, action: Action, nxt: World) -> bool:
+        return any(st.claim is None and st.members and st.members[0] == n
+                   and (old := _member(prev, proto, n)) is not None and old.claim is not None
+                   for n, st in states(nxt))
+
+    def candidate_crashes(prev: World, action: Action, nxt: World) -> bool:
+        return action[0] == "crash" and (st := _member(prev, proto, action[1])) is not None \
+            and st.claim is not None
+
+    def publish_races_removal(prev: World, action: Action, nxt: World) -> bool:
+        if action[0] != "deliver" or not isinstance(action[3], MembersUpdate):
+            return False
+        msg: MembersUpdate = action[3]
+        st = _member(prev, proto, action[2])
+        if st is None or not st.joined or action[1] != st.master:
+            return False
+        newer = msg.version is None or (st.version is not None and st.version > msg.version)
+        return newer and bool(set(msg.members) - set(st.members))
+
+    def live_member_removed(prev: World, action: Action, nxt: World) -> bool:
+        return action[0] == "false-suspect" and (st := _member(prev, proto, action[1])) \
+            is not None and Membership.is_master(action[1], st)
+
+    return (
+        Goal("join-completes", "a joiner is accepted and installs its first member list",
+             join_completes),
+        Goal("claim-completes", "a mastership claim finishes and the new master publishes",
+             claim_completes),
+        Goal("candidate-crashes-mid-claim", "a member crashes while its mastership claim runs",
+             candidate_crashes),
+        Goal("publish-races-removal", "a member list from the master arrives after a newer list "
+             "that removed one of its members", publish_races_removal),
+        Goal("master-removes-live-member", "the master falsely suspects a live member and "
+             "removes it", live_member_removed),
+    )
+
+
+def _busy(node: str, state: Hashable) -> bool:
+    st: MemberState = state  # type: ignore[assignment]
+    return st.claim is not None or not st.joined
+
+
+def build_membership(variant: str, scope: dict[str, int]) -> ActorModel:
+    proto = Membership(scope["members"], scope["joiners"], variant)
+    budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
+                    suspicions=scope["suspicions"], losses=scope["losses"],
+                    duplications=scope["duplications"], publishes=scope["publishes"])
+    return ActorModel(proto, budget, [m() for m in MEMBERSHIP_MONITORS],
+                      goals=membership_goals(proto),
+                      scope={"members": scope["members"], "joiners": scope["joiners"]},
+                      busy=_busy)
+
+
+MEMBERSHIP = ModelEntry(
+    name="membership",
+    title="Hazelcast 3.9 cluster membership",
+    seed="002",
+    params={
+        "members": Param(3, "initial members, oldest first (A is the master)", 1),
+        "joiners": Param(1, "dormant nodes that may join"),
+        "crashes": Param(1, "crash-stop failures"),
+        "joins": Param(1, "joins of dormant nodes"),
+        "suspicions": Param(1, "false suspicions of live members"),
+        "losses": Param(0, "lost messages"),
+        "duplications": Param(0, "duplicated messages"),
+        "publishes": Param(1, "periodic member list publishes that race newer updates"),
+    },
+    variants=MEMBERSHIP_VARIANTS,
+    build=build_membership,
+    zoo={
+        "hz38-unordered-members": ("MEM-VIEW-ORDER", {"suspicions": 0, "joins": 0}),
+        "hz38-stale-master-list": ("MEM-VIEW-AGREEMENT", {"suspicions": 0, "publishes": 0}),
+        "hz38-local-removal": ("MEM-MASTER-ONLY", {"joins": 0, "publishes": 0}),
+        "mutant-no-self-check": ("MEM-VIEW-INTEGRITY", {"joins": 0, "publishes": 0}),
+    },
+    action_kinds=("deliver", "timer", "suspect", "heartbeat", "crash", "join", "false-suspect",
+                  "drop", "duplicate", "timer-race"),
+)
+
+# --- TwoPhase (calibration) -------------------------------------------------------------------
+
+TWOPHASE = ModelEntry(
+    name="twophase",
+    title="Two-phase commit (Gray and Lamport's TwoPhase), the explorer's calibration",
+    seed="TwoPhase.tla",
+    params={"rms": Param(3, "resource managers", 1)},
+    variants={
+        "fixed": "TwoPhase as specified: the TM commits once every RM is prepared",
+        "tm-commit-early": "not historical: the TM commits once any RM is prepared",
+    },
+    build=lambda variant, scope: TwoPhase(scope["rms"], variant),
+    zoo={"tm-commit-early": ("TC-CONSISTENT", {})},
+    action_kinds=("TMRcvPrepared", "TMCommit", "TMAbort", "RMPrepare", "RMChooseToAbort",
+                  "RMRcvCommitMsg", "RMRcvAbortMsg"),
+)
+assert set(TWOPHASE.variants) == set(TWOPHASE_VARIANTS)
+
+MODELS: dict[str, ModelEntry] = {m.name: m for m in (MEMBERSHIP, TWOPHASE)}
+
+
+def get(name: str) -> ModelEntry:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}") from None

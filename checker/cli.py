@@ -1,0 +1,318 @@
+"""The `partsafe` command line (DESIGN.md, "Command line").
+
+Exit status everywhere: 0 all hold, 1 a violation (or a coverage gap) was found, 2 the input or the
+command was wrong, 3 a search bound was reached before the check was complete. `--json` prints
+exactly one JSON document on stdout; people get rich tables, and progress on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from partsafe.checker import catalog
+from partsafe.checker.explore import Bounds, Progress, Result, explore
+from partsafe.checker.model import Model
+from partsafe.checker.report import (
+    EXIT_OK,
+    EXIT_VIOLATION,
+    artifact,
+    dumps,
+    exit_status,
+    junit,
+    render_result,
+    render_trace,
+    result_json,
+    steps_json,
+)
+from rich.console import Console
+
+SCOPE_PARAMS: dict[str, str] = {}
+for _entry in catalog.MODELS.values():
+    for _name, _param in _entry.params.items():
+        SCOPE_PARAMS.setdefault(_name, f"{_param.help} ({_entry.name}, default {_param.default})")
+
+
+def _fail(message: str) -> NoReturn:
+    raise click.UsageError(message)
+
+
+def _stdout() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="partsafe")
+def main() -> None:
+    """partsafe: a formal model and reference checker for the membership, partition-migration and
+    rebalance protocols of Hazelcast and Apache Ignite 3."""
+
+
+def _scope_options(func: Any) -> Any:
+    for name, help_text in reversed(SCOPE_PARAMS.items()):
+        func = click.option(f"--{name}", type=int, default=None, help=help_text)(func)
+    return func
+
+
+class _ProgressView:
+    """A one-line live display of a running search on stderr."""
+
+    def __init__(self, label: str, enabled: bool) -> None:
+        self.enabled = enabled
+        self.label = label
+        self.console = _stderr()
+        self.status: Any = None
+
+    def __enter__(self) -> _ProgressView:
+        if self.enabled:
+            self.status = self.console.status(f"{self.label}: starting")
+            self.status.__enter__()
+        return self
+
+    def __call__(self, p: Progress) -> None:
+        if self.status is not None:
+            self.status.update(
+                f"{self.label}: {p.distinct_states:,} states, {p.states_per_second:,.0f}/s, "
+                f"depth {p.depth}, queue {p.queue:,}, {p.seconds:.0f} s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(None, None, None)
+
+
+def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int], *,
+              bounds: Bounds, symmetry: bool, keep_going: bool, progress: bool
+              ) -> tuple[Model[Any], Result, dict[str, int]]:
+    try:
+        params = entry.scope(overrides)
+        model = entry.make(variant, overrides)
+    except ValueError as exc:
+        _fail(str(exc))
+    with _ProgressView(f"{entry.name} ({variant})", progress) as view:
+        result = explore(model, symmetry=symmetry, bounds=bounds, stop_at_first=not keep_going,
+                         progress=view if progress else None, action_kinds=entry.action_kinds)
+    return model, result, params
+
+
+@main.command()
+@click.argument("model", required=False)
+@click.option("--variant", default="fixed", show_default=True,
+              help="protocol variant (a historical flaw, or fixed for the current design)")
+@_scope_options
+@click.option("--max-depth", type=int, help="stop after this BFS depth (result: incomplete)")
+@click.option("--max-states", type=int, help="stop after this many distinct states")
+@click.option("--max-seconds", type=float, help="stop after this many seconds")
+@click.option("--symmetry/--no-symmetry", default=True, show_default=True,
+              help="reduce by the symmetries the model declares")
+@click.option("--keep-going", is_flag=True,
+              help="after a violation, search on for violations of other specs")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
+              help="also write a JUnit XML report to this file")
+@click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
+              help="write the shortest counterexample as a replayable JSON artifact")
+@click.option("--progress/--no-progress", default=None,
+              help="live progress on stderr (default: when stderr is a terminal)")
+def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
+          max_seconds: float | None, symmetry: bool, keep_going: bool, as_json: bool,
+          junit_file: str | None, trace_out: str | None, progress: bool | None,
+          **scope: int | None) -> None:
+    """Explore MODEL exhaustively at a small scope and check every spec on it.
+
+    Without MODEL, every model is checked at its default scope. Models: membership (Hazelcast 3.9
+    cluster membership, seed 002) and twophase (two-phase commit, the explorer's calibration).
+    """
+    overrides = {k: v for k, v in scope.items() if v is not None}
+    if model is None:
+        if variant != "fixed" or overrides or trace_out:
+            _fail("--variant, scope options and --trace-out need a MODEL")
+        entries = list(catalog.MODELS.values())
+    else:
+        try:
+            entries = [catalog.get(model)]
+        except ValueError as exc:
+            _fail(str(exc))
+    for name, value in (("--max-depth", max_depth), ("--max-states", max_states),
+                        ("--max-seconds", max_seconds)):
+        if value is not None and value <= 0:
+            _fail(f"{name} must be positive")
+    bounds = Bounds(max_depth, max_states, max_seconds)
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    runs = []
+    for entry in entries:
+        runs.append(run_check(entry, variant, overrides, bounds=bounds, symmetry=symmetry,
+                              keep_going=keep_going, progress=show_progress))
+    if trace_out:
+        m, r, params = runs[0]
+        if r.violations:
+            Path(trace_out).write_text(dumps(artifact(m, r, params)) + "\n")
+    if junit_file:
+        Path(junit_file).write_text(junit([(m, r) for m, r, _ in runs]))
+    if as_json:
+        docs = [result_json(m, r) for m, r, _ in runs]
+        if model is None:
+            status = exit_status(r for _, r, _ in runs)
+            overall = {0: "ok", 1: "violation", 3: "incomplete"}[status]
+            click.echo(dumps({"result": overall, "models": docs}))
+        else:
+            click.echo(dumps(docs[0]))
+    else:
+        console = _stdout()
+        for m, r, _ in runs:
+            render_result(console, m, r)
+    sys.exit(exit_status(r for _, r, _ in runs))
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
+              help="also write a JUnit XML report to this file")
+@click.option("--progress/--no-progress", default=None,
+              help="live progress on stderr (default: when stderr is a terminal)")
+def zoo(as_json: bool, junit_file: str | None, progress: bool | None) -> None:
+    """Find every historical flaw (each a variant that must break its spec) and check that every
+    fixed model is clean at the same scope."""
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    variants = []
+    fixed = []
+    runs = []
+    ok = True
+    for entry in catalog.MODELS.values():
+        for variant, (expected, overrides) in entry.zoo.items():
+            m, r, _ = run_check(entry, variant, overrides, bounds=Bounds(), symmetry=True,
+                                keep_going=False, progress=show_progress)
+            runs.append((m, r))
+            spec = r.violations[0].spec if r.violations else None
+            found = spec == expected
+            ok &= found
+            variants.append({"model": entry.name, "variant": variant, "expected_spec": expected,
+                             "found": found, "spec": spec,
+                             "depth": r.violations[0].trace.depth if r.violations else None,
+                             "seconds": round(r.seconds, 3), "scope": r.scope})
+            m2, r2, _ = run_check(entry, "fixed", overrides, bounds=Bounds(), symmetry=True,
+                                  keep_going=False, progress=show_progress)
+            runs.append((m2, r2))
+            ok &= r2.result == "ok"
+            fixed.append({"model": entry.name, "result": r2.result, "scope": r2.scope,
+                          "distinct_states": r2.distinct_states,
+                          "seconds": round(r2.seconds, 3)})
+    if junit_file:
+        Path(junit_file).write_text(junit(runs))
+    if as_json:
+        click.echo(dumps({"result": "ok" if ok else "violation", "variants": variants,
+                          "fixed": fixed}))
+    else:
+        from rich.table import Table
+
+        console = _stdout()
+        table = Table(title="the bug zoo", title_justify="left")
+        for col in ("model", "variant", "expected spec", "found", "depth", "seconds"):
+            table.add_column(col)
+        for v in variants:
+            table.add_row(v["model"], v["variant"], v["expected_spec"],
+                          "[green]yes[/]" if v["found"] else f"[red]no ({v['spec']})[/]",
+                          str(v["depth"]), f"{v['seconds']:.2f}")
+        console.print(table)
+        table = Table(title="fixed design at the same scopes", title_justify="left")
+        for col in ("model", "scope", "result", "distinct states", "seconds"):
+            table.add_column(col)
+        for f in fixed:
+            table.add_row(f["model"], " ".join(f"{k}={v}" for k, v in f["scope"].items()),
+                          f["result"], f"{f['distinct_states']:,}", f"{f['seconds']:.2f}")
+        console.print(table)
+    sys.exit(EXIT_OK if ok else EXIT_VIOLATION)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def replay(file: str, as_json: bool) -> None:
+    """Re-execute a counterexample artifact (from `check --trace-out`) step by step."""
+    from partsafe.checker.replay import ReplayError
+    from partsafe.checker.replay import replay as do_replay
+
+    try:
+        doc = json.loads(Path(file).read_text())
+    except OSError as exc:
+        _fail(f"{file}: cannot read: {exc.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        _fail(f"{file}: not JSON: {exc}")
+    try:
+        model, trace, message = do_replay(doc, file)
+    except ReplayError as exc:
+        _fail(str(exc))
+    reproduced = message is not None
+    if as_json:
+        click.echo(dumps({"file": file, "spec": doc["spec"], "reproduced": reproduced,
+                          "message": message, "depth": trace.depth,
+                          "trace": steps_json(model, trace)}))
+    else:
+        console = _stdout()
+        title = f"{doc['spec']}: {message}" if reproduced else f"{doc['spec']} holds at the end"
+        render_trace(console, model, trace, title)
+        console.print("[bold red]violation reproduced[/]" if reproduced
+                      else "[yellow]the violation did not reproduce[/]")
+    sys.exit(EXIT_VIOLATION if reproduced else EXIT_OK)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the catalogue as JSON")
+def specs(as_json: bool) -> None:
+    """The invariant catalogue: id, title, statement, seed and section, kind."""
+    from partsafe.specs.registry import all_specs
+    from rich.table import Table
+
+    catalogue = list(all_specs())
+    if as_json:
+        click.echo(dumps([s.as_dict() for s in catalogue]))
+        return
+    table = Table(title="partsafe specs", title_justify="left", show_lines=True)
+    for col in ("id", "title", "kind", "seed", "statement"):
+        table.add_column(col, overflow="fold")
+    for s in catalogue:
+        table.add_row(s.id, s.title, s.kind, f"{s.seed} {s.section}", s.statement)
+    _stdout().print(table)
+
+
+@main.command()
+@click.argument("spec_id")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def explain(spec_id: str, as_json: bool) -> None:
+    """What SPEC_ID states, where the design says so, and why it exists."""
+    from partsafe.specs.registry import get
+
+    try:
+        spec = get(spec_id)
+    except KeyError:
+        _fail(f"unknown spec {spec_id!r}; `partsafe specs` lists them")
+    doc = dict(spec.as_dict(), rationale=spec.rationale, z3=spec.z3)
+    if as_json:
+        click.echo(dumps(doc))
+        return
+    console = _stdout()
+    console.print(f"[bold]{spec.id}[/]: {spec.title}  [dim]({spec.kind})[/]")
+    console.print(f"seed {spec.seed_file}, {spec.section}")
+    console.print(spec.statement)
+    if spec.rationale:
+        console.print(f"\n{spec.rationale}")
+
+
+@main.command()
+@click.option("--quick", is_flag=True, help="skip TwoPhase with 9 RMs (about a minute)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def bench(quick: bool, as_json: bool) -> None:
+    """Measure the explorer on this machine: states per second, peak memory, symmetry saving."""
+    from partsafe.checker.bench import render, run_suite
+
+    rows = run_suite(quick=quick, progress=None if as_json else _stderr())
+    if as_json:
+        click.echo(dumps({"runs": rows}))
+    else:
+        render(_stdout(), rows)

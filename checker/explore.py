@@ -1,0 +1,342 @@
+"""Exhaustive breadth-first exploration of a `Model`: the one entry point is `explore`.
+
+Breadth first, level by level, so every counterexample and every coverage path is a shortest one.
+Visited states are kept as 64-bit fingerprints of their symmetry representatives in a
+`FingerprintTable` together with the fingerprint of their BFS parent; states themselves live only
+in the current and the next frontier. A counterexample is rebuilt after the search by following
+parent fingerprints back to an initial state and re-executing the model forward, matching
+fingerprints (so with symmetry the trace is concrete, not a representative's).
+
+What is checked:
+- `always` properties on every newly reached state (at insertion);
+- `quiescence` properties and deadlocks when a state is expanded (its successors are known then);
+- coverage goals on every transition until each is reached.
+
+On the first violation the search finishes the current level in scan mode (quiescence and deadlock
+checks only), so the reported violation is the shortest of all.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from array import array
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
+from partsafe.checker.model import Action, Model, StepView
+
+DEADLOCK = "DEADLOCK"
+
+
+@dataclass
+class Trace:
+    """A path from an initial state: the initial state and each (action, state) after it."""
+
+    init: Hashable
+    init_index: int
+    steps: list[tuple[Action, Hashable]]
+
+    @property
+    def depth(self) -> int:
+        return len(self.steps)
+
+
+@dataclass
+class Violation:
+    spec: str
+    message: str
+    trace: Trace
+
+
+@dataclass
+class GoalResult:
+    name: str
+    description: str
+    reached: bool
+    trace: Trace | None = None
+
+
+@dataclass
+class Progress:
+    distinct_states: int
+    transitions: int
+    depth: int
+    queue: int
+    seconds: float
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class Result:
+    """The outcome of one exploration. `result` is ok, violation, gap or incomplete."""
+
+    model: str
+    variant: str
+    scope: dict[str, Any]
+    symmetry: bool
+    result: str
+    distinct_states: int
+    transitions: int
+    depth: int
+    seconds: float
+    fired: dict[str, int]
+    never_fired: list[str]
+    violations: list[Violation]
+    goals: list[GoalResult]
+    incomplete_reason: str | None = None
+    table_bytes: int = 0
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class Bounds:
+    """Search bounds; reaching one makes the result `incomplete`, never `ok`."""
+
+    max_depth: int | None = None
+    max_states: int | None = None
+    max_seconds: float | None = None
+
+
+def explore(
+    model: Model[Any],
+    *,
+    symmetry: bool = True,
+    bounds: Bounds | None = None,
+    stop_at_first: bool = True,
+    progress: Callable[[Progress], None] | None = None,
+    progress_interval: float = 0.5,
+    action_kinds: tuple[str, ...] = (),
+) -> Result:
+    """Explore `model` breadth first and check its properties and coverage goals.
+
+    `action_kinds` names every kind of action the model has, so that kinds which never fired are
+    reported; `stop_at_first` ends the search at the first (shortest) violation.
+    """
+    bounds = bounds or Bounds()
+    rep = model.representative if (symmetry and model.has_symmetry) else None
+    properties = list(model.properties())
+    always = [(p.spec, p.check) for p in properties if p.kind == "always"]
+    quiet = [(p.spec, p.check) for p in properties if p.kind == "quiescence"]
+    pending_goals = list(model.goals())
+    goal_hits: dict[str, tuple[int, Action]] = {}
+    # A violation found: (spec, message, fingerprint of the last state, depth of that state).
+    found: list[tuple[str, str, int, int]] = []
+    found_specs: set[str] = set()
+
+    successors = model.successors
+    finished = model.finished
+    quiescent = model.quiescent
+    max_depth = bounds.max_depth
+    max_states = bounds.max_states if bounds.max_states is not None else 1 << 62
+    max_seconds = bounds.max_seconds
+
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    start = time.perf_counter()
+    last_report = start
+    table = FingerprintTable()
+    fired: dict[str, int] = dict.fromkeys(action_kinds, 0)
+    frontier: list[Any] = []
+    frontier_fps = array("Q")
+    transitions = 0
+    incomplete: str | None = None
+
+    def record(spec: str, message: str, fp: int, depth: int) -> None:
+        if spec not in found_specs:
+            found_specs.add(spec)
+            found.append((spec, message, fp, depth))
+
+    try:
+        for s in model.init_states():
+            h = fingerprint(rep(s) if rep else s)
+            if table.insert(h, 0):
+                frontier.append(s)
+                frontier_fps.append(h)
+                for spec, check in always:
+                    msg = check(s)
+                    if msg is not None:
+                        record(spec, msg, h, 0)
+
+        depth = 0
+        scan_only = bool(found) and stop_at_first
+        while frontier:
+            if max_depth is not None and depth >= max_depth and not scan_only:
+                incomplete = f"depth bound {max_depth} reached"
+                break
+            next_states: list[Any] = []
+            next_fps = array("Q")
+            keys, parents, mask, limit = table.keys, table.parents, table.mask, table.limit
+            shift = table.shift
+            count = table.count
+            fired_get = fired.get
+            for idx, s in enumerate(frontier):
+                if idx & 1023 == 0 and idx:
+                    now = time.perf_counter()
+                    if max_seconds is not None and now - start > max_seconds and not scan_only:
+                        incomplete = f"time bound {max_seconds:g} s reached"
+                        break
+                    if progress is not None and now - last_report >= progress_interval:
+                        last_report = now
+                        progress(Progress(count, transitions, depth, len(frontier) - idx
+                                          + len(next_states), now - start))
+                hs = frontier_fps[idx]
+                succ = successors(s)
+                if not succ and not finished(s):
+                    record(DEADLOCK, "no action is enabled and the protocol has not finished",
+                           hs, depth)
+                if quiet and quiescent(s, succ):
+                    for spec, check in quiet:
+                        msg = check(s)
+                        if msg is not None:
+                            record(spec, msg, hs, depth)
+                if scan_only:
+                    continue
+                transitions += len(succ)
+                for a, t in succ:
+                    kind = a[0]
+                    fired[kind] = fired_get(kind, 0) + 1
+                    if pending_goals:
+                        hit = False
+                        for g in pending_goals:
+                            if g.reached(s, a, t):
+                                goal_hits[g.name] = (hs, a)
+                                hit = True
+                        if hit:
+                            pending_goals = [g for g in pending_goals if g.name not in goal_hits]
+                    h = ((hash(rep(t) if rep else t) * MIX) & MASK64) or 1
+                    i = h >> shift
+                    while True:
+                        k = keys[i]
+                        if k == 0:
+                            keys[i] = h
+                            parents[i] = hs
+                            count += 1
+                            next_states.append(t)
+                            next_fps.append(h)
+                            for spec, check in always:
+                                msg = check(t)
+                                if msg is not None:
+                                    record(spec, msg, h, depth + 1)
+                            if count > limit:
+                                table.count = count
+                                keys = parents = None  # let the old columns go while growing
+                                table.grow()
+                                keys, parents = table.keys, table.parents
+                                mask, limit, shift = table.mask, table.limit, table.shift
+                            break
+                        if k == h:
+                            break
+                        i = (i + 1) & mask
+                    if found and stop_at_first:
+                        scan_only = True
+                        break
+                if count >= max_states and not scan_only:
+                    incomplete = f"state bound {max_states} reached"
+                    break
+            table.count = count
+            if incomplete or scan_only:
+                break
+            frontier, frontier_fps = next_states, next_fps
+            if frontier:
+                depth += 1
+        seconds = time.perf_counter() - start
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+    found.sort(key=lambda f: f[3])
+    violations = [
+        Violation(spec, msg, _rebuild(model, rep, table, fp)) for spec, msg, fp, _ in found
+    ]
+    goals = []
+    for g in model.goals():
+        hit = goal_hits.get(g.name)
+        trace = None
+        if hit is not None:
+            trace = _rebuild(model, rep, table, hit[0])
+            trace.steps.append((hit[1], _apply(model, trace, hit[1])))
+        goals.append(GoalResult(g.name, g.description, hit is not None, trace))
+
+    if violations:
+        verdict = "violation"
+    elif incomplete:
+        verdict = "incomplete"
+    elif any(not g.reached for g in goals):
+        verdict = "gap"
+    else:
+        verdict = "ok"
+    return Result(
+        model=model.name,
+        variant=model.variant,
+        scope=dict(model.scope),
+        symmetry=rep is not None,
+        result=verdict,
+        distinct_states=table.count,
+        transitions=transitions,
+        depth=depth,
+        seconds=seconds,
+        fired=dict(sorted(fired.items())),
+        never_fired=sorted(k for k, v in fired.items() if v == 0),
+        violations=violations,
+        goals=goals,
+        incomplete_reason=incomplete,
+        table_bytes=table.nbytes,
+    )
+
+
+def _apply(model: Model[Any], trace: Trace, action: Action) -> Hashable:
+    state = trace.steps[-1][1] if trace.steps else trace.init
+    for a, t in model.successors(state):
+        if a == action:
+            return t
+    raise RuntimeError(f"action {action!r} is not enabled while rebuilding a trace")
+
+
+def _rebuild(
+    model: Model[Any], rep: Callable[[Any], Any] | None, table: FingerprintTable, fp: int
+) -> Trace:
+    """Re-execute the model along the parent fingerprints that lead to `fp`."""
+    chain = [fp]
+    while (parent := table.parent(chain[-1])) != 0:
+        chain.append(parent)
+    chain.reverse()
+
+    def fp_of(s: Any) -> int:
+        return fingerprint(rep(s) if rep else s)
+
+    inits = [(i, s) for i, s in enumerate(model.init_states()) if fp_of(s) == chain[0]]
+    if not inits:  # pragma: no cover - the table only holds fingerprints of reached states
+        raise RuntimeError("no initial state matches the trace")
+    index, init = inits[0]
+    trace = Trace(init, index, [])
+    state = init
+    for target in chain[1:]:
+        for a, t in model.successors(state):
+            if fp_of(t) == target:
+                trace.steps.append((a, t))
+                state = t
+                break
+        else:  # pragma: no cover
+            raise RuntimeError("a parent fingerprint has no matching successor")
+    return trace
+
+
+def step_views(model: Model[Any], trace: Trace) -> list[StepView]:
+    """Readable steps of a trace: action, node, events and the state after each step."""
+    views = [StepView("init", None, (), model.describe_state(trace.init))]
+    prev = trace.init
+    for action, state in trace.steps:
+        text, node = model.describe_action(action)
+        views.append(StepView(text, node, model.step_events(prev, action, state),
+                              model.describe_state(state)))
+        prev = state
+    return views

@@ -1,0 +1,232 @@
+"""Reports of explorations: JSON documents, rich terminal views, JUnit XML, trace artifacts."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from partsafe.checker.explore import Result, Trace, step_views
+from partsafe.checker.model import Model, StepView
+from partsafe.traces.events import to_dict
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+
+def exit_status(results: Iterable[Result]) -> int:
+    """0 all hold; 1 a violation or a coverage gap; 3 a bound was reached (never clean)."""
+    verdicts = {r.result for r in results}
+    if verdicts & {"violation", "gap"}:
+        return EXIT_VIOLATION
+    if "incomplete" in verdicts:
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def canonical(obj: Any) -> str:
+    """A stable text form of an action: frozensets sorted, the same in every process."""
+    if isinstance(obj, frozenset):
+        return "{" + ", ".join(sorted(canonical(x) for x in obj)) + "}"
+    if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
+        inner = ", ".join(f"{f}={canonical(v)}" for f, v in zip(obj._fields, obj, strict=True))
+        return f"{type(obj).__name__}({inner})"
+    if isinstance(obj, tuple):
+        return "(" + ", ".join(canonical(x) for x in obj) + ")"
+    return repr(obj)
+
+
+def steps_json(model: Model[Any], trace: Trace) -> list[dict[str, Any]]:
+    out = []
+    for i, (view, action) in enumerate(zip(step_views(model, trace),
+                                           [None, *(a for a, _ in trace.steps)], strict=True)):
+        out.append({
+            "step": i,
+            "action": view.action,
+            "action_id": None if action is None else canonical(action),
+            "node": view.node,
+            "events": [event_json(e) for e in view.events],
+            "state": view.state,
+        })
+    return out
+
+
+def event_json(event: Any) -> dict[str, Any]:
+    d = to_dict(event)
+    d.pop("order", None)
+    return d
+
+
+def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
+    """The `partsafe check --json` document for one model run (DESIGN.md contract)."""
+    return {
+        "model": result.model,
+        "variant": result.variant,
+        "scope": result.scope,
+        "symmetry": result.symmetry,
+        "result": result.result,
+        "incomplete_reason": result.incomplete_reason,
+        "distinct_states": result.distinct_states,
+        "transitions": result.transitions,
+        "depth": result.depth,
+        "seconds": round(result.seconds, 3),
+        "states_per_second": round(result.states_per_second),
+        "fired": result.fired,
+        "never_fired": result.never_fired,
+        "violations": [
+            {"spec": v.spec, "message": v.message, "depth": v.trace.depth,
+             "init": v.trace.init_index, "trace": steps_json(model, v.trace)}
+            for v in result.violations
+        ],
+        "goals": [
+            {"name": g.name, "description": g.description, "reached": g.reached,
+             "depth": g.trace.depth if g.trace else None,
+             "trace": steps_json(model, g.trace) if g.trace else None}
+            for g in result.goals
+        ],
+    }
+
+
+def artifact(model: Model[Any], result: Result, params: dict[str, int]) -> dict[str, Any]:
+    """The replayable counterexample of the first (shortest) violation."""
+    v = result.violations[0]
+    return {
+        "partsafe": "counterexample",
+        "model": result.model,
+        "variant": result.variant,
+        "params": params,
+        "spec": v.spec,
+        "message": v.message,
+        "init": v.trace.init_index,
+        "steps": steps_json(model, v.trace)[1:],
+    }
+
+
+# --- terminal ---------------------------------------------------------------------------------
+
+_VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "gap": "bold yellow",
+                  "incomplete": "bold yellow"}
+
+
+def _scope_text(scope: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in scope.items())
+
+
+def render_result(console: Console, model: Model[Any], result: Result) -> None:
+    verdict = result.result.upper()
+    head = Text.assemble(
+        (f"{result.model}", "bold"), f" ({result.variant}) at {_scope_text(result.scope)}: ",
+        (verdict, _VERDICT_STYLE.get(result.result, "bold")),
+    )
+    console.print(head)
+    stats = (f"  {result.distinct_states:,} distinct states, {result.transitions:,} transitions, "
+             f"depth {result.depth}, {result.seconds:.2f} s "
+             f"({result.states_per_second:,.0f} states/s)"
+             f"{', symmetry reduction' if result.symmetry else ''}")
+    console.print(Text(stats))
+    if result.incomplete_reason:
+        console.print(Text(f"  incomplete: {result.incomplete_reason}; not a clean verdict",
+                           "yellow"))
+    if result.goals:
+        table = Table(title="coverage goals", title_justify="left", show_edge=False)
+        table.add_column("goal")
+        table.add_column("reached")
+        table.add_column("depth", justify="right")
+        table.add_column("scenario")
+        for g in result.goals:
+            table.add_row(g.name, Text("yes", "green") if g.reached else Text("GAP", "yellow"),
+                          str(g.trace.depth) if g.trace else "-", Text(g.description))
+        console.print(table)
+    fired = ", ".join(f"{k} {v:,}" for k, v in result.fired.items() if v)
+    console.print(Text(f"  actions fired: {fired}"))
+    if result.never_fired:
+        console.print(Text(f"  never fired: {', '.join(result.never_fired)}", "yellow"))
+    for v in result.violations:
+        render_trace(console, model, v.trace, title=f"{v.spec}: {v.message}")
+
+
+def render_trace(console: Console, model: Model[Any], trace: Trace, title: str) -> None:
+    """A counterexample step by step: action, node, events, and the nodes the step changed."""
+    views = step_views(model, trace)
+    table = Table(show_lines=True, expand=False)
+    table.add_column("#", justify="right")
+    table.add_column("action")
+    table.add_column("events")
+    table.add_column("changed")
+    prev: dict[str, Any] = {}
+    for i, view in enumerate(views):
+        changed = {k: v for k, v in view.state.items() if prev.get(k) != v}
+        prev = view.state
+        table.add_row(str(i), Text(view.action), Text(_events_text(view)),
+                      Text("\n".join(f"{k}: {_compact(v)}" for k, v in changed.items())))
+    console.print(Panel(Group(table), title=Text(title, style="bold red"), title_align="left",
+                        subtitle=f"{trace.depth} steps (shortest)", subtitle_align="left"))
+
+
+def _events_text(view: StepView) -> str:
+    lines = []
+    for e in view.events:
+        fields = {k: v for k, v in event_json(e).items() if k not in ("type", "member")}
+        lines.append(f"{e.member}: {e.TYPE} " + " ".join(
+            f"{k}={_compact(v)}" for k, v in fields.items()))
+    return "\n".join(lines)
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_compact(v)}" for k, v in value.items()
+                               if v not in (None, [], False)) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_compact(v) for v in value) + "]"
+    return str(value)
+
+
+# --- JUnit ------------------------------------------------------------------------------------
+
+
+def junit(runs: Sequence[tuple[Model[Any], Result]]) -> str:
+    """JUnit XML: a test suite per run, a test case per spec and per coverage goal."""
+    suites = ET.Element("testsuites")
+    for model, result in runs:
+        suite = ET.SubElement(suites, "testsuite", name=f"{result.model}[{result.variant}]",
+                              time=f"{result.seconds:.3f}")
+        cases = 0
+        failures = 0
+        errors = 0
+        found = {v.spec: v for v in result.violations}
+        specs = list(dict.fromkeys(p.spec for p in model.properties()))
+        specs += [v.spec for v in result.violations if v.spec not in specs]
+        for spec in specs:
+            cases += 1
+            case = ET.SubElement(suite, "testcase", classname=result.model, name=spec)
+            if spec in found:
+                failures += 1
+                v = found[spec]
+                failure = ET.SubElement(case, "failure", message=v.message, type="violation")
+                failure.text = "\n".join(
+                    f"{s['step']}: {s['action']}" for s in steps_json(model, v.trace))
+            elif result.incomplete_reason:
+                errors += 1
+                ET.SubElement(case, "error", message=f"incomplete: {result.incomplete_reason}",
+                              type="incomplete")
+        for g in result.goals:
+            cases += 1
+            case = ET.SubElement(suite, "testcase", classname=f"{result.model}.coverage",
+                                 name=g.name)
+            if not g.reached and not result.incomplete_reason:
+                failures += 1
+                ET.SubElement(case, "failure", message=f"GAP: never reached: {g.description}",
+                              type="gap")
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True)
+
+
+def dumps(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=str)

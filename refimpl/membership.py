@@ -1,0 +1,623 @@
+"""Hazelcast 3.9 membership (002 "Cluster Service Consistency Improvements") as node handlers.
+
+The master orders every change of the member list with a version (002 Membership Update Process);
+slaves only suspect, the master removes (002 Member Suspicion & Removal); a slave that suspects
+every older member claims mastership, collects the member lists of those that accept and publishes
+the accepted members at the latest known version + 1 (002 Mastership Claim Process). Members that
+see a diverged view ask to be suspected (002 Explicit Suspicion), and a heartbeat or a list from a
+suspected member lifts the suspicion (002 Removing Suspicion).
+
+Nodes are named "A", "B", ... in age order: the initial members first, then the joiners, which are
+dormant until `on_join`. The historical flaws of 002 are variants, switched by flags inside the
+handlers (`VARIANTS`, `VARIANT_DOCS`).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Hashable, Iterable
+from typing import NamedTuple, cast
+
+from partsafe.refimpl.actor import NodeId, Protocol, Send, Step
+from partsafe.traces import events as ev
+from partsafe.traces.events import Event
+
+VARIANTS: tuple[str, ...] = (
+    "fixed",
+    "hz38-unordered-members",
+    "hz38-stale-master-list",
+    "hz38-local-removal",
+    "mutant-no-self-check",
+)
+
+VARIANT_DOCS: dict[str, str] = {
+    "fixed": "the 3.9 design: versioned lists applied only from the master, slaves only suspect, "
+    "claims discover newer lists (002 Technical Design)",
+    "hz38-unordered-members": "member lists carry no version, so a periodic publish overtaken by a "
+    "removal re-adds the removed member (002 Background, problem 1)",
+    "hz38-stale-master-list": "a new master publishes its own, possibly stale, list at its own "
+    "version + 1 without discovering newer lists (002 Background, problem 3)",
+    "hz38-local-removal": "a slave removes a member it suspects from its own list at once "
+    "(002 Member Suspicion & Removal, \"In the previous implementation...\")",
+    "mutant-no-self-check": "not historical: the removed member is sent the list without it and "
+    "members apply lists that omit themselves (breaks 002 Theory, M3 View Integrity)",
+}
+
+
+# --- node state -------------------------------------------------------------------------------
+
+
+class Claim(NamedTuple):
+    """A mastership claim in progress at the claimant (002 Mastership Claim Process)."""
+
+    #: claim sent, no answer yet
+    waiting: frozenset[str]
+    #: answered "not yet", to be asked again by the ("claim-retry", q) timer
+    retry: frozenset[str]
+    #: accepted the claim
+    accepted: frozenset[str]
+    #: every member the claimant knows, age-ordered: its own list, then members discovered in
+    #: the responses, in the order first seen
+    known: tuple[str, ...]
+    #: the greatest member list version seen: the claimant's own and every accepted response's
+    best_version: int | None
+
+
+class MemberState(NamedTuple):
+    """The membership state of one node."""
+
+    #: member list version (number of joins and removals); None in hz38-unordered-members
+    version: int | None
+    #: the member list, oldest first; members[0] is the master of this list
+    members: tuple[str, ...]
+    #: whom this node follows now; differs from members[0] while a claim runs or was accepted
+    master: str | None
+    #: members this node suspects (never populated on a master: it removes instead)
+    suspects: frozenset[str]
+    #: the node's own mastership claim, if it is claiming
+    claim: Claim | None
+    #: False for a started joiner until it receives its first member list
+    joined: bool
+
+
+# --- messages ---------------------------------------------------------------------------------
+#
+# Messages are tuples, so two field-less messages would be the empty tuple and equal to each other:
+# a JoinRequest and a MastershipClaim in flight between the same nodes would be one message to the
+# network. The field-less ones therefore compare and hash by type.
+
+
+def _same_type_eq(self: tuple[()], other: object) -> bool:
+    return type(self) is type(other)
+
+
+def _same_type_ne(self: tuple[()], other: object) -> bool:
+    return type(self) is not type(other)
+
+
+def _type_hash(self: tuple[()]) -> int:
+    return hash(type(self).__name__)
+
+
+class MembersUpdate(NamedTuple):
+    """The master publishes a member list; also how a joiner learns it joined (FinalizeJoin)."""
+
+    version: int | None
+    members: tuple[str, ...]
+
+
+class JoinRequest(NamedTuple):
+    """A joiner asks to join the cluster."""
+
+    __eq__ = _same_type_eq
+    __ne__ = _same_type_ne
+    __hash__ = _type_hash
+
+
+class MastershipClaim(NamedTuple):
+    """The sender claims mastership (002 Mastership Claim Process)."""
+
+    __eq__ = _same_type_eq
+    __ne__ = _same_type_ne
+    __hash__ = _type_hash
+
+
+class ClaimResponse(NamedTuple):
+    """The answer to a claim, carrying the responder's member list."""
+
+    accepted: bool
+    version: int | None
+    members: tuple[str, ...]
+
+
+class ExplicitSuspicion(NamedTuple):
+    """Asks the receiver to suspect the sender and go its own way (002 Explicit Suspicion)."""
+
+    __eq__ = _same_type_eq
+    __ne__ = _same_type_ne
+    __hash__ = _type_hash
+
+
+Message = MembersUpdate | JoinRequest | MastershipClaim | ClaimResponse | ExplicitSuspicion
+
+_NOT_FROM_MASTER = "not from master"
+_STALE = "stale version"
+_OMITS_RECEIVER = "omits receiver"
+
+
+def _fmt(members: Iterable[str]) -> str:
+    return "[" + ",".join(members) + "]"
+
+
+def _older(members: tuple[str, ...], node: str) -> tuple[str, ...]:
+    """The members before `node` in `members` (all of them if `node` is not in it)."""
+    return members[: members.index(node)] if node in members else members
+
+
+def _younger(members: tuple[str, ...], node: str) -> tuple[str, ...]:
+    return members[members.index(node) + 1 :] if node in members else ()
+
+
+class Membership(Protocol):
+    """The 002 membership protocol with `members` initial members and `joiners` dormant joiners."""
+
+    name = "membership"
+
+    def __init__(self, members: int = 4, joiners: int = 1, variant: str = "fixed") -> None:
+        if members < 1:
+            raise ValueError(f"members must be at least 1, got {members}")
+        if joiners < 0:
+            raise ValueError(f"joiners must not be negative, got {joiners}")
+        if members + joiners > len(string.ascii_uppercase):
+            raise ValueError(
+                f"at most {len(string.ascii_uppercase)} nodes (members + joiners), "
+                f"got {members + joiners}"
+            )
+        if variant not in VARIANTS:
+            raise ValueError(
+                f"unknown membership variant {variant!r}; known: {', '.join(VARIANTS)}"
+            )
+        self.variant = variant
+        self.initial_members: tuple[str, ...] = tuple(string.ascii_uppercase[:members])
+        self.joiners: tuple[str, ...] = tuple(
+            string.ascii_uppercase[members : members + joiners]
+        )
+        self.nodes = self.initial_members + self.joiners
+        self.interchangeable = (frozenset(self.joiners),) if joiners > 1 else ()
+        # variant flags
+        self.versioned = variant != "hz38-unordered-members"
+        self.discover = variant != "hz38-stale-master-list"
+        self.local_removal = variant == "hz38-local-removal"
+        self.self_check = variant != "mutant-no-self-check"
+
+    # -- initial states and joins --------------------------------------------------------------
+
+    def initial(self, node: NodeId) -> MemberState | None:
+        if node in self.joiners:
+            return None
+        if node not in self.initial_members:
+            raise ValueError(f"unknown node {node!r}")
+        return MemberState(
+            version=len(self.initial_members) if self.versioned else None,
+            members=self.initial_members,
+            master=self.initial_members[0],
+            suspects=frozenset(),
+            claim=None,
+            joined=True,
+        )
+
+    def on_join(self, node: NodeId) -> Step:
+        """A dormant joiner starts and sends a join request to the oldest initial member."""
+        if node not in self.joiners:
+            raise ValueError(f"{node!r} is not a joiner of this scope")
+        st = MemberState(
+            version=0 if self.versioned else None,
+            members=(),
+            master=None,
+            suspects=frozenset(),
+            claim=None,
+            joined=False,
+        )
+        return Step(st, ((self.initial_members[0], JoinRequest()),))
+
+    # -- roles ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def is_master(node: NodeId, st: MemberState) -> bool:
+        """`node` runs the cluster: it heads its own list, follows itself and is not claiming."""
+        return (
+            st.joined and st.claim is None and st.master == node
+            and bool(st.members) and st.members[0] == node
+        )
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def on_message(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> Step:
+        st = cast(MemberState | None, state)
+        if st is None:
+            return Step(st)
+        if isinstance(msg, MembersUpdate):
+            return self._on_members_update(node, st, src, msg)
+        if isinstance(msg, JoinRequest):
+            return self._on_join_request(node, st, src)
+        if isinstance(msg, MastershipClaim):
+            return self._on_claim(node, st, src)
+        if isinstance(msg, ClaimResponse):
+            return self._on_claim_response(node, st, src, msg)
+        if isinstance(msg, ExplicitSuspicion):
+            return self._suspect(node, st, src, explicit=True, reason="")
+        raise TypeError(f"membership: unknown message {msg!r}")
+
+    def _on_members_update(
+        self, node: NodeId, st: MemberState, src: NodeId, msg: MembersUpdate
+    ) -> Step:
+        """002 Membership Update Process: apply a newer list from the master, ignore the rest.
+
+        A list from a node that is not this node's master is rejected and answered with an explicit
+        suspicion (002 Explicit Suspicion, third and fourth case). An applied list lifts the
+        suspicion of the master (002 Removing Suspicion). hz38-unordered-members: any list that
+        differs from the current one is applied; the same list again is no change.
+        """
+        master = st.master if st.joined else (msg.members[0] if msg.members else None)
+        if src != master:
+            return Step(
+                st,
+                ((src, ExplicitSuspicion()),),
+                (self._rejected(node, src, msg, _NOT_FROM_MASTER),),
+            )
+        if self.versioned:
+            assert st.version is not None and msg.version is not None
+            if msg.version <= st.version:
+                return Step(st, (), (self._rejected(node, src, msg, _STALE),))
+        elif msg.members == st.members:
+            return Step(st)
+        if self.self_check and node not in msg.members:
+            return Step(st, (), (self._rejected(node, src, msg, _OMITS_RECEIVER),))
+        events: list[Event] = []
+        if src in st.suspects:
+            events.append(ev.SuspicionRemoved(member=node, suspect=src))
+        new = st._replace(
+            version=msg.version,
+            members=msg.members,
+            master=msg.members[0],
+            suspects=(st.suspects & frozenset(msg.members)) - {src},
+            joined=True,
+        )
+        events.append(self._installed(node, new))
+        return Step(new, (), tuple(events))
+
+    def _on_join_request(self, node: NodeId, st: MemberState, joiner: NodeId) -> Step:
+        """002 Membership Update Process: only the master accepts a join, at version + 1."""
+        if not self.is_master(node, st) or joiner in st.members:
+            return Step(st)
+        new = st._replace(version=self._bump(st.version), members=(*st.members, joiner))
+        return Step(
+            new,
+            self._publish(node, new),
+            (
+                ev.MemberJoined(member=node, joined=joiner, version=new.version),
+                self._installed(node, new),
+            ),
+        )
+
+    def _on_claim(self, node: NodeId, st: MemberState, claimant: NodeId) -> Step:
+        """002 Mastership Claim Process: accept a claim only if I would claim in its place.
+
+        The claimant must be a member I do not suspect, every member older than it must be
+        suspected, I must not follow another claimant and must not be claiming myself.
+        """
+        accept = (
+            st.joined
+            and st.claim is None
+            and claimant in st.members
+            and claimant not in st.suspects
+            and all(m in st.suspects for m in _older(st.members, claimant))
+            and (
+                st.master == claimant
+                or (st.master == st.members[0] and st.members[0] in st.suspects)
+            )
+        )
+        reply = ClaimResponse(accept, st.version, st.members)
+        if not accept:
+            return Step(st, ((claimant, reply),))
+        new = st._replace(master=claimant)
+        return Step(
+            new,
+            ((claimant, reply),),
+            (ev.MastershipClaimAccepted(member=node, candidate=claimant, version=st.version),),
+        )
+
+    def _on_claim_response(
+        self, node: NodeId, st: MemberState, src: NodeId, msg: ClaimResponse
+    ) -> Step:
+        """002 Mastership Claim Process: collect an answer, discover members in accepted lists."""
+        claim = st.claim
+        if claim is None or src not in claim.waiting:
+            return Step(st)
+        waiting = claim.waiting - {src}
+        if not msg.accepted:
+            claim = claim._replace(waiting=waiting, retry=claim.retry | {src})
+            return self._try_finalize(node, st._replace(claim=claim))
+        best = claim.best_version
+        if best is not None and msg.version is not None:
+            best = max(best, msg.version)
+        known = claim.known
+        sends: list[Send] = []
+        if self.discover:
+            for m in msg.members:
+                if m in known:
+                    continue
+                known = (*known, m)
+                if m != node and m not in st.suspects:
+                    sends.append((m, MastershipClaim()))
+                    waiting = waiting | {m}
+        claim = claim._replace(
+            waiting=waiting, accepted=claim.accepted | {src}, known=known, best_version=best
+        )
+        done = self._try_finalize(node, st._replace(claim=claim))
+        return Step(done.state, (*sends, *done.sends), done.events)
+
+    def _try_finalize(self, node: NodeId, st: MemberState) -> Step:
+        """Finish the claim once nobody is left to ask: publish the accepted members.
+
+        002 Mastership Claim Process: the new list holds the claimant and the members that accepted
+        (in age order), at the latest known version + 1 (hz38-stale-master-list: the claimant's own
+        list and version).
+        """
+        claim = st.claim
+        if claim is None or claim.waiting or claim.retry:
+            return Step(st)
+        order = claim.known if self.discover else st.members
+        members = (
+            node,
+            *(m for m in order if m in claim.accepted and m not in st.suspects and m != node),
+        )
+        version = self._bump(claim.best_version if self.discover else st.version)
+        new = st._replace(
+            version=version,
+            members=members,
+            master=node,
+            suspects=st.suspects & frozenset(members),
+            claim=None,
+        )
+        return Step(
+            new,
+            self._publish(node, new),
+            (
+                ev.MastershipClaimed(member=node, version=version, members=members),
+                self._installed(node, new),
+            ),
+        )
+
+    # -- failure detection ---------------------------------------------------------------------
+
+    def on_suspect(self, node: NodeId, state: Hashable, suspect: NodeId, reason: str) -> Step:
+        """002 Member Suspicion & Removal: the master removes `suspect`, a slave suspects it."""
+        st = cast(MemberState | None, state)
+        if st is None:
+            return Step(st)
+        return self._suspect(node, st, suspect, explicit=False, reason=reason)
+
+    def _suspect(
+        self, node: NodeId, st: MemberState, q: NodeId, *, explicit: bool, reason: str
+    ) -> Step:
+        """Suspect `q`: from the failure detector, or on request (002 Explicit Suspicion).
+
+        The master removes `q` at once and publishes (it never merely suspects). A slave or a
+        claimant marks `q` suspected; a slave that then suspects every older member claims
+        mastership (002 Mastership Claim Process). hz38-local-removal: a slave removes `q` from its
+        own list instead.
+        """
+        claim = st.claim
+        known = claim.known if claim is not None else st.members
+        if not st.joined or q == node or q in st.suspects or q not in known:
+            return Step(st)
+        noticed: Event = (
+            ev.ExplicitSuspicion(member=node, sender=q)
+            if explicit
+            else ev.MemberSuspected(member=node, suspect=q, reason=reason)
+        )
+        if self.is_master(node, st):
+            return self._remove(node, st, q, (noticed,) if explicit else ())
+        if self.local_removal and claim is None:
+            return self._remove(node, st, q, (noticed,))
+        events: list[Event] = [noticed]
+        sends: list[Send] = []
+        suspects = st.suspects | {q}
+        if claim is not None:
+            st = st._replace(
+                suspects=suspects,
+                claim=claim._replace(
+                    waiting=claim.waiting - {q},
+                    retry=claim.retry - {q},
+                    accepted=claim.accepted - {q},
+                ),
+            )
+        else:
+            st = st._replace(suspects=suspects)
+            older = _older(st.members, node)
+            if node in st.members and all(m in suspects for m in older):
+                waiting = tuple(m for m in _younger(st.members, node) if m not in suspects)
+                st = st._replace(
+                    master=node,
+                    claim=Claim(
+                        waiting=frozenset(waiting),
+                        retry=frozenset(),
+                        accepted=frozenset(),
+                        known=st.members,
+                        best_version=st.version,
+                    ),
+                )
+                events.append(ev.MastershipClaimStarted(member=node, suspected=older))
+                sends.extend((m, MastershipClaim()) for m in waiting)
+        done = self._try_finalize(node, st)
+        return Step(done.state, (*sends, *done.sends), (*events, *done.events))
+
+    def _remove(
+        self, node: NodeId, st: MemberState, q: NodeId, prefix: tuple[Event, ...]
+    ) -> Step:
+        """Remove `q` from `node`'s own list at version + 1 and publish the result."""
+        if q not in st.members:
+            return Step(st, (), prefix)
+        members = tuple(m for m in st.members if m != q)
+        new = st._replace(
+            version=self._bump(st.version),
+            members=members,
+            master=members[0] if st.master == q else st.master,
+            suspects=st.suspects - {q},
+        )
+        # a master publishes the result; a slave removing on its own (hz38-local-removal) keeps it
+        # to itself unless it heads the new list
+        sends = self._publish(node, new) if new.master == node else ()
+        if sends and not self.self_check:
+            sends = (*sends, (q, MembersUpdate(new.version, new.members)))
+        removed = ev.MemberRemoved(member=node, removed=q, version=new.version)
+        return Step(new, sends, (*prefix, removed, self._installed(node, new)))
+
+    def on_heartbeat(self, node: NodeId, state: Hashable, sender: NodeId) -> Step:
+        """A heartbeat from `sender`.
+
+        A master answers a heartbeat from a non-member with an explicit suspicion (002 Explicit
+        Suspicion, first two cases). A member still following the head of its list stops
+        suspecting a member it hears from (002 Removing Suspicion).
+        """
+        st = cast(MemberState | None, state)
+        if st is None or not st.joined:
+            return Step(st)
+        if self.is_master(node, st):
+            if sender not in st.members:
+                return Step(st, ((sender, ExplicitSuspicion()),))
+            return Step(st)
+        if (
+            sender in st.suspects
+            and sender in st.members
+            and st.claim is None
+            and st.master == st.members[0]
+        ):
+            new = st._replace(suspects=st.suspects - {sender})
+            return Step(new, (), (ev.SuspicionRemoved(member=node, suspect=sender),))
+        return Step(st)
+
+    def monitored(self, node: NodeId, state: Hashable) -> tuple[NodeId, ...]:
+        """Members my failure detector watches: my list (a claimant: all it knows), unsuspected."""
+        st = cast(MemberState | None, state)
+        if st is None or not st.joined:
+            return ()
+        pool = st.members
+        if st.claim is not None:
+            pool = pool + tuple(m for m in st.claim.known if m not in st.members)
+        return tuple(m for m in pool if m != node and m not in st.suspects)
+
+    def heartbeat_targets(self, node: NodeId, state: Hashable) -> frozenset[NodeId]:
+        """My list minus me and the suspected (002: no heartbeats to a suspected member)."""
+        st = cast(MemberState | None, state)
+        if st is None or not st.joined:
+            return frozenset()
+        return frozenset(m for m in st.members if m != node and m not in st.suspects)
+
+    # -- timers --------------------------------------------------------------------------------
+
+    def timers(self, node: NodeId, state: Hashable) -> tuple[tuple[str, ...], ...]:
+        """("publish",) on a master with others to tell, ("claim-retry", q) for each member that
+        answered a claim with "not yet", ("claim-timeout",) once only such members are left,
+        ("join", t) on a joiner for each initial member t."""
+        st = cast(MemberState | None, state)
+        if st is None:
+            return ()
+        if not st.joined:
+            return tuple(("join", t) for t in self.initial_members)
+        out: list[tuple[str, ...]] = []
+        if self.is_master(node, st) and len(st.members) > 1:
+            out.append(("publish",))
+        if st.claim is not None:
+            out.extend(("claim-retry", q) for q in sorted(st.claim.retry))
+            if st.claim.retry and not st.claim.waiting:
+                out.append(("claim-timeout",))
+        return tuple(out)
+
+    def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
+        st = cast(MemberState | None, state)
+        if not isinstance(timer, tuple) or not timer:
+            raise ValueError(f"membership: unknown timer {timer!r}")
+        kind = timer[0]
+        if kind == "publish":
+            # 002 Membership Update Process: the periodic member list publish
+            if st is None or not self.is_master(node, st):
+                return Step(st)
+            return Step(st, self._publish(node, st))
+        if kind == "claim-retry":
+            q = timer[1]
+            if st is None or st.claim is None or q not in st.claim.retry:
+                return Step(st)
+            claim = st.claim._replace(retry=st.claim.retry - {q}, waiting=st.claim.waiting | {q})
+            return Step(st._replace(claim=claim), ((q, MastershipClaim()),))
+        if kind == "claim-timeout":
+            # 002 User Interaction, hazelcast.mastership.claim.timeout.seconds: the candidate stops
+            # asking the members that keep answering "not yet" and finishes without them
+            if st is None or st.claim is None or st.claim.waiting or not st.claim.retry:
+                return Step(st)
+            return self._try_finalize(node, st._replace(claim=st.claim._replace(retry=frozenset())))
+        if kind == "join":
+            if st is None or st.joined:
+                return Step(st)
+            return Step(st, ((timer[1], JoinRequest()),))
+        raise ValueError(f"membership: unknown timer {timer!r}")
+
+    # -- presentation --------------------------------------------------------------------------
+
+    def describe(self, node: NodeId, state: Hashable) -> dict[str, object]:
+        st = cast(MemberState | None, state)
+        if st is None:
+            return {"dormant": True}
+        out: dict[str, object] = {
+            "version": st.version,
+            "members": list(st.members),
+            "master": st.master,
+            "suspects": sorted(st.suspects),
+        }
+        out["joined"] = st.joined
+        out["claim"] = None
+        if st.claim is not None:
+            c = st.claim
+            out["claim"] = {
+                "waiting": sorted(c.waiting),
+                "retry": sorted(c.retry),
+                "accepted": sorted(c.accepted),
+                "known": list(c.known),
+                "best_version": c.best_version,
+            }
+        return out
+
+    def describe_message(self, msg: Hashable) -> str:
+        if isinstance(msg, MembersUpdate):
+            return f"MembersUpdate{self._v(msg.version)} {_fmt(msg.members)}"
+        if isinstance(msg, ClaimResponse):
+            verdict = "accepted" if msg.accepted else "rejected"
+            return f"ClaimResponse {verdict}{self._v(msg.version)} {_fmt(msg.members)}"
+        if isinstance(msg, JoinRequest | MastershipClaim | ExplicitSuspicion):
+            return type(msg).__name__
+        return repr(msg)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _v(version: int | None) -> str:
+        return "" if version is None else f" v={version}"
+
+    def _bump(self, version: int | None) -> int | None:
+        return version + 1 if self.versioned and version is not None else None
+
+    @staticmethod
+    def _publish(node: NodeId, st: MemberState) -> tuple[Send, ...]:
+        msg = MembersUpdate(st.version, st.members)
+        return tuple((m, msg) for m in st.members if m != node)
+
+    @staticmethod
+    def _installed(node: NodeId, st: MemberState) -> ev.MemberListInstalled:
+        return ev.MemberListInstalled(
+            member=node, version=st.version, members=st.members, master=st.master
+        )
+
+    @staticmethod
+    def _rejected(node: NodeId, src: NodeId, msg: MembersUpdate, reason: str) -> Event:
+        return ev.MemberListRejected(member=node, sender=src, version=msg.version, reason=reason)

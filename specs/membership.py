@@ -1,0 +1,257 @@
+"""Membership specs (Hazelcast 3.9, seed 002): the view properties M1-M3, versions, master-only.
+
+A view is a member list as installed: ``(version, members)`` with members oldest first (the first
+is the master of that list); the legacy pre-3.9 format has version None and is identified by its
+members alone. Monitor states are frozensets of ``(member, value)`` pairs, so that the explorer can
+hash them and rename members (symmetry) without re-sorting anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from partsafe.specs.monitor import Monitor
+from partsafe.specs.registry import Spec, register
+from partsafe.traces.events import Event, MemberListInstalled
+
+View = tuple[int | None, tuple[str, ...]]
+Pairs = frozenset[tuple[str, Any]]
+NO_PAIRS: Pairs = frozenset()
+
+
+def view_of(ev: MemberListInstalled) -> View:
+    return (ev.version, ev.members)
+
+
+def show(view: View | None) -> str:
+    if view is None:
+        return "no view"
+    version, members = view
+    return f"{{v={version}, [{', '.join(members)}]}}" if version is not None else (
+        f"[{', '.join(members)}]")
+
+
+def lookup(pairs: Pairs, key: str, default: Any = None) -> Any:
+    for k, v in pairs:
+        if k == key:
+            return v
+    return default
+
+
+def assign(pairs: Pairs, key: str, value: Any) -> Pairs:
+    """`pairs` with `key` set to `value`."""
+    return frozenset([(k, v) for k, v in pairs if k != key] + [(key, value)])
+
+
+class ViewOrder(Monitor):
+    """M1 View Order: views installed in one order at p are not installed in another order at q.
+
+    State: each member's history of installed views, in order. Installing w at p conflicts if p
+    installed some v before, and some q (p itself included) installed w before v.
+    """
+
+    spec = "MEM-VIEW-ORDER"
+    observes = frozenset({"member_list_installed"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, MemberListInstalled)
+        histories: Pairs = state  # type: ignore[assignment]
+        p, w = event.member, view_of(event)
+        mine: tuple[View, ...] = lookup(histories, p, ())
+        if mine and mine[-1] == w:
+            return state, None
+        message = None
+        for q, theirs in sorted(histories):
+            if w not in theirs:
+                continue
+            after_w = theirs[theirs.index(w) + 1:]
+            for v in mine:
+                if v != w and v in after_w:
+                    message = (f"{p} installs {show(w)} after {show(v)}, but {q} installed "
+                               f"{show(w)} before {show(v)}")
+                    break
+            if message:
+                break
+        return assign(histories, p, (*mine, w)), message
+
+
+class ViewAgreement(Monitor):
+    """M2 View Agreement, judged at quiescence: every live member of a live member's view holds it.
+
+    002 allows a member to miss intermediate lists ("a lagging node eventually learns the latest
+    member list"), so only the final view is judged: once nothing but faults can happen, for every
+    live p and every live q in p's view, q's view is p's view. Members never seen are unknown.
+    State: each member's current view and whether it crashed.
+    """
+
+    spec = "MEM-VIEW-AGREEMENT"
+    observes = frozenset({"member_list_installed", "member_crashed"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        if isinstance(event, MemberListInstalled):
+            return assign(pairs, event.member, (view_of(event), True)), None
+        view = lookup(pairs, event.member, (None, True))[0]
+        return assign(pairs, event.member, (view, False)), None
+
+    def at_quiescence(self, state: Hashable) -> str | None:
+        pairs: Pairs = state  # type: ignore[assignment]
+        for p, (view, alive) in sorted(pairs):
+            if not alive or view is None:
+                continue
+            for q in view[1]:
+                if q == p:
+                    continue
+                entry = lookup(pairs, q)
+                if entry is None or not entry[1]:
+                    continue
+                if entry[0] != view:
+                    return (f"{p} holds {show(view)} but {q}, a live member of it, holds "
+                            f"{show(entry[0])}, and nothing but faults can happen")
+        return None
+
+
+class ViewIntegrity(Monitor):
+    """M3 View Integrity: every view a member installs includes itself."""
+
+    spec = "MEM-VIEW-INTEGRITY"
+    observes = frozenset({"member_list_installed"})
+
+    def initial(self) -> Hashable:
+        return None
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, MemberListInstalled)
+        if event.member not in event.members:
+            return state, f"{event.member} installs {show(view_of(event))}, which omits itself"
+        return state, None
+
+
+class VersionOrder(Monitor):
+    """MEM-VERSION: a member applies a list only with a greater version; one version, one list.
+
+    Per member, installed versions strictly increase. Per master, a version names one list: two
+    members holding the same version from the same master hold the same members. Legacy lists
+    (version None) carry no version and are not judged. State: last version per member, and the
+    list of each (master, version) seen.
+    """
+
+    spec = "MEM-VERSION"
+    observes = frozenset({"member_list_installed"})
+
+    def initial(self) -> Hashable:
+        return (NO_PAIRS, NO_PAIRS)
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, MemberListInstalled)
+        last, lists = state  # type: ignore[misc]
+        version = event.version
+        if version is None:
+            return state, None
+        master = event.master or (event.members[0] if event.members else "")
+        message = None
+        before = lookup(last, event.member)
+        if before is not None and version <= before:
+            message = f"{event.member} applies version {version} after version {before}"
+        key = f"{master}@{version}"
+        known = lookup(lists, key)
+        if known is None:
+            lists = assign(lists, key, event.members)
+        elif known != event.members and message is None:
+            message = (f"version {version} of master {master} names two lists: "
+                       f"[{', '.join(known)}] and [{', '.join(event.members)}]")
+        return (assign(last, event.member, version), lists), message
+
+
+class MasterOnly(Monitor):
+    """MEM-MASTER-ONLY: only the master adds or removes members; a claim starts only when every
+    older member is suspected.
+
+    State per member: its current list and the members it suspects (from suspicion events).
+    """
+
+    spec = "MEM-MASTER-ONLY"
+    observes = frozenset({"member_list_installed", "member_joined", "member_removed",
+                          "member_suspected", "explicit_suspicion", "suspicion_removed",
+                          "mastership_claim_started"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        members, suspects = lookup(pairs, me, ((), frozenset()))
+        kind = event.TYPE
+        if kind == "member_list_installed":
+            assert isinstance(event, MemberListInstalled)
+            return assign(pairs, me, (event.members, suspects & set(event.members))), None
+        if kind in ("member_suspected", "explicit_suspicion", "suspicion_removed"):
+            other = getattr(event, "suspect", None) or getattr(event, "sender", "")
+            new = suspects - {other} if kind == "suspicion_removed" else suspects | {other}
+            return assign(pairs, me, (members, new)), None
+        if kind in ("member_joined", "member_removed"):
+            if members and members[0] != me:
+                verb = "adds" if kind == "member_joined" else "removes"
+                other = getattr(event, "joined", None) or getattr(event, "removed", "")
+                return state, (f"{me} {verb} {other} but is not the master of its list "
+                               f"[{', '.join(members)}]")
+            return state, None
+        # mastership_claim_started
+        if me in members:
+            older = members[: members.index(me)]
+            missing = [m for m in older if m not in suspects]
+            if missing:
+                return state, (f"{me} claims mastership while not suspecting older "
+                               f"{', '.join(missing)}")
+        return state, None
+
+
+MONITORS: tuple[type[Monitor], ...] = (ViewOrder, ViewAgreement, ViewIntegrity, VersionOrder,
+                                       MasterOnly)
+
+register(Spec(
+    id="MEM-VIEW-ORDER", title="M1 View Order",
+    statement="If views v and w are installed in this order at member p, they are not installed "
+              "in the order w, v at any member q (p included).",
+    seed="002", section="Technical Design / Theory (M1)", kind="event monitor", monitor=ViewOrder,
+    rationale="Member lists carry a monotonic version and slaves apply only greater versions, so "
+              "all members apply updates in one order. Without versions (hz38-unordered-members) "
+              "a periodic publish overtaken by a removal re-adds the removed member."))
+register(Spec(
+    id="MEM-VIEW-AGREEMENT", title="M2 View Agreement",
+    statement="Once nothing but faults can happen, every live member q of a live member p's "
+              "current view holds that same view (version and members).",
+    seed="002", section="Technical Design / Theory (M2)", kind="quiescence check",
+    monitor=ViewAgreement,
+    rationale="The paper's M2: q eventually installs v, or p installs a successor without q. 002 "
+              "lets a lagging member skip intermediate lists, so only the final view is judged. "
+              "A new master that publishes its stale list (hz38-stale-master-list) leaves members "
+              "that accepted it holding a newer list it never reconciles."))
+register(Spec(
+    id="MEM-VIEW-INTEGRITY", title="M3 View Integrity",
+    statement="Every view a member installs includes that member.",
+    seed="002", section="Technical Design / Theory (M3)", kind="event monitor",
+    monitor=ViewIntegrity,
+    rationale="Hazelcast rejects a member list update that omits the receiver."))
+register(Spec(
+    id="MEM-VERSION", title="Member list versions",
+    statement="A member applies a member list only with a greater version than it holds; a "
+              "version published by one master names one member list.",
+    seed="002", section="Membership Update Process", kind="event monitor", monitor=VersionOrder,
+    rationale="The version orders updates that arrive out of order or repeat (periodic publish)."))
+register(Spec(
+    id="MEM-MASTER-ONLY", title="Only the master changes membership",
+    statement="Only the master of a member's current list adds or removes members; a member "
+              "starts a mastership claim only when it suspects every member older than itself.",
+    seed="002", section="Member Suspicion & Removal; Mastership Claim Process",
+    kind="event monitor", monitor=MasterOnly,
+    rationale="Slaves removing suspected members on their own (the pre-3.9 behaviour, "
+              "hz38-local-removal) makes member lists diverge."))

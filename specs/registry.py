@@ -1,0 +1,85 @@
+"""The invariant catalogue: every spec once, with its id, statement, seed section and Python form.
+
+A spec's Python form is a `Monitor` (an automaton over events, specs/monitor.py) or a state
+predicate; the same monitor runs inside the explorer's global state and over events parsed from
+logs. `kind` says when it is judged: on every event or state (`event monitor`, `state invariant`),
+or only where nothing but faults can happen (`quiescence check`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from partsafe.specs.monitor import Monitor
+
+Kind = Literal["state invariant", "event monitor", "quiescence check"]
+
+SEEDS = {
+    "000": "000_3e89aa05e613eda8.txt",
+    "001": "001_9a335c72751d7304.txt",
+    "002": "002_f49205399b3fd431.txt",
+    "003": "003_7d01e6e7660612ab.txt",
+    "004": "004_1efd1a80c4c93213.txt",
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One invariant of the catalogue."""
+
+    id: str
+    title: str
+    statement: str
+    seed: str
+    section: str
+    kind: Kind
+    #: builds the monitor that is the spec's Python form (None for specs checked elsewhere)
+    monitor: Callable[[], Monitor] | None = None
+    #: where the Z3 form lives, when there is one
+    z3: str | None = None
+    #: further explanation for `partsafe explain`
+    rationale: str = ""
+
+    @property
+    def seed_file(self) -> str:
+        return SEEDS.get(self.seed, self.seed)
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "statement": self.statement,
+            "seed": self.seed_file,
+            "section": self.section,
+            "kind": self.kind,
+        }
+
+
+_SPECS: dict[str, Spec] = {}
+
+
+def register(spec: Spec) -> Spec:
+    if spec.id in _SPECS:
+        raise ValueError(f"spec {spec.id} registered twice")
+    _SPECS[spec.id] = spec
+    return spec
+
+
+def _load() -> None:
+    # Importing the spec modules registers their specs.
+    from partsafe.specs import membership  # noqa: F401
+
+
+def all_specs() -> Iterator[Spec]:
+    _load()
+    yield from _SPECS.values()
+
+
+def get(spec_id: str) -> Spec:
+    _load()
+    try:
+        return _SPECS[spec_id.upper()]
+    except KeyError:
+        raise KeyError(spec_id) from None

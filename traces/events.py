@@ -1,0 +1,374 @@
+"""The event vocabulary shared by the explorer, the Z3 models and the log parsers.
+
+Every event is an immutable, hashable record with the member that observed it, an optional order key
+(the logical step in the explorer, a timestamp-derived key in logs) and, for events read from logs,
+its `Source` (file and line). The canonical serialisation is one JSON object per line:
+``{"type": ..., "member": ..., ...fields, "order": ..., "source": {"file": ..., "line": ...}}``.
+
+Names follow DESIGN.md ("Events: the shared vocabulary") and the seeds: 002 (membership),
+000/003/004 (partition table, migrations, shutdown) and 001 (Ignite 3 rebalance).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any, ClassVar
+
+Members = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where an event came from: a file and a 1-based line number."""
+
+    file: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Base of every event: `member` observed it; `order` and `source` locate it."""
+
+    TYPE: ClassVar[str] = "event"
+    member: str
+    order: int | None = field(default=None, compare=False)
+    source: Source | None = field(default=None, compare=False)
+
+    @property
+    def type(self) -> str:
+        return self.TYPE
+
+
+_REGISTRY: dict[str, type[Event]] = {}
+
+
+def event(name: str):
+    """Register an event class under its canonical `type` name."""
+
+    def register(cls: type[Event]) -> type[Event]:
+        cls.TYPE = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def _ev(name: str):
+    def wrap(cls: type) -> type[Event]:
+        return event(name)(dataclass(frozen=True, slots=True, kw_only=True)(cls))
+
+    return wrap
+
+
+# --- membership (002) -------------------------------------------------------------------------
+
+
+@_ev("member_list_installed")
+class MemberListInstalled(Event):
+    """`member` applied a member list. `version` is None for the legacy (pre-3.9) format."""
+
+    version: int | None
+    members: Members
+    master: str | None = None
+
+
+@_ev("member_suspected")
+class MemberSuspected(Event):
+    """`member`'s failure detector suspects `suspect` (002 Member Suspicion & Removal)."""
+
+    suspect: str
+    reason: str = ""
+
+
+@_ev("explicit_suspicion")
+class ExplicitSuspicion(Event):
+    """`member` was asked by `sender` to suspect it (002 Explicit Suspicion)."""
+
+    sender: str
+    reason: str = ""
+
+
+@_ev("suspicion_removed")
+class SuspicionRemoved(Event):
+    """`member` no longer suspects `suspect` (heartbeat or member list from it)."""
+
+    suspect: str
+
+
+@_ev("mastership_claim_started")
+class MastershipClaimStarted(Event):
+    """`member` suspects every older member and claims mastership (002 Mastership Claim)."""
+
+    suspected: Members = ()
+
+
+@_ev("mastership_claim_accepted")
+class MastershipClaimAccepted(Event):
+    """`member` accepted `candidate`'s claim and answered with its own member list."""
+
+    candidate: str
+    version: int | None = None
+
+
+@_ev("mastership_claimed")
+class MastershipClaimed(Event):
+    """`member` finished its claim and publishes `members` at `version`."""
+
+    version: int | None
+    members: Members
+
+
+@_ev("member_removed")
+class MemberRemoved(Event):
+    """Master `member` removed `removed`, producing member list `version`."""
+
+    removed: str
+    version: int | None = None
+
+
+@_ev("member_joined")
+class MemberJoined(Event):
+    """Master `member` accepted `joined`, producing member list `version`."""
+
+    joined: str
+    version: int | None = None
+
+
+@_ev("member_crashed")
+class MemberCrashed(Event):
+    """`member` crashed (crash-stop)."""
+
+
+@_ev("member_list_rejected")
+class MemberListRejected(Event):
+    """`member` ignored a member list from `sender` (stale version, non-master, omits receiver)."""
+
+    sender: str
+    version: int | None
+    reason: str = ""
+
+
+# --- partitions (000, 003, 004) ---------------------------------------------------------------
+
+
+@_ev("partition_table_applied")
+class PartitionTableApplied(Event):
+    """`member` applied a partition table: one global `version` (3.7) or per-partition versions."""
+
+    version: int | None = None
+    partition_versions: tuple[int, ...] | None = None
+    replicas: tuple[tuple[str | None, ...], ...] = ()
+    stamp: int | None = None
+
+
+@_ev("repartitioning")
+class Repartitioning(Event):
+    """Master `member` repartitioned and planned `planned` migrations."""
+
+    planned: int
+
+
+@_ev("migration_started")
+class MigrationStarted(Event):
+    """A migration began at `member` in `role` (master, source, destination)."""
+
+    role: str
+    migration: str
+    partition: int | None = None
+
+
+@_ev("migration_committed")
+class MigrationCommitted(Event):
+    role: str
+    migration: str
+    partition: int | None = None
+
+
+@_ev("migration_rolled_back")
+class MigrationRolledBack(Event):
+    role: str
+    migration: str
+    partition: int | None = None
+
+
+@_ev("replica_cleared")
+class ReplicaCleared(Event):
+    partition: int
+    replica_index: int
+
+
+@_ev("replica_synced")
+class ReplicaSynced(Event):
+    partition: int
+    replica_index: int
+
+
+@_ev("promotion_committed")
+class PromotionCommitted(Event):
+    partition: int
+    replica_index: int = 0
+
+
+@_ev("shutdown_requested")
+class ShutdownRequested(Event):
+    pass
+
+
+@_ev("shutdown_allowed")
+class ShutdownAllowed(Event):
+    pass
+
+
+@_ev("partition_lost")
+class PartitionLost(Event):
+    partition: int
+    lost_backup_count: int | None = None
+
+
+@_ev("migrations_completed")
+class MigrationsCompleted(Event):
+    planned: int
+    completed: int
+    remaining: int
+
+
+# --- Ignite 3 (001) ---------------------------------------------------------------------------
+
+
+@_ev("metastore_invoke")
+class MetastoreInvoke(Event):
+    keys: tuple[str, ...]
+    condition: str
+    ok: bool
+    revision: int
+
+
+@_ev("assignments_changed")
+class AssignmentsChanged(Event):
+    partition: int
+    key: str
+    nodes: tuple[str, ...]
+    revision: int
+
+
+@_ev("raft_vote")
+class RaftVote(Event):
+    term: int
+    candidate: str
+
+
+@_ev("raft_leader")
+class RaftLeader(Event):
+    term: int
+
+
+@_ev("raft_peers_changed")
+class RaftPeersChanged(Event):
+    peers: tuple[str, ...]
+
+
+@_ev("node_restarted")
+class NodeRestarted(Event):
+    in_memory: bool
+
+
+EVENT_TYPES: dict[str, type[Event]] = _REGISTRY
+
+
+# --- JSON Lines -------------------------------------------------------------------------------
+
+
+class EventFormatError(ValueError):
+    """A JSON Lines record that is not a valid event; `where` names file and line."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
+
+
+def to_dict(ev: Event) -> dict[str, Any]:
+    """The canonical JSON object of an event (tuples become lists; `None` source omitted)."""
+    out: dict[str, Any] = {"type": ev.TYPE, "member": ev.member}
+    for f in dataclasses.fields(ev):
+        if f.name in ("member", "order", "source"):
+            continue
+        value = getattr(ev, f.name)
+        if isinstance(value, tuple):
+            value = [list(v) if isinstance(v, tuple) else v for v in value]
+        out[f.name] = value
+    if ev.order is not None:
+        out["order"] = ev.order
+    if ev.source is not None:
+        out["source"] = {"file": ev.source.file, "line": ev.source.line}
+    return out
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def from_dict(obj: Any, where: str = "<event>") -> Event:
+    """Build an event from its canonical JSON object, with a clear error naming `where`."""
+    if not isinstance(obj, dict):
+        raise EventFormatError(where, "an event must be a JSON object")
+    kind = obj.get("type")
+    cls = _REGISTRY.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise EventFormatError(where, f"unknown event type {kind!r}")
+    if not isinstance(obj.get("member"), str):
+        raise EventFormatError(where, "field 'member' must be a string")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in obj.items():
+        if key == "type":
+            continue
+        if key not in names:
+            raise EventFormatError(where, f"unknown field {key!r} for event type {kind!r}")
+        if key == "source":
+            if (
+                not isinstance(value, dict)
+                or not isinstance(value.get("file"), str)
+                or not isinstance(value.get("line"), int)
+            ):
+                raise EventFormatError(where, "field 'source' must be {file: str, line: int}")
+            kwargs[key] = Source(value["file"], value["line"])
+        else:
+            kwargs[key] = _freeze(value)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise EventFormatError(where, f"event type {kind!r}: {exc}") from None
+
+
+def dumps(ev: Event) -> str:
+    """One canonical JSON line (keys in field order, no spaces)."""
+    return json.dumps(to_dict(ev), separators=(",", ":"), ensure_ascii=False)
+
+
+def write_jsonl(events: Iterable[Event], out: IO[str]) -> int:
+    """Write events as JSON Lines; returns the count written."""
+    n = 0
+    for ev in events:
+        out.write(dumps(ev))
+        out.write("\n")
+        n += 1
+    return n
+
+
+def read_jsonl(lines: Iterable[str], file: str = "<stdin>") -> Iterator[Event]:
+    """Read canonical JSON Lines; blank lines are skipped, anything else malformed raises."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EventFormatError(where, f"not JSON ({exc.msg})") from None
+        yield from_dict(obj, where)
