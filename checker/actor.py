@@ -115,6 +115,9 @@ class ActorModel(Model[World]):
         self.names = protocol.nodes
         self.index = {name: i for i, name in enumerate(self.names)}
         self._perms = self._permutations()
+        #: hash-consing of state components: equal node states, networks and monitor states are
+        #: stored once, so that a wide frontier costs pointers, not copies
+        self._shared: dict[Hashable, Hashable] = {}
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
@@ -123,9 +126,13 @@ class ActorModel(Model[World]):
     # -- model interface -------------------------------------------------------------------------
 
     def init_states(self) -> Iterable[World]:
-        nodes = tuple(self.protocol.initial(n) for n in self.names)
-        return [World(nodes, frozenset(), self.budget.as_tuple(),
-                      tuple(m.initial() for m in self.monitors), ())]
+        p = self.protocol
+        nodes = tuple(p.initial(n) for n in self.names)
+        world = World(nodes, frozenset(), self.budget.as_tuple(),
+                      tuple(m.initial() for m in self.monitors), ())
+        events = [e for n, st in zip(self.names, nodes, strict=True)
+                  for e in p.initial_events(n, st)]
+        return [self._observe(world, events)]
 
     def successors(self, world: World) -> list[tuple[Action, World]]:
         out: list[tuple[Action, World]] = []
@@ -317,8 +324,9 @@ class ActorModel(Model[World]):
         for dst, msg in step.sends:
             if self._alive(nodes, dst) or dst == node:
                 network = _add(network, node, dst, msg)
-        nxt = World(_put(nodes, self.index[node], step.state), network, world.budget,
-                    world.monitors, world.flags)
+        share = self._share
+        nxt = World(share(_put(nodes, self.index[node], share(step.state))), share(network),
+                    world.budget, world.monitors, world.flags)
         return self._observe(nxt, step.events) if step.events else nxt
 
     def _observe(self, world: World, events: Iterable[Event]) -> World:
@@ -330,7 +338,15 @@ class ActorModel(Model[World]):
                 states[i], message = m.observe(states[i], ev)
                 if message is not None:
                     flags = (*flags, (m.spec, message))
-        return World(world.nodes, world.network, world.budget, tuple(states), flags)
+        share = self._share
+        return World(world.nodes, world.network, world.budget,
+                     share(tuple(share(s) for s in states)), flags)
+
+    def _share(self, obj: Hashable) -> Hashable:
+        shared = self._shared
+        if len(shared) > 4_000_000:  # a bound on the table itself; sharing restarts
+            shared.clear()
+        return shared.setdefault(obj, obj)
 
     def _stuck(self, world: World) -> str | None:
         if self._busy is None:

@@ -50,6 +50,11 @@ class Protocol(ABC):
     def initial(self, node: NodeId) -> Hashable | None:
         """The initial state of `node`, or None if it is dormant until a join starts it."""
 
+    def initial_events(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
+        """What `node` has observed before the first step (the member list it starts with), so
+        that monitors start from the same knowledge as the nodes."""
+        return ()
+
     def on_join(self, node: NodeId) -> Step:
         """A dormant node starts and asks to join."""
         raise NotImplementedError(f"{self.name} has no joins")

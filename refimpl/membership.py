@@ -206,6 +206,11 @@ class Membership(Protocol):
             joined=True,
         )
 
+    def initial_events(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
+        """An initial member has installed the initial member list."""
+        st = cast(MemberState | None, state)
+        return () if st is None else (self._installed(node, st),)
+
     def on_join(self, node: NodeId) -> Step:
         """A dormant joiner starts and sends a join request to the oldest initial member."""
         if node not in self.joiners:

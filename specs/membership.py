@@ -98,8 +98,7 @@ class ViewAgreement(Monitor):
         pairs: Pairs = state  # type: ignore[assignment]
         if isinstance(event, MemberListInstalled):
             return assign(pairs, event.member, (view_of(event), True)), None
-        view = lookup(pairs, event.member, (None, True))[0]
-        return assign(pairs, event.member, (view, False)), None
+        return assign(pairs, event.member, (None, False)), None
 
     def at_quiescence(self, state: Hashable) -> str | None:
         pairs: Pairs = state  # type: ignore[assignment]
@@ -144,14 +143,15 @@ class VersionOrder(Monitor):
     """
 
     spec = "MEM-VERSION"
-    observes = frozenset({"member_list_installed"})
+    observes = frozenset({"member_list_installed", "member_crashed"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        assert isinstance(event, MemberListInstalled)
         last, lists = state  # type: ignore[misc]
+        if not isinstance(event, MemberListInstalled):  # a crashed member applies nothing more
+            return (frozenset(kv for kv in last if kv[0] != event.member), lists), None
         version = event.version
         if version is None:
             return state, None
@@ -180,7 +180,7 @@ class MasterOnly(Monitor):
     spec = "MEM-MASTER-ONLY"
     observes = frozenset({"member_list_installed", "member_joined", "member_removed",
                           "member_suspected", "explicit_suspicion", "suspicion_removed",
-                          "mastership_claim_started"})
+                          "mastership_claim_started", "member_crashed"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -188,8 +188,10 @@ class MasterOnly(Monitor):
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
         me = event.member
-        members, suspects = lookup(pairs, me, ((), frozenset()))
         kind = event.TYPE
+        if kind == "member_crashed":  # nothing a crashed member did afterwards needs judging
+            return frozenset(kv for kv in pairs if kv[0] != me), None
+        members, suspects = lookup(pairs, me, ((), frozenset()))
         if kind == "member_list_installed":
             assert isinstance(event, MemberListInstalled)
             return assign(pairs, me, (event.members, suspects & set(event.members))), None
