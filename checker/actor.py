@@ -46,6 +46,8 @@ CRASHED = "crashed"
 FAULT_KINDS = frozenset({"crash", "join", "false-suspect", "drop", "duplicate", "timer-race"})
 ACTION_KINDS = ("deliver", "timer", "suspect", "heartbeat", *sorted(FAULT_KINDS))
 DEADLOCK = "DEADLOCK"
+#: entries a memo table may hold before it starts afresh
+MEMO_LIMIT = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class ActorModel(Model[World]):
         #: hash-consing of state components: equal node states, networks and monitor states are
         #: stored once, so that a wide frontier costs pointers, not copies
         self._shared: dict[Hashable, Hashable] = {}
+        self._observed: dict[tuple[int, Hashable, Event], tuple[Hashable, str | None]] = {}
+        self._handled: dict[tuple[Any, ...], Any] = {}
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
@@ -137,6 +141,7 @@ class ActorModel(Model[World]):
     def successors(self, world: World) -> list[tuple[Action, World]]:
         out: list[tuple[Action, World]] = []
         p = self.protocol
+        call = self._call
         nodes, network, budget = world.nodes, world.network, world.budget
         live = [(n, st) for n, st in zip(self.names, nodes, strict=True)
                 if st is not None and st is not CRASHED]
@@ -145,8 +150,7 @@ class ActorModel(Model[World]):
             if copy:
                 continue
             rest = _remove(network, src, dst, msg)
-            state = nodes[self.index[dst]]
-            step = p.on_message(dst, state, src, msg)
+            step = call(p.on_message, dst, nodes[self.index[dst]], src, msg)
             out.append((("deliver", src, dst, msg), self._apply(world, dst, step, rest)))
             if budget[LOSS]:
                 out.append((("drop", src, dst, msg),
@@ -157,8 +161,8 @@ class ActorModel(Model[World]):
                                            budget=_spend(budget, DUPLICATION))))
         # timers
         for n, st in live:
-            for timer in p.timers(n, st):
-                step = p.on_timer(n, st, timer)
+            for timer in call(p.timers, n, st):
+                step = call(p.on_timer, n, st, timer)
                 if step.state != st or step.events:
                     out.append((("timer", n, timer), self._apply(world, n, step, network)))
                     continue
@@ -178,27 +182,28 @@ class ActorModel(Model[World]):
                                         self._apply(spent, n, Step(st, ((d, m),)), network)))
         # failure detector: suspicions and heartbeats
         unsettled = {e[1] for e in network}
+        targets = p.heartbeat_targets
         for n, st in live:
-            for q in p.monitored(n, st):
+            for q in call(p.monitored, n, st):
                 qst = nodes[self.index[q]]
                 if qst is CRASHED:
                     kind, reason = "suspect", "crashed"
-                elif q not in unsettled and (qst is None or n not in p.heartbeat_targets(q, qst)):
+                elif q not in unsettled and (qst is None or n not in call(targets, q, qst)):
                     kind, reason = "suspect", "no heartbeat"
                 elif budget[SUSPICION]:
                     kind, reason = "false-suspect", "false suspicion"
                 else:
                     continue
-                nxt = self._apply(world, n, p.on_suspect(n, st, q, reason), network)
+                nxt = self._apply(world, n, call(p.on_suspect, n, st, q, reason), network)
                 if kind == "false-suspect":
                     nxt = nxt._replace(budget=_spend(nxt.budget, SUSPICION))
                 out.append(((kind, n, q), nxt))
         for sender, sst in live:
-            for n in sorted(p.heartbeat_targets(sender, sst)):
+            for n in sorted(call(targets, sender, sst)):
                 st = nodes[self.index[n]]
                 if st is None or st is CRASHED:
                     continue
-                step = p.on_heartbeat(n, st, sender)
+                step = call(p.on_heartbeat, n, st, sender)
                 if step.state != st or step.events or any(
                         not _in_flight(network, n, d, m) for d, m in step.sends):
                     out.append((("heartbeat", sender, n), self._apply(world, n, step, network)))
@@ -314,7 +319,7 @@ class ActorModel(Model[World]):
         """Delivered now, would `msg` change its receiver's state or make it send a message that
         is not in flight already?"""
         st = world.nodes[self.index[dst]]
-        step = self.protocol.on_message(dst, st, src, msg)
+        step = self._call(self.protocol.on_message, dst, st, src, msg)
         return step.state != st or any(
             not _in_flight(world.network, dst, d, m) for d, m in step.sends)
 
@@ -330,21 +335,39 @@ class ActorModel(Model[World]):
         return self._observe(nxt, step.events) if step.events else nxt
 
     def _observe(self, world: World, events: Iterable[Event]) -> World:
+        """Feed `events` to the monitors. Monitors are pure, so each (monitor, state, event) is
+        computed once: the memo also makes equal monitor states one shared object."""
         states = list(world.monitors)
         flags = world.flags
-        watchers = self._watchers
+        memo = self._observed
         for ev in events:
-            for i, m in watchers.get(ev.TYPE, ()):
-                states[i], message = m.observe(states[i], ev)
+            for i, m in self._watchers.get(ev.TYPE, ()):
+                key = (i, states[i], ev)
+                hit = memo.get(key)
+                if hit is None:
+                    if len(memo) > MEMO_LIMIT:
+                        memo.clear()
+                    hit = memo[key] = m.observe(states[i], ev)
+                states[i], message = hit
                 if message is not None:
                     flags = (*flags, (m.spec, message))
-        share = self._share
-        return World(world.nodes, world.network, world.budget,
-                     share(tuple(share(s) for s in states)), flags)
+        return World(world.nodes, world.network, world.budget, self._share(tuple(states)), flags)
+
+    def _call(self, handler: Callable[..., Any], *args: Any) -> Any:
+        """`handler(*args)`, computed once per argument tuple: handlers are pure functions of
+        (node, node state, input), and their results are shared between global states."""
+        key = (handler.__name__, *args)
+        memo = self._handled
+        hit = memo.get(key, memo)
+        if hit is memo:
+            if len(memo) > MEMO_LIMIT:
+                memo.clear()
+            hit = memo[key] = handler(*args)
+        return hit
 
     def _share(self, obj: Hashable) -> Hashable:
         shared = self._shared
-        if len(shared) > 4_000_000:  # a bound on the table itself; sharing restarts
+        if len(shared) > MEMO_LIMIT:  # a bound on the table itself; sharing restarts
             shared.clear()
         return shared.setdefault(obj, obj)
 
