@@ -18,6 +18,9 @@ global transition system the explorer can search, in the manner of Stateright's 
 - spec monitors run inside the global state: every event a step emits is fed to them, and a
   violation they raise is a property violation of the state reached.
 
+A timeout (a timer the protocol marks as one) fires only once no message to or from its node is in
+flight: an early timeout is the same as a false suspicion, which the budget covers.
+
 A periodic timer that changes nothing at its node (the periodic member-list publish) is progress
 only for the messages that would take effect at their receiver right now (change its state or make
 it send): those are sent, the others are not (as if lost: none of them would do anything on
@@ -160,8 +163,11 @@ class ActorModel(Model[World]):
                             world._replace(network=_add(network, src, dst, msg),
                                            budget=_spend(budget, DUPLICATION))))
         # timers
+        unsettled = {e[1] for e in network} | {e[0] for e in network}
         for n, st in live:
             for timer in call(p.timers, n, st):
+                if n in unsettled and p.is_timeout(timer):
+                    continue
                 step = call(p.on_timer, n, st, timer)
                 if step.state != st or step.events:
                     out.append((("timer", n, timer), self._apply(world, n, step, network)))
@@ -181,7 +187,7 @@ class ActorModel(Model[World]):
                             out.append((("timer-race", n, timer, d),
                                         self._apply(spent, n, Step(st, ((d, m),)), network)))
         # failure detector: suspicions and heartbeats
-        unsettled = {e[1] for e in network}
+        unsettled = {e[1] for e in network}  # a node with messages coming is not settled
         targets = p.heartbeat_targets
         for n, st in live:
             for q in call(p.monitored, n, st):

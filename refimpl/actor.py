@@ -70,6 +70,12 @@ class Protocol(ABC):
     def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
         raise NotImplementedError(f"{self.name} has no timers")
 
+    def is_timeout(self, timer: Hashable) -> bool:
+        """True for a timer that fires when an answer is overdue (not a periodic task): it is
+        long next to message delays, so it fires only once no message to or from its node is in
+        flight."""
+        return False
+
     # -- failure detection ----------------------------------------------------------------------
 
     def monitored(self, node: NodeId, state: Hashable) -> Iterable[NodeId]:

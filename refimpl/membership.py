@@ -524,7 +524,7 @@ class Membership(Protocol):
 
     def timers(self, node: NodeId, state: Hashable) -> tuple[tuple[str, ...], ...]:
         """("publish",) on a master with others to tell, ("claim-retry", q) for each member that
-        answered a claim with "not yet", ("claim-timeout",) once only such members are left,
+        answered a claim with "not yet", ("claim-timeout",) while anyone has not accepted, and
         ("join", t) on a joiner for each initial member t."""
         st = cast(MemberState | None, state)
         if st is None:
@@ -536,7 +536,7 @@ class Membership(Protocol):
             out.append(("publish",))
         if st.claim is not None:
             out.extend(("claim-retry", q) for q in sorted(st.claim.retry))
-            if st.claim.retry and not st.claim.waiting:
+            if st.claim.retry or st.claim.waiting:
                 out.append(("claim-timeout",))
         return tuple(out)
 
@@ -557,16 +557,22 @@ class Membership(Protocol):
             claim = st.claim._replace(retry=st.claim.retry - {q}, waiting=st.claim.waiting | {q})
             return Step(st._replace(claim=claim), ((q, MastershipClaim()),))
         if kind == "claim-timeout":
-            # 002 User Interaction, hazelcast.mastership.claim.timeout.seconds: the candidate stops
-            # asking the members that keep answering "not yet" and finishes without them
-            if st is None or st.claim is None or st.claim.waiting or not st.claim.retry:
+            # 002 User Interaction, hazelcast.mastership.claim.timeout.seconds: the candidate gives
+            # up on the members that did not answer or keep answering "not yet", and finishes
+            # without them
+            if st is None or st.claim is None or not (st.claim.waiting or st.claim.retry):
                 return Step(st)
-            return self._try_finalize(node, st._replace(claim=st.claim._replace(retry=frozenset())))
+            claim = st.claim._replace(waiting=frozenset(), retry=frozenset())
+            return self._try_finalize(node, st._replace(claim=claim))
         if kind == "join":
             if st is None or st.joined:
                 return Step(st)
             return Step(st, ((timer[1], JoinRequest()),))
         raise ValueError(f"membership: unknown timer {timer!r}")
+
+    def is_timeout(self, timer: Hashable) -> bool:
+        """The claim timeout is a timeout; publish, retry and join are periodic."""
+        return isinstance(timer, tuple) and timer[:1] == ("claim-timeout",)
 
     # -- presentation --------------------------------------------------------------------------
 
