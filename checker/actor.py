@@ -39,7 +39,6 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
-from partsafe.checker.fingerprints import fingerprint
 from partsafe.checker.model import Action, Goal, Model, Property
 from partsafe.refimpl.actor import NodeId, Protocol, Step
 from partsafe.specs.monitor import Monitor
@@ -125,6 +124,7 @@ class ActorModel(Model[World]):
         self._shared: dict[Hashable, Hashable] = {}
         self._observed: dict[tuple[int, Hashable, Event], tuple[Hashable, str | None]] = {}
         self._handled: dict[tuple[Any, ...], Any] = {}
+        self._renamed: dict[tuple[int, Any], Any] = {}
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
@@ -248,9 +248,13 @@ class ActorModel(Model[World]):
         return all(a[0] in FAULT_KINDS for a, _ in successors)
 
     def representative(self, world: World) -> World:
+        """The image of `world` with the least hash over all renamings of interchangeable nodes:
+        one state per symmetry class, whatever its members are called. (The least raw hash, not
+        the least fingerprint: a minimum of fingerprints would crowd the fingerprint table.)"""
         if not self._perms:
             return world
-        return min((self._permute(world, m) for m in self._perms), key=fingerprint)
+        return min([world, *(self._permute(world, k) for k in range(1, len(self._perms)))],
+                   key=hash)
 
     @property
     def has_symmetry(self) -> bool:
@@ -390,7 +394,7 @@ class ActorModel(Model[World]):
         groups = [sorted(g) for g in self.protocol.interchangeable if len(g) > 1]
         if not groups:
             return []
-        perms = []
+        perms: list[dict[str, str]] = []
         for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
             mapping = {}
             for group, image in zip(groups, choice, strict=True):
@@ -398,12 +402,26 @@ class ActorModel(Model[World]):
             perms.append(mapping)
         return perms
 
-    def _permute(self, world: World, mapping: dict[str, str]) -> World:
+    def _permute(self, world: World, k: int) -> World:
+        """`world` under the k-th renaming; components are renamed once each and remembered
+        (they are shared between states)."""
+        mapping = self._perms[k]
+        memo = self._renamed
+
+        def renamed(obj: Any) -> Any:
+            key = (k, obj)
+            hit = memo.get(key)
+            if hit is None:
+                if len(memo) > MEMO_LIMIT:
+                    memo.clear()
+                hit = memo[key] = rename(obj, mapping)
+            return hit
+
         nodes = list(world.nodes)
-        for a, b in mapping.items():
-            nodes[self.index[b]] = rename(world.nodes[self.index[a]], mapping)
-        return World(tuple(nodes), rename(world.network, mapping), world.budget,
-                     rename(world.monitors, mapping), rename(world.flags, mapping))
+        for name, st in zip(self.names, world.nodes, strict=True):
+            nodes[self.index[mapping.get(name, name)]] = renamed(st)
+        return World(tuple(nodes), renamed(world.network), world.budget,
+                     tuple(renamed(m) for m in world.monitors), rename(world.flags, mapping))
 
 
 def _flag_check(spec: str) -> Callable[[World], str | None]:

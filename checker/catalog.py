@@ -50,6 +50,8 @@ class ModelEntry:
             if key not in self.params:
                 known = ", ".join(f"--{k}" for k in self.params)
                 raise ValueError(f"--{key} does not apply to model {self.name} (it takes {known})")
+            if type(value) is not int:
+                raise ValueError(f"--{key} must be a whole number, not {value!r}")
             if value < self.params[key].minimum:
                 raise ValueError(f"--{key} must be at least {self.params[key].minimum}")
             scope[key] = value

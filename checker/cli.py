@@ -29,6 +29,8 @@ from partsafe.checker.report import (
     steps_json,
 )
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 SCOPE_PARAMS: dict[str, str] = {}
 for _entry in catalog.MODELS.values():
@@ -209,8 +211,6 @@ def zoo(as_json: bool, junit_file: str | None, progress: bool | None) -> None:
         click.echo(dumps({"result": "ok" if ok else "violation", "variants": variants,
                           "fixed": fixed}))
     else:
-        from rich.table import Table
-
         console = _stdout()
         table = Table(title="the bug zoo", title_justify="left")
         for col in ("model", "variant", "expected spec", "found", "depth", "seconds"):
@@ -267,17 +267,18 @@ def replay(file: str, as_json: bool) -> None:
 def specs(as_json: bool) -> None:
     """The invariant catalogue: id, title, statement, seed and section, kind."""
     from partsafe.specs.registry import all_specs
-    from rich.table import Table
 
     catalogue = list(all_specs())
     if as_json:
         click.echo(dumps([s.as_dict() for s in catalogue]))
         return
     table = Table(title="partsafe specs", title_justify="left", show_lines=True)
-    for col in ("id", "title", "kind", "seed", "statement"):
-        table.add_column(col, overflow="fold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("spec", overflow="fold")
     for s in catalogue:
-        table.add_row(s.id, s.title, s.kind, f"{s.seed} {s.section}", s.statement)
+        table.add_row(s.id, s.kind, Text.assemble((s.title, "bold"), "\n", s.statement, "\n",
+                                                  (f"seed {s.seed} {s.section}", "dim")))
     _stdout().print(table)
 
 

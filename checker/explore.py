@@ -179,7 +179,7 @@ def explore(
             count = table.count
             fired_get = fired.get
             for idx, s in enumerate(frontier):
-                if idx & 1023 == 0 and idx:
+                if idx & 255 == 0:
                     now = time.perf_counter()
                     if max_seconds is not None and now - start > max_seconds and not scan_only:
                         incomplete = f"time bound {max_seconds:g} s reached"

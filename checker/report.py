@@ -36,7 +36,7 @@ def canonical(obj: Any) -> str:
         inner = ", ".join(f"{f}={canonical(v)}" for f, v in zip(obj._fields, obj, strict=True))
         return f"{type(obj).__name__}({inner})"
     if isinstance(obj, tuple):
-        return "(" + ", ".join(canonical(x) for x in obj) + ")"
+        return "(" + ", ".join(canonical(x) for x in obj) + ("," if len(obj) == 1 else "") + ")"
     return repr(obj)
 
 

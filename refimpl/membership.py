@@ -70,7 +70,8 @@ class MemberState(NamedTuple):
     version: int | None
     #: the member list, oldest first; members[0] is the master of this list
     members: tuple[str, ...]
-    #: whom this node follows now; differs from members[0] while a claim runs or was accepted
+    #: whom this node follows now; differs from members[0] while a claim runs or was accepted;
+    #: for a joiner not yet joined, the member it sends its join request to
     master: str | None
     #: members this node suspects (never populated on a master: it removes instead)
     suspects: frozenset[str]
@@ -122,6 +123,12 @@ class MastershipClaim(NamedTuple):
     __hash__ = _type_hash
 
 
+class MasterAddress(NamedTuple):
+    """A member that is not the master tells a joiner whom to ask instead."""
+
+    master: str
+
+
 class ClaimResponse(NamedTuple):
     """The answer to a claim, carrying the responder's member list."""
 
@@ -138,7 +145,8 @@ class ExplicitSuspicion(NamedTuple):
     __hash__ = _type_hash
 
 
-Message = MembersUpdate | JoinRequest | MastershipClaim | ClaimResponse | ExplicitSuspicion
+Message = (MembersUpdate | JoinRequest | MasterAddress | MastershipClaim | ClaimResponse
+           | ExplicitSuspicion)
 
 _NOT_FROM_MASTER = "not from master"
 _STALE = "stale version"
@@ -218,7 +226,7 @@ class Membership(Protocol):
         st = MemberState(
             version=0 if self.versioned else None,
             members=(),
-            master=None,
+            master=self.initial_members[0],
             suspects=frozenset(),
             claim=None,
             joined=False,
@@ -245,6 +253,10 @@ class Membership(Protocol):
             return self._on_members_update(node, st, src, msg)
         if isinstance(msg, JoinRequest):
             return self._on_join_request(node, st, src)
+        if isinstance(msg, MasterAddress):
+            if st.joined or msg.master == st.master:
+                return Step(st)
+            return Step(st._replace(master=msg.master))
         if isinstance(msg, MastershipClaim):
             return self._on_claim(node, st, src)
         if isinstance(msg, ClaimResponse):
@@ -264,6 +276,8 @@ class Membership(Protocol):
         differs from the current one is applied; the same list again is no change.
         """
         master = st.master if st.joined else (msg.members[0] if msg.members else None)
+        if not st.joined and node not in msg.members:
+            return Step(st)  # a publish that raced the join; the joiner is not a member yet
         if src != master:
             return Step(
                 st,
@@ -292,9 +306,14 @@ class Membership(Protocol):
         return Step(new, (), tuple(events))
 
     def _on_join_request(self, node: NodeId, st: MemberState, joiner: NodeId) -> Step:
-        """002 Membership Update Process: only the master accepts a join, at version + 1."""
-        if not self.is_master(node, st) or joiner in st.members:
+        """002 Membership Update Process: only the master accepts a join, at version + 1; a member
+        that follows another master tells the joiner whom to ask."""
+        if joiner in st.members or not st.joined:
             return Step(st)
+        if not self.is_master(node, st):
+            if st.master is None or st.master == node:
+                return Step(st)
+            return Step(st, ((joiner, MasterAddress(st.master)),))
         new = st._replace(version=self._bump(st.version), members=(*st.members, joiner))
         return Step(
             new,
@@ -525,12 +544,13 @@ class Membership(Protocol):
     def timers(self, node: NodeId, state: Hashable) -> tuple[tuple[str, ...], ...]:
         """("publish",) on a master with others to tell, ("claim-retry", q) for each member that
         answered a claim with "not yet", ("claim-timeout",) while anyone has not accepted, and
-        ("join", t) on a joiner for each initial member t."""
+        ("join",) and ("join-timeout",) on a joiner: ask its join target again, or give up on it
+        and ask the next initial member."""
         st = cast(MemberState | None, state)
         if st is None:
             return ()
         if not st.joined:
-            return tuple(("join", t) for t in self.initial_members)
+            return (("join",), ("join-timeout",))
         out: list[tuple[str, ...]] = []
         if self.is_master(node, st) and len(st.members) > 1:
             out.append(("publish",))
@@ -564,15 +584,20 @@ class Membership(Protocol):
                 return Step(st)
             claim = st.claim._replace(waiting=frozenset(), retry=frozenset())
             return self._try_finalize(node, st._replace(claim=claim))
-        if kind == "join":
-            if st is None or st.joined:
+        if kind in ("join", "join-timeout"):
+            if st is None or st.joined or st.master is None:
                 return Step(st)
-            return Step(st, ((timer[1], JoinRequest()),))
+            if kind == "join-timeout":  # the target did not answer: the next initial member
+                seeds = self.initial_members
+                target = seeds[(seeds.index(st.master) + 1) % len(seeds)] \
+                    if st.master in seeds else seeds[0]
+                st = st._replace(master=target)
+            return Step(st, ((st.master, JoinRequest()),))
         raise ValueError(f"membership: unknown timer {timer!r}")
 
     def is_timeout(self, timer: Hashable) -> bool:
-        """The claim timeout is a timeout; publish, retry and join are periodic."""
-        return isinstance(timer, tuple) and timer[:1] == ("claim-timeout",)
+        """The claim and join timeouts are timeouts; publish, retry and join are periodic."""
+        return isinstance(timer, tuple) and timer[:1] in (("claim-timeout",), ("join-timeout",))
 
     # -- presentation --------------------------------------------------------------------------
 
@@ -605,6 +630,8 @@ class Membership(Protocol):
         if isinstance(msg, ClaimResponse):
             verdict = "accepted" if msg.accepted else "rejected"
             return f"ClaimResponse {verdict}{self._v(msg.version)} {_fmt(msg.members)}"
+        if isinstance(msg, MasterAddress):
+            return f"MasterAddress {msg.master}"
         if isinstance(msg, JoinRequest | MastershipClaim | ExplicitSuspicion):
             return type(msg).__name__
         return repr(msg)

@@ -75,7 +75,7 @@ def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
     assert len(SAMPLES) == len(EVENT_TYPES) == 29
     for name, cls in EVENT_TYPES.items():
-        assert cls.TYPE == name
+        assert name == cls.TYPE
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda e: e.TYPE)

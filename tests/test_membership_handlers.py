@@ -13,6 +13,7 @@ from partsafe.refimpl.membership import (
     ClaimResponse,
     ExplicitSuspicion,
     JoinRequest,
+    MasterAddress,
     MastershipClaim,
     Membership,
     MemberState,
@@ -173,14 +174,19 @@ def test_join() -> None:
     a, b = state(p, "A"), state(p, "B")
     step = p.on_join("D")
     d = new_state(step)
-    assert d == MemberState(0, (), None, frozenset(), None, False)
+    assert d == MemberState(0, (), "A", frozenset(), None, False)
     assert step.sends == (("A", JoinRequest()),)
-    assert tuple(p.timers("D", d)) == (("join", "A"), ("join", "B"), ("join", "C"))
-    assert p.on_timer("D", d, ("join", "B")).sends == (("B", JoinRequest()),)
+    assert tuple(p.timers("D", d)) == (("join",), ("join-timeout",))
+    assert p.on_timer("D", d, ("join",)).sends == (("A", JoinRequest()),)
+    assert p.is_timeout(("join-timeout",)) and not p.is_timeout(("join",))
+    retarget = p.on_timer("D", d, ("join-timeout",))
+    assert retarget.sends == (("B", JoinRequest()),) and new_state(retarget).master == "B"
     assert p.monitored("D", d) == () and p.heartbeat_targets("D", d) == frozenset()
 
-    # a slave ignores the request; the master accepts at version + 1
-    assert p.on_message("B", b, "D", JoinRequest()) == Step(b)
+    # a slave answers with its master's address; the joiner asks the master then
+    assert p.on_message("B", b, "D", JoinRequest()) == Step(b, (("D", MasterAddress("A")),))
+    assert new_state(p.on_message("D", new_state(retarget), "B", MasterAddress("A"))).master == "A"
+    # the master accepts at version + 1
     step = p.on_message("A", a, "D", JoinRequest())
     a = new_state(step)
     assert (a.version, a.members) == (4, ABCD)

@@ -1,0 +1,330 @@
+"""The `partsafe` command line: exit statuses, JSON documents, JUnit, trace artifacts, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from partsafe.checker.cli import main
+
+CHECK_KEYS = {"model", "variant", "scope", "result", "distinct_states", "depth", "seconds",
+              "violations"}
+
+
+def invoke(*args: str, catch: bool = False) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=catch)
+
+
+def check_json(*args: str) -> tuple[int, dict]:
+    r = invoke("check", *args, "--json", "--no-progress")
+    return r.exit_code, json.loads(r.stdout)
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+def test_python_m_partsafe_check_twophase_json() -> None:
+    proc = subprocess.run([sys.executable, "-m", "partsafe", "check", "twophase", "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # exactly one JSON document, nothing else on stdout
+    assert isinstance(doc, dict)
+    assert set(doc) >= CHECK_KEYS
+    assert doc["model"] == "twophase"
+    assert doc["variant"] == "fixed"
+    assert doc["scope"] == {"rms": 3}
+    assert doc["result"] == "ok"
+    assert doc["distinct_states"] == 80
+    assert doc["depth"] == 10
+    assert doc["violations"] == []
+    assert isinstance(doc["seconds"], float | int) and doc["seconds"] >= 0
+
+
+def test_check_twophase_exits_0() -> None:
+    r = invoke("check", "twophase", "--no-progress")
+    assert r.exit_code == 0
+    assert "twophase (fixed) at rms=3: OK" in r.stdout
+    assert "80 distinct states" in r.stdout
+
+
+def test_check_twophase_without_symmetry_json() -> None:
+    code, doc = check_json("twophase", "--rms", "4", "--no-symmetry")
+    assert code == 0
+    assert (doc["result"], doc["scope"], doc["symmetry"]) == ("ok", {"rms": 4}, False)
+    assert doc["distinct_states"] == 1568
+    assert doc["never_fired"] == []
+    assert [g["reached"] for g in doc["goals"]] == [True, True]
+
+
+def test_check_violation_json() -> None:
+    code, doc = check_json("twophase", "--variant", "tm-commit-early")
+    assert code == 1
+    assert set(doc) >= CHECK_KEYS
+    assert doc["result"] == "violation"
+    assert doc["variant"] == "tm-commit-early"
+    (v,) = doc["violations"]
+    assert v["spec"] == "TC-CONSISTENT"
+    assert v["message"] == "rm0 committed while rm1 aborted"
+    assert v["depth"] == 5
+    trace = v["trace"]
+    assert len(trace) == 6  # the initial state and five steps
+    for step in trace:
+        assert {"action", "node", "events", "state"} <= set(step)
+        assert isinstance(step["events"], list)
+        assert isinstance(step["state"], dict)
+    assert [s["action"] for s in trace] == [
+        "init", "RMPrepare(rm0)", "TMRcvPrepared(rm0)", "TMCommit", "RMRcvCommitMsg(rm0)",
+        "RMChooseToAbort(rm1)"]
+    assert [s["node"] for s in trace] == [None, "rm0", "rm0", "TM", "rm0", "rm1"]
+    assert trace[-1]["state"]["rm0"] == "committed"
+    assert trace[-1]["state"]["rm1"] == "aborted"
+
+
+def test_check_violation_human_output() -> None:
+    r = invoke("check", "twophase", "--variant", "tm-commit-early", "--no-progress")
+    assert r.exit_code == 1
+    assert "VIOLATION" in r.stdout
+    assert "TC-CONSISTENT: rm0 committed while rm1 aborted" in r.stdout
+
+
+def test_check_junit_has_a_failure_for_the_violation(tmp_path: Path) -> None:
+    out = tmp_path / "report.xml"
+    r = invoke("check", "twophase", "--variant", "tm-commit-early", "--junit", str(out),
+               "--no-progress")
+    assert r.exit_code == 1
+    root = ET.fromstring(out.read_text())
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "twophase[tm-commit-early]"
+    assert suite.get("failures") == "1"
+    assert suite.get("tests") == "3"  # the spec and two coverage goals
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert set(cases) == {"TC-CONSISTENT", "commit", "abort-after-prepare"}
+    failure = cases["TC-CONSISTENT"].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "rm0 committed while rm1 aborted"
+    assert failure.get("type") == "violation"
+    assert "TMCommit" in (failure.text or "")
+    assert cases["commit"].find("failure") is None
+
+
+def test_check_junit_clean(tmp_path: Path) -> None:
+    out = tmp_path / "ok.xml"
+    assert invoke("check", "twophase", "--junit", str(out), "--no-progress").exit_code == 0
+    root = ET.fromstring(out.read_text())
+    assert root.findall(".//failure") == []
+    assert root.find("testsuite").get("failures") == "0"
+
+
+def test_check_state_bound_exits_3() -> None:
+    code, doc = check_json("twophase", "--max-states", "10")
+    assert code == 3
+    assert doc["result"] == "incomplete"
+    assert doc["incomplete_reason"] == "state bound 10 reached"
+    assert doc["violations"] == []
+
+
+def test_check_depth_bound_exits_3() -> None:
+    code, doc = check_json("twophase", "--max-depth", "3")
+    assert code == 3
+    assert (doc["result"], doc["incomplete_reason"]) == ("incomplete", "depth bound 3 reached")
+
+
+# --- trace artifacts and replay ---------------------------------------------------------------
+
+
+@pytest.fixture
+def artifact(tmp_path: Path) -> Path:
+    out = tmp_path / "cex.json"
+    r = invoke("check", "twophase", "--variant", "tm-commit-early", "--trace-out", str(out),
+               "--no-progress")
+    assert r.exit_code == 1
+    return out
+
+
+def test_trace_out_writes_a_counterexample(artifact: Path) -> None:
+    doc = json.loads(artifact.read_text())
+    assert doc["partsafe"] == "counterexample"
+    assert (doc["model"], doc["variant"], doc["spec"]) == ("twophase", "tm-commit-early",
+                                                           "TC-CONSISTENT")
+    assert doc["params"] == {"rms": 3}
+    assert doc["init"] == 0
+    assert [s["action_id"] for s in doc["steps"]] == [
+        "('RMPrepare', 0)", "('TMRcvPrepared', 0)", "('TMCommit',)", "('RMRcvCommitMsg', 0)",
+        "('RMChooseToAbort', 1)"]
+
+
+def test_no_trace_out_without_violation(tmp_path: Path) -> None:
+    out = tmp_path / "none.json"
+    assert invoke("check", "twophase", "--trace-out", str(out), "--no-progress").exit_code == 0
+    assert not out.exists()
+
+
+def test_replay_reproduces(artifact: Path) -> None:
+    r = invoke("replay", str(artifact))
+    assert r.exit_code == 1
+    assert "violation reproduced" in r.stdout
+    r = invoke("replay", str(artifact), "--json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["reproduced"] is True
+    assert doc["spec"] == "TC-CONSISTENT"
+    assert doc["message"] == "rm0 committed while rm1 aborted"
+    assert doc["depth"] == 5
+    assert len(doc["trace"]) == 6
+
+
+def test_replay_of_a_tampered_artifact_names_the_step(artifact: Path) -> None:
+    doc = json.loads(artifact.read_text())
+    doc["steps"][2]["action_id"] = "('RMRcvCommitMsg', 2)"
+    artifact.write_text(json.dumps(doc))
+    r = invoke("replay", str(artifact))
+    assert r.exit_code == 2
+    assert f"{artifact}: step 3 (TMCommit) is not enabled" in r.output
+
+
+def test_replay_of_an_artifact_with_other_events_names_the_step(artifact: Path) -> None:
+    doc = json.loads(artifact.read_text())
+    doc["steps"][0]["events"] = [{"type": "member_crashed", "member": "rm0"}]
+    artifact.write_text(json.dumps(doc))
+    r = invoke("replay", str(artifact))
+    assert r.exit_code == 2
+    assert "step 1 (RMPrepare(rm0)) emits []" in r.output
+
+
+@pytest.mark.parametrize("params", [{"rms": "3"}, {"rms": 2.5}, {"rms": None}],
+                         ids=["str", "float", "null"])
+def test_replay_of_an_artifact_with_bad_params_exits_2(artifact: Path, params: dict) -> None:
+    doc = json.loads(artifact.read_text())
+    doc["params"] = params
+    artifact.write_text(json.dumps(doc))
+    r = invoke("replay", str(artifact), catch=True)
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert r.exit_code == 2
+    assert "rms" in r.output
+
+
+def test_replay_of_a_prefix_does_not_reproduce(artifact: Path) -> None:
+    doc = json.loads(artifact.read_text())
+    doc["steps"] = doc["steps"][:4]
+    artifact.write_text(json.dumps(doc))
+    r = invoke("replay", str(artifact), "--json")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["reproduced"] is False
+
+
+def test_replay_of_a_non_json_file_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("this is not { json\n")
+    r = invoke("replay", str(bad))
+    assert r.exit_code == 2
+    assert f"{bad}: not JSON" in r.output
+
+
+def test_replay_of_other_json_exits_2(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"model": "twophase"}))
+    r = invoke("replay", str(other))
+    assert r.exit_code == 2
+    assert "not a partsafe counterexample" in r.output
+    r = invoke("replay", str(tmp_path / "missing.json"))
+    assert r.exit_code == 2
+    assert "missing.json" in r.output
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["check", "nope"], "unknown model 'nope'"),
+        (["check", "twophase", "--variant", "nope"], "unknown variant 'nope' of model twophase"),
+        (["check", "twophase", "--rms", "0"], "--rms must be at least 1"),
+        (["check", "twophase", "--members", "3"], "--members does not apply to model twophase"),
+        (["check", "twophase", "--max-states", "0"], "--max-states must be positive"),
+        (["check", "twophase", "--max-depth", "-1"], "--max-depth must be positive"),
+        (["check", "twophase", "--max-seconds", "0"], "--max-seconds must be positive"),
+        (["check", "twophase", "--rms", "three"], "--rms"),
+        (["check", "--variant", "tm-commit-early"], "--variant"),
+        (["explain", "NOPE"], "unknown spec 'NOPE'"),
+        (["frobnicate"], "frobnicate"),
+    ],
+    ids=["model", "variant", "rms-0", "members-on-twophase", "max-states-0", "max-depth-neg",
+         "max-seconds-0", "rms-not-int", "variant-without-model", "explain", "command"],
+)
+def test_bad_input_exits_2_and_names_it(args: list[str], needle: str) -> None:
+    r = invoke(*args, *(["--no-progress"] if args[0] == "check" else []))
+    assert r.exit_code == 2
+    assert needle in r.output
+    assert r.stdout == ""
+
+
+def test_bad_input_with_json_prints_no_document() -> None:
+    r = invoke("check", "twophase", "--rms", "0", "--json")
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert "--rms must be at least 1" in r.stderr
+
+
+# --- specs and explain --------------------------------------------------------------------------
+
+
+def test_specs_json() -> None:
+    r = invoke("specs", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert isinstance(doc, list) and doc
+    for s in doc:
+        assert set(s) == {"id", "title", "statement", "seed", "section", "kind"}
+    ids = [s["id"] for s in doc]
+    assert len(ids) == len(set(ids))
+    assert {"MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",
+            "MEM-MASTER-ONLY"} <= set(ids)
+    order = next(s for s in doc if s["id"] == "MEM-VIEW-ORDER")
+    assert order["seed"] == "002_f49205399b3fd431.txt"
+    assert order["kind"] == "event monitor"
+
+
+def test_specs_table() -> None:
+    r = invoke("specs")
+    assert r.exit_code == 0
+    for spec_id in ("MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",
+                    "MEM-MASTER-ONLY"):
+        assert spec_id in r.stdout
+    assert "quiescence" in r.stdout and "event monitor" in r.stdout
+
+
+def test_explain() -> None:
+    r = invoke("explain", "MEM-VIEW-ORDER")
+    assert r.exit_code == 0
+    assert "MEM-VIEW-ORDER" in r.stdout and "M1 View Order" in r.stdout
+    assert "002_f49205399b3fd431.txt" in r.stdout
+    r = invoke("explain", "mem-version", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert doc["id"] == "MEM-VERSION"
+    assert {"id", "title", "statement", "seed", "section", "kind", "rationale", "z3"} <= set(doc)
+
+
+# --- help ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["check"], ["zoo"], ["replay"], ["specs"],
+                                     ["explain"], ["bench"]],
+                         ids=lambda c: c[0] if c else "main")
+def test_help(command: list[str]) -> None:
+    r = invoke(*command, "--help")
+    assert r.exit_code == 0
+    assert "Usage:" in r.stdout
+    if command:
+        assert command[0] in r.stdout
+
+
+def test_every_subcommand_has_a_help_test() -> None:
+    assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench"}

@@ -1,0 +1,270 @@
+"""The membership monitors of specs/membership.py over hand-written event streams, and the
+invariant catalogue."""
+
+from __future__ import annotations
+
+import pytest
+from partsafe.specs.membership import (
+    MONITORS,
+    MasterOnly,
+    VersionOrder,
+    ViewAgreement,
+    ViewIntegrity,
+    ViewOrder,
+)
+from partsafe.specs.monitor import Monitor, run
+from partsafe.specs.registry import all_specs, get
+from partsafe.traces.events import (
+    Event,
+    ExplicitSuspicion,
+    MastershipClaimStarted,
+    MemberCrashed,
+    MemberJoined,
+    MemberListInstalled,
+    MemberRemoved,
+    MemberSuspected,
+    SuspicionRemoved,
+)
+
+AB, ABC, ABCD, BCD = ("A", "B"), ("A", "B", "C"), ("A", "B", "C", "D"), ("B", "C", "D")
+
+
+def inst(member: str, version: int | None, members: tuple[str, ...],
+         master: str | None = None) -> MemberListInstalled:
+    return MemberListInstalled(member=member, version=version, members=members,
+                               master=master if master is not None else members[0])
+
+
+def messages(monitor: Monitor, events: list[Event], **kw: bool) -> list[str]:
+    return [m for _, m in run(monitor, events, **kw)]
+
+
+def test_monitors_are_the_five_membership_specs() -> None:
+    assert [m.spec for m in MONITORS] == ["MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT",
+                                          "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY"]
+    for m in MONITORS:
+        hash(m().initial())  # the explorer carries monitor states inside its hashed states
+
+
+# --- MEM-VIEW-ORDER ---------------------------------------------------------------------------
+
+
+def test_view_order_catches_two_members_installing_in_opposite_orders() -> None:
+    events = [inst("A", 2, AB), inst("A", 3, ABC), inst("B", 3, ABC), inst("B", 2, AB)]
+    found = run(ViewOrder(), events)
+    assert len(found) == 1
+    event, message = found[0]
+    assert event == events[3]
+    assert message == ("B installs {v=2, [A, B]} after {v=3, [A, B, C]}, but A installed "
+                       "{v=2, [A, B]} before {v=3, [A, B, C]}")
+
+
+def test_view_order_catches_a_member_going_back_to_an_old_view() -> None:
+    # the legacy format: a periodic publish re-adds a removed member (hz38-unordered-members)
+    events = [inst("B", None, ABC), inst("B", None, AB), inst("B", None, ABC)]
+    (message,) = messages(ViewOrder(), events)
+    assert message == "B installs [A, B, C] after [A, B], but B installed [A, B, C] before [A, B]"
+
+
+def test_view_order_holds() -> None:
+    events = [
+        inst("A", 2, AB), inst("B", 2, AB),
+        inst("A", 3, ABC), inst("A", 3, ABC),  # the same view again is no new installation
+        inst("A", 4, ABCD),
+        inst("B", 4, ABCD),  # B skipped version 3: allowed
+        inst("C", 3, ABC), inst("C", 4, ABCD),
+        inst("D", 4, ABCD),
+    ]
+    assert run(ViewOrder(), events) == []
+    assert run(ViewOrder(), events, quiescent_at_end=True) == []
+
+
+def test_view_order_ignores_other_events() -> None:
+    assert ViewOrder.observes == frozenset({"member_list_installed"})
+    events = [inst("A", 2, AB), MemberCrashed(member="A"), inst("B", 3, ABC), inst("B", 2, AB)]
+    assert messages(ViewOrder(), events) == []
+
+
+# --- MEM-VIEW-AGREEMENT -----------------------------------------------------------------------
+
+
+def test_view_agreement_catches_a_live_member_with_another_view() -> None:
+    events = [inst("A", 3, ABC), inst("B", 2, AB), inst("C", 3, ABC)]
+    assert run(ViewAgreement(), events) == []  # judged only at quiescence
+    found = run(ViewAgreement(), events, quiescent_at_end=True)
+    assert len(found) == 1
+    event, message = found[0]
+    assert event is None
+    assert message == ("A holds {v=3, [A, B, C]} but B, a live member of it, holds "
+                       "{v=2, [A, B]}, and nothing but faults can happen")
+
+
+def test_view_agreement_catches_a_stale_new_master() -> None:
+    # hz38-stale-master-list: B publishes its old list after A crashed; C keeps the newer one
+    events = [inst("A", 4, ABCD), inst("B", 3, ABC), inst("C", 4, ABCD), inst("D", 4, ABCD),
+              MemberCrashed(member="A"), inst("B", 4, BCD), inst("D", 4, BCD)]
+    (message,) = messages(ViewAgreement(), events, quiescent_at_end=True)
+    assert message.startswith("B holds {v=4, [B, C, D]} but C, a live member of it, holds "
+                              "{v=4, [A, B, C, D]}")
+
+
+def test_view_agreement_holds() -> None:
+    events = [
+        inst("A", 2, AB), inst("B", 2, AB),
+        inst("A", 3, ABC), inst("B", 3, ABC), inst("C", 3, ABC),
+        inst("D", 1, ("D",)),  # D is in no one else's view and holds its own
+        MemberCrashed(member="C"),
+        inst("A", 4, AB),  # A removed C
+        inst("B", 4, AB),
+    ]
+    assert messages(ViewAgreement(), events, quiescent_at_end=True) == []
+
+
+def test_view_agreement_ignores_crashed_and_unseen_members() -> None:
+    # B crashed holding an old view; E was never seen: neither is a disagreement
+    events = [inst("A", 3, ("A", "B", "E")), inst("B", 2, AB), MemberCrashed(member="B")]
+    assert messages(ViewAgreement(), events, quiescent_at_end=True) == []
+    # a crashed member's own view is not judged either
+    events = [inst("A", 3, ABC), inst("B", 3, ABC), inst("C", 2, AB), MemberCrashed(member="A"),
+              MemberCrashed(member="C")]
+    assert messages(ViewAgreement(), events, quiescent_at_end=True) == []
+
+
+# --- MEM-VIEW-INTEGRITY -----------------------------------------------------------------------
+
+
+def test_view_integrity_catches_a_view_without_its_member() -> None:
+    events = [inst("A", 3, ABC), inst("C", 4, AB)]
+    found = run(ViewIntegrity(), events)
+    assert found == [(events[1], "C installs {v=4, [A, B]}, which omits itself")]
+    (legacy,) = messages(ViewIntegrity(), [inst("D", None, ABC)])
+    assert legacy == "D installs [A, B, C], which omits itself"
+
+
+def test_view_integrity_holds() -> None:
+    events = [inst("A", 3, ABC), inst("B", 3, ABC), inst("C", None, ABC), inst("B", 4, AB)]
+    assert run(ViewIntegrity(), events, quiescent_at_end=True) == []
+
+
+# --- MEM-VERSION ------------------------------------------------------------------------------
+
+
+def test_version_catches_a_version_applied_twice() -> None:
+    events = [inst("B", 3, ABC), inst("B", 3, ABC)]
+    assert messages(VersionOrder(), events) == ["B applies version 3 after version 3"]
+
+
+def test_version_catches_a_version_going_back() -> None:
+    events = [inst("B", 2, AB), inst("B", 4, ABCD), inst("B", 3, ABC)]
+    found = run(VersionOrder(), events)
+    assert found == [(events[2], "B applies version 3 after version 4")]
+
+
+def test_version_catches_one_version_naming_two_lists() -> None:
+    events = [inst("A", 4, ABCD), inst("C", 4, ("A", "B", "C", "E"), master="A")]
+    (message,) = messages(VersionOrder(), events)
+    assert message == "version 4 of master A names two lists: [A, B, C, D] and [A, B, C, E]"
+
+
+def test_version_holds() -> None:
+    events = [
+        inst("A", 2, AB), inst("B", 2, AB),
+        inst("A", 3, ABC), inst("B", 5, (*ABC, "E", "F")),  # skips are fine
+        inst("A", 5, (*ABC, "E", "F")),
+        inst("C", None, ABC), inst("C", None, ABC),  # legacy lists are not judged
+        inst("B", 5, BCD, master="B"),  # another master's version 5 may name another list
+    ]
+    assert messages(VersionOrder(), events[:7]) == []
+    # B applying 5 again is a repeat of its own version, whoever the master
+    assert messages(VersionOrder(), events) == ["B applies version 5 after version 5"]
+
+
+def test_version_forgets_a_crashed_member() -> None:
+    events = [inst("B", 4, ABCD), MemberCrashed(member="B"), inst("B", 2, AB)]
+    assert messages(VersionOrder(), events) == []
+
+
+# --- MEM-MASTER-ONLY --------------------------------------------------------------------------
+
+
+def test_master_only_catches_a_slave_removing_a_member() -> None:
+    events = [inst("B", 3, ABC), MemberSuspected(member="B", suspect="C"),
+              MemberRemoved(member="B", removed="C", version=4)]
+    found = run(MasterOnly(), events)
+    assert found == [(events[2], "B removes C but is not the master of its list [A, B, C]")]
+
+
+def test_master_only_catches_a_slave_adding_a_member() -> None:
+    events = [inst("C", 3, ABC), MemberJoined(member="C", joined="D", version=4)]
+    (message,) = messages(MasterOnly(), events)
+    assert message == "C adds D but is not the master of its list [A, B, C]"
+
+
+def test_master_only_catches_an_early_claim() -> None:
+    events = [inst("C", 4, ABCD), MemberSuspected(member="C", suspect="A"),
+              MastershipClaimStarted(member="C", suspected=("A",))]
+    (message,) = messages(MasterOnly(), events)
+    assert message == "C claims mastership while not suspecting older B"
+
+
+def test_master_only_lifted_suspicion_counts_as_not_suspected() -> None:
+    events = [inst("C", 4, ABCD), MemberSuspected(member="C", suspect="A"),
+              MemberSuspected(member="C", suspect="B"), SuspicionRemoved(member="C", suspect="A"),
+              MastershipClaimStarted(member="C", suspected=("A", "B"))]
+    (message,) = messages(MasterOnly(), events)
+    assert message == "C claims mastership while not suspecting older A"
+
+
+def test_master_only_holds() -> None:
+    events = [
+        inst("A", 3, ABC), inst("B", 3, ABC), inst("C", 3, ABC),
+        MemberJoined(member="A", joined="D", version=4), inst("A", 4, ABCD),
+        MemberRemoved(member="A", removed="D", version=5), inst("A", 5, ABC),
+        MemberSuspected(member="C", suspect="A"),
+        ExplicitSuspicion(member="C", sender="B"),  # B asked C to suspect it
+        MastershipClaimStarted(member="C", suspected=("A", "B")),
+        MemberCrashed(member="B"),
+        MemberRemoved(member="B", removed="C", version=9),  # after its crash: not judged
+    ]
+    assert messages(MasterOnly(), events) == []
+    # the oldest member claims with nobody to suspect; a new master removes the old one
+    events = [inst("A", 2, AB), MastershipClaimStarted(member="A", suspected=()),
+              inst("B", 2, AB), MemberSuspected(member="B", suspect="A"),
+              MastershipClaimStarted(member="B", suspected=("A",)), inst("B", 3, ("B",)),
+              MemberRemoved(member="B", removed="A", version=3)]
+    assert messages(MasterOnly(), events) == []
+
+
+# --- the catalogue ----------------------------------------------------------------------------
+
+MEMBERSHIP_IDS = ["MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",
+                  "MEM-MASTER-ONLY"]
+
+
+def test_registry_holds_the_membership_specs() -> None:
+    specs = {s.id: s for s in all_specs()}
+    assert set(MEMBERSHIP_IDS) <= set(specs)
+    assert len(specs) == len(list(all_specs()))  # every id once
+    for spec_id in MEMBERSHIP_IDS:
+        s = specs[spec_id]
+        assert s.seed == "002"
+        assert s.seed_file == "002_f49205399b3fd431.txt"
+        assert s.section
+        assert s.title and s.statement
+        assert s.kind in ("state invariant", "event monitor", "quiescence check")
+        assert s.monitor is not None and s.monitor().spec == spec_id
+        d = s.as_dict()
+        assert list(d) == ["id", "title", "statement", "seed", "section", "kind"]
+        assert d["seed"] == "002_f49205399b3fd431.txt"
+    assert specs["MEM-VIEW-AGREEMENT"].kind == "quiescence check"
+    assert specs["MEM-VIEW-ORDER"].kind == "event monitor"
+    assert "M1" in specs["MEM-VIEW-ORDER"].section
+
+
+def test_registry_lookup() -> None:
+    assert get("mem-version").id == "MEM-VERSION"
+    assert get("Mem-View-Order") is get("MEM-VIEW-ORDER")
+    with pytest.raises(KeyError):
+        get("MEM-NOPE")
+    with pytest.raises(KeyError):
+        get("")
