@@ -105,6 +105,16 @@ def membership_goals(proto: Membership) -> tuple[Goal[World], ...]:
         newer = msg.version is None or (st.version is not None and st.version > msg.version)
         return newer and bool(set(msg.members) - set(st.members))
 
+    def claim_discovers(prev: World, action: Action, nxt: World) -> bool:
+        if action[0] != "deliver" or (st := _member(nxt, proto, action[2])) is None:
+            return False
+        old = _member(prev, proto, action[2])
+        return (st.claim is not None and old is not None and old.claim is not None
+                and len(st.claim.known) > len(old.claim.known))
+
+    def claim_retried(prev: World, action: Action, nxt: World) -> bool:
+        return action[0] == "timer" and action[2][0] == "claim-retry"
+
     def live_member_removed(prev: World, action: Action, nxt: World) -> bool:
         return action[0] == "false-suspect" and (st := _member(prev, proto, action[1])) \
             is not None and Membership.is_master(action[1], st)
@@ -120,6 +130,10 @@ def membership_goals(proto: Membership) -> tuple[Goal[World], ...]:
              "that removed one of its members", publish_races_removal),
         Goal("master-removes-live-member", "the master falsely suspects a live member and "
              "removes it", live_member_removed),
+        Goal("claim-discovers-member", "a claimant learns of a member it did not know from a "
+             "claim response (002: B discovers E from D's answer)", claim_discovers),
+        Goal("claim-retried", "a member answers a claim with \"not yet\" and is asked again",
+             claim_retried),
     )
 
 
@@ -151,15 +165,15 @@ MEMBERSHIP = ModelEntry(
         "suspicions": Param(1, "false suspicions of live members"),
         "losses": Param(0, "lost messages"),
         "duplications": Param(0, "duplicated messages"),
-        "publishes": Param(1, "periodic member list publishes that race newer updates"),
+        "publishes": Param(0, "periodic member list publishes that race newer updates"),
     },
     variants=MEMBERSHIP_VARIANTS,
     build=build_membership,
     zoo={
-        "hz38-unordered-members": ("MEM-VIEW-ORDER", {"suspicions": 0, "joins": 0}),
-        "hz38-stale-master-list": ("MEM-VIEW-AGREEMENT", {"suspicions": 0, "publishes": 0}),
-        "hz38-local-removal": ("MEM-MASTER-ONLY", {"joins": 0, "publishes": 0}),
-        "mutant-no-self-check": ("MEM-VIEW-INTEGRITY", {"joins": 0, "publishes": 0}),
+        "hz38-unordered-members": ("MEM-VIEW-ORDER", {"suspicions": 0, "publishes": 1}),
+        "hz38-stale-master-list": ("MEM-VIEW-AGREEMENT", {"suspicions": 0}),
+        "hz38-local-removal": ("MEM-MASTER-ONLY", {"joins": 0}),
+        "mutant-no-self-check": ("MEM-VIEW-INTEGRITY", {"joins": 0}),
     },
     action_kinds=("deliver", "timer", "suspect", "heartbeat", "crash", "join", "false-suspect",
                   "drop", "duplicate", "timer-race"),

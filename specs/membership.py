@@ -16,7 +16,7 @@ from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import Event, MemberListInstalled
 
 View = tuple[int | None, tuple[str, ...]]
-Pairs = frozenset[tuple[str, Any]]
+Pairs = frozenset[tuple[Hashable, Any]]
 NO_PAIRS: Pairs = frozenset()
 
 
@@ -32,51 +32,57 @@ def show(view: View | None) -> str:
         f"[{', '.join(members)}]")
 
 
-def lookup(pairs: Pairs, key: str, default: Any = None) -> Any:
+def lookup(pairs: Pairs, key: Hashable, default: Any = None) -> Any:
     for k, v in pairs:
         if k == key:
             return v
     return default
 
 
-def assign(pairs: Pairs, key: str, value: Any) -> Pairs:
+def assign(pairs: Pairs, key: Hashable, value: Any) -> Pairs:
     """`pairs` with `key` set to `value`."""
     return frozenset([(k, v) for k, v in pairs if k != key] + [(key, value)])
 
 
 class ViewOrder(Monitor):
-    """M1 View Order: views installed in one order at p are not installed in another order at q.
+    """M1 View Order, in Hazelcast's terms: every member applies member lists in the same order.
 
-    State: each member's history of installed views, in order. Installing w at p conflicts if p
-    installed some v before, and some q (p itself included) installed w before v.
+    002 Theory: "each Hazelcast member should apply the member list updates in the same order".
+    The master of a list is its first member, and the order is the one the master installed its
+    lists in: a member's sequence of lists from one master must be a subsequence of that master's
+    own sequence. This needs no version (the legacy format has none), and a list that legitimately
+    comes back (a member joins, then leaves) is simply a later element of the master's sequence.
+    State: each master's sequence of installed lists, and each member's position in it.
     """
 
     spec = "MEM-VIEW-ORDER"
     observes = frozenset({"member_list_installed"})
 
     def initial(self) -> Hashable:
-        return NO_PAIRS
+        return (NO_PAIRS, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         assert isinstance(event, MemberListInstalled)
-        histories: Pairs = state  # type: ignore[assignment]
+        sequences, positions = state  # type: ignore[misc]
         p, w = event.member, view_of(event)
-        mine: tuple[View, ...] = lookup(histories, p, ())
-        if mine and mine[-1] == w:
+        if not w[1]:
             return state, None
-        message = None
-        for q, theirs in sorted(histories):
-            if w not in theirs:
-                continue
-            after_w = theirs[theirs.index(w) + 1:]
-            for v in mine:
-                if v != w and v in after_w:
-                    message = (f"{p} installs {show(w)} after {show(v)}, but {q} installed "
-                               f"{show(w)} before {show(v)}")
-                    break
-            if message:
-                break
-        return assign(histories, p, (*mine, w)), message
+        master = w[1][0]
+        published: tuple[View, ...] = lookup(sequences, master, ())
+        if p == master:
+            if published and published[-1] == w:
+                return state, None
+            published = (*published, w)
+            return (assign(sequences, master, published),
+                    assign(positions, (p, master), len(published) - 1)), None
+        start: int = lookup(positions, (p, master), -1)
+        for j in range(start + 1, len(published)):
+            if published[j] == w:
+                return (sequences, assign(positions, (p, master), j)), None
+        if start >= 0 and w in published[: start + 1]:
+            return state, (f"{p} installs {show(w)} after {show(published[start])}, but master "
+                           f"{master} installed {show(w)} before {show(published[start])}")
+        return state, None  # a list its master was not seen installing: unknown
 
 
 class ViewAgreement(Monitor):
@@ -221,8 +227,9 @@ MONITORS: tuple[type[Monitor], ...] = (ViewOrder, ViewAgreement, ViewIntegrity, 
 
 register(Spec(
     id="MEM-VIEW-ORDER", title="M1 View Order",
-    statement="If views v and w are installed in this order at member p, they are not installed "
-              "in the order w, v at any member q (p included).",
+    statement="Every member applies the member lists of a master in the order that master "
+              "installed them: a member's sequence of lists from one master (the first member of "
+              "a list) is a subsequence of the master's own sequence.",
     seed="002", section="Technical Design / Theory (M1)", kind="event monitor", monitor=ViewOrder,
     rationale="Member lists carry a monotonic version and slaves apply only greater versions, so "
               "all members apply updates in one order. Without versions (hz38-unordered-members) "
