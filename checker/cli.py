@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from partsafe.checker import catalog
 from partsafe.checker.explore import Bounds, Progress, Result, explore
 from partsafe.checker.model import Model
@@ -28,9 +32,6 @@ from partsafe.checker.report import (
     result_json,
     steps_json,
 )
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 SCOPE_PARAMS: dict[str, str] = {}
 for _entry in catalog.MODELS.values():

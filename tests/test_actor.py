@@ -6,6 +6,7 @@ from collections import deque
 from typing import Any, NamedTuple
 
 import pytest
+
 from partsafe.checker import catalog
 from partsafe.checker.actor import (
     ACTION_KINDS,

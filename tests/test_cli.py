@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+
 from partsafe.checker.cli import main
 
 CHECK_KEYS = {"model", "variant", "scope", "result", "distinct_states", "depth", "seconds",

@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from partsafe.traces import events as ev
 from partsafe.traces.events import (
     EVENT_TYPES,

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 import pytest
+
 from partsafe.checker.explore import DEADLOCK, Bounds, explore, step_views
 from partsafe.checker.model import Action, Goal, Model, Property
 from partsafe.checker.twophase import TwoPhase

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from partsafe.checker.fingerprints import MASK64, MAX_LOAD, FingerprintTable, fingerprint
 
 FP = st.integers(min_value=1, max_value=MASK64)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from partsafe.refimpl.actor import Step
 from partsafe.refimpl.membership import (
     VARIANT_DOCS,

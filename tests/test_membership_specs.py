@@ -4,6 +4,7 @@ invariant catalogue."""
 from __future__ import annotations
 
 import pytest
+
 from partsafe.specs.membership import (
     MONITORS,
     MasterOnly,

@@ -1,0 +1,119 @@
+"""Membership (002) explored end to end: the fixed design is clean, each variant breaks its spec."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker import catalog
+from partsafe.checker.cli import main
+from partsafe.checker.explore import Result, explore
+from partsafe.checker.model import Model
+from partsafe.checker.replay import replay
+from partsafe.checker.report import artifact
+
+MEMBERSHIP = catalog.get("membership")
+ALL_GOALS = {"join-completes", "claim-completes", "candidate-crashes-mid-claim",
+             "publish-races-removal", "master-removes-live-member", "claim-discovers-member",
+             "claim-retried"}
+
+
+def check(variant: str, **scope: int) -> tuple[Model[Any], Result]:
+    model = MEMBERSHIP.make(variant, scope)
+    return model, explore(model, action_kinds=MEMBERSHIP.action_kinds)
+
+
+@pytest.mark.slow
+def test_default_scope_is_clean_and_reaches_every_goal() -> None:
+    # four members (A, B, C and the joiner D), one crash, one join, one false suspicion
+    model, result = check("fixed")
+    assert model.scope["members"] == 3 and model.scope["joiners"] == 1
+    assert (model.scope["crashes"], model.scope["joins"], model.scope["suspicions"]) == (1, 1, 1)
+    assert result.result == "ok"
+    assert result.violations == []
+    assert {g.name for g in result.goals if g.reached} == ALL_GOALS
+    assert result.distinct_states == 441_251
+    assert result.depth == 36
+    assert result.never_fired == ["drop", "duplicate", "timer-race"]
+
+
+def test_fixed_design_clean_with_a_publish_race_and_no_false_suspicion() -> None:
+    _, result = check("fixed", suspicions=0, publishes=1)
+    assert result.violations == [] and result.incomplete_reason is None
+    assert result.fired["timer-race"] > 0
+
+
+@pytest.mark.parametrize(("variant", "spec", "depth"), [
+    ("hz38-unordered-members", "MEM-VIEW-ORDER", 5),
+    ("hz38-stale-master-list", "MEM-VIEW-AGREEMENT", 13),
+    ("hz38-local-removal", "MEM-MASTER-ONLY", 1),
+    ("mutant-no-self-check", "MEM-VIEW-INTEGRITY", 2),
+])
+def test_each_variant_breaks_its_spec_with_a_shortest_counterexample(
+        variant: str, spec: str, depth: int) -> None:
+    expected, overrides = MEMBERSHIP.zoo[variant]
+    assert expected == spec
+    _, result = check(variant, **overrides)
+    assert result.result == "violation"
+    first = result.violations[0]
+    assert first.spec == spec
+    assert first.trace.depth == depth
+    # the fixed design at the very same scope finds nothing
+    _, fixed = check("fixed", **overrides)
+    assert fixed.violations == [] and fixed.incomplete_reason is None
+
+
+def test_unordered_members_is_002s_first_problem() -> None:
+    # 002 Background 1: a periodic publish of [A, B, C] is overtaken by the removal of C, which
+    # the publish then re-adds at B
+    model, result = check("hz38-unordered-members", suspicions=0, publishes=1)
+    trace = result.violations[0].trace
+    steps = [model.describe_action(a)[0] for a, _ in trace.steps]
+    assert steps == [
+        "timer-race publish at A, sent to B only",
+        "crash C",
+        "suspect: A suspects C",
+        "deliver MembersUpdate [A,B] A→B",
+        "deliver MembersUpdate [A,B,C] A→B",
+    ]
+    assert result.violations[0].message == (
+        "B installs [A, B, C] after [A, B], but master A installed [A, B, C] before [A, B]")
+
+
+def test_stale_master_list_is_002s_third_problem() -> None:
+    _, result = check("hz38-stale-master-list", suspicions=0)
+    v = result.violations[0]
+    assert v.message.startswith("B holds {v=4, [B, C]} but C, a live member of it, holds "
+                                "{v=4, [A, B, C, D]}")
+    # B claimed with its stale list: it never saw D's join
+    kinds = [a[0] for a, _ in v.trace.steps]
+    assert "crash" in kinds and "join" in kinds
+
+
+def test_membership_counterexample_replays() -> None:
+    model, result = check("hz38-stale-master-list", suspicions=0)
+    params = MEMBERSHIP.scope({"suspicions": 0})
+    doc = json.loads(json.dumps(artifact(model, result, params)))
+    _, trace, message = replay(doc)
+    assert trace.depth == result.violations[0].trace.depth
+    assert message == result.violations[0].message
+
+
+def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
+    runner = CliRunner()
+    out = runner.invoke(main, ["zoo", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["result"] == "ok"
+    found = {(v["model"], v["variant"]): (v["found"], v["spec"]) for v in doc["variants"]}
+    assert found == {
+        ("membership", "hz38-unordered-members"): (True, "MEM-VIEW-ORDER"),
+        ("membership", "hz38-stale-master-list"): (True, "MEM-VIEW-AGREEMENT"),
+        ("membership", "hz38-local-removal"): (True, "MEM-MASTER-ONLY"),
+        ("membership", "mutant-no-self-check"): (True, "MEM-VIEW-INTEGRITY"),
+        ("twophase", "tm-commit-early"): (True, "TC-CONSISTENT"),
+    }
+    assert all(f["result"] == "ok" for f in doc["fixed"])
