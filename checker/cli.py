@@ -98,9 +98,15 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
         model = entry.make(variant, overrides)
     except ValueError as exc:
         _fail(str(exc))
-    with _ProgressView(f"{entry.name} ({variant})", progress) as view:
-        result = explore(model, symmetry=symmetry, bounds=bounds, stop_at_first=not keep_going,
-                         progress=view if progress else None, action_kinds=entry.action_kinds)
+    try:
+        with _ProgressView(f"{entry.name} ({variant})", progress) as view:
+            result = explore(model, symmetry=symmetry, bounds=bounds,
+                             stop_at_first=not keep_going, progress=view if progress else None,
+                             action_kinds=entry.action_kinds)
+    except KeyboardInterrupt:
+        _stderr().print(f"{entry.name}: interrupted; no verdict (bound the search with "
+                        "--max-seconds or --max-states)")
+        sys.exit(130)
     return model, result, params
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Hashable, Iterable
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 from partsafe.refimpl.actor import NodeId, Protocol, Send, Step
 from partsafe.traces import events as ev
@@ -83,23 +83,32 @@ class MemberState(NamedTuple):
 
 # --- messages ---------------------------------------------------------------------------------
 #
-# Messages are tuples, so two field-less messages would be the empty tuple and equal to each other:
-# a JoinRequest and a MastershipClaim in flight between the same nodes would be one message to the
-# network. The field-less ones therefore compare and hash by type.
+# Messages are named tuples, and tuples of equal fields are equal whatever their class: a
+# JoinRequest() and a MastershipClaim() in flight between the same nodes would be one message to
+# the network. Every message class therefore compares and hashes by class as well as by fields.
+
+M = TypeVar("M", bound=type)
 
 
-def _same_type_eq(self: tuple[()], other: object) -> bool:
-    return type(self) is type(other)
+def _message(cls: M) -> M:
+    """Make a NamedTuple class compare and hash by its class and its fields."""
+
+    def __eq__(self: tuple[object, ...], other: object) -> bool:
+        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+    def __ne__(self: tuple[object, ...], other: object) -> bool:
+        return not __eq__(self, other)
+
+    def __hash__(self: tuple[object, ...]) -> int:
+        return hash((cls.__name__, tuple.__hash__(self)))
+
+    cls.__eq__ = __eq__  # type: ignore[method-assign]
+    cls.__ne__ = __ne__  # type: ignore[method-assign]
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    return cls
 
 
-def _same_type_ne(self: tuple[()], other: object) -> bool:
-    return type(self) is not type(other)
-
-
-def _type_hash(self: tuple[()]) -> int:
-    return hash(type(self).__name__)
-
-
+@_message
 class MembersUpdate(NamedTuple):
     """The master publishes a member list; also how a joiner learns it joined (FinalizeJoin)."""
 
@@ -107,28 +116,24 @@ class MembersUpdate(NamedTuple):
     members: tuple[str, ...]
 
 
+@_message
 class JoinRequest(NamedTuple):
     """A joiner asks to join the cluster."""
 
-    __eq__ = _same_type_eq
-    __ne__ = _same_type_ne
-    __hash__ = _type_hash
 
-
+@_message
 class MastershipClaim(NamedTuple):
     """The sender claims mastership (002 Mastership Claim Process)."""
 
-    __eq__ = _same_type_eq
-    __ne__ = _same_type_ne
-    __hash__ = _type_hash
 
-
+@_message
 class MasterAddress(NamedTuple):
     """A member that is not the master tells a joiner whom to ask instead."""
 
     master: str
 
 
+@_message
 class ClaimResponse(NamedTuple):
     """The answer to a claim, carrying the responder's member list."""
 
@@ -137,12 +142,9 @@ class ClaimResponse(NamedTuple):
     members: tuple[str, ...]
 
 
+@_message
 class ExplicitSuspicion(NamedTuple):
     """Asks the receiver to suspect the sender and go its own way (002 Explicit Suspicion)."""
-
-    __eq__ = _same_type_eq
-    __ne__ = _same_type_ne
-    __hash__ = _type_hash
 
 
 Message = (MembersUpdate | JoinRequest | MasterAddress | MastershipClaim | ClaimResponse
