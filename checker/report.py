@@ -164,8 +164,15 @@ def render_trace(console: Console, model: Model[Any], trace: Trace, title: str) 
         prev = view.state
         table.add_row(str(i), Text(view.action), Text(_events_text(view)),
                       Text("\n".join(f"{k}: {_compact(v)}" for k, v in changed.items())))
-    console.print(Panel(Group(table), title=Text(title, style="bold red"), title_align="left",
-                        subtitle=f"{trace.depth} steps (shortest)", subtitle_align="left"))
+    final = Table(title=f"every node after step {len(views) - 1}", title_justify="left",
+                  show_header=False, show_edge=False)
+    final.add_column("node", style="bold", no_wrap=True)
+    final.add_column("state")
+    for k, v in views[-1].state.items():
+        final.add_row(Text(str(k)), Text(_compact(v)))
+    steps = f"{trace.depth} step{'' if trace.depth == 1 else 's'} (shortest)"
+    console.print(Panel(Group(table, final), title=Text(title, style="bold red"),
+                        title_align="left", subtitle=steps, subtitle_align="left"))
 
 
 def _events_text(view: StepView) -> str:
