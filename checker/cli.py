@@ -20,6 +20,16 @@ from rich.text import Text
 from partsafe.checker import catalog
 from partsafe.checker.explore import Bounds, Progress, Result, explore
 from partsafe.checker.model import Model
+from partsafe.checker.planner_check import (
+    KNOWN_FINDINGS,
+    check_json,
+    check_planner,
+    judge,
+    plan_json,
+    show,
+)
+from partsafe.checker.planner_space import canonical_pairs
+from partsafe.checker.planner_view import planner_junit, render_plan, render_planner_check
 from partsafe.checker.report import (
     EXIT_OK,
     EXIT_VIOLATION,
@@ -32,7 +42,9 @@ from partsafe.checker.report import (
     result_json,
     steps_json,
 )
+from partsafe.refimpl.planner import VARIANTS as PLANNER_VARIANTS
 
+PLANNER_DEFAULT_REPLICAS = 4
 SCOPE_PARAMS: dict[str, str] = {}
 for _entry in catalog.MODELS.values():
     for _name, _param in _entry.params.items():
@@ -129,16 +141,28 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
               help="write the shortest counterexample as a replayable JSON artifact")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
+@click.option("--replicas", type=int, default=None,
+              help=f"planner: check every pair of arrays with 1 to N indices (default "
+                   f"{PLANNER_DEFAULT_REPLICAS}, at most 7)")
 def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
           max_seconds: float | None, symmetry: bool, keep_going: bool, as_json: bool,
           junit_file: str | None, trace_out: str | None, progress: bool | None,
-          **scope: int | None) -> None:
+          replicas: int | None, **scope: int | None) -> None:
     """Explore MODEL exhaustively at a small scope and check every spec on it.
 
     Without MODEL, every model is checked at its default scope. Models: membership (Hazelcast 3.9
-    cluster membership, seed 002) and twophase (two-phase commit, the explorer's calibration).
+    cluster membership, seed 002), planner (the migration planner of 000 §3, every pair of replica
+    arrays) and twophase (two-phase commit, the explorer's calibration).
     """
     overrides = {k: v for k, v in scope.items() if v is not None}
+    if model == "planner":
+        if overrides:
+            _fail(f"--{next(iter(overrides))} does not apply to model planner (it takes "
+                  "--replicas and --variant)")
+        _check_planner(variant, replicas, as_json, junit_file)
+        return
+    if replicas is not None:
+        _fail("--replicas applies to model planner only")
     if model is None:
         if variant != "fixed" or overrides or trace_out:
             _fail("--variant, scope options and --trace-out need a MODEL")
@@ -164,11 +188,18 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
             Path(trace_out).write_text(dumps(artifact(m, r, params)) + "\n")
     if junit_file:
         Path(junit_file).write_text(junit([(m, r) for m, r, _ in runs]))
+    planner = check_planner(PLANNER_DEFAULT_REPLICAS) if model is None else None
+    status = exit_status(r for _, r, _ in runs)
+    if planner is not None and planner.unexpected:
+        status = EXIT_VIOLATION
     if as_json:
         docs = [result_json(m, r) for m, r, _ in runs]
         if model is None:
-            status = exit_status(r for _, r, _ in runs)
+            if planner is not None:
+                docs.insert(1, check_json(planner))
             overall = {0: "ok", 1: "violation", 3: "incomplete"}[status]
+            if overall == "ok" and planner is not None and planner.result != "ok":
+                overall = "ok with known findings"
             click.echo(dumps({"result": overall, "models": docs}))
         else:
             click.echo(dumps(docs[0]))
@@ -176,7 +207,27 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         console = _stdout()
         for m, r, _ in runs:
             render_result(console, m, r)
-    sys.exit(exit_status(r for _, r, _ in runs))
+        if planner is not None:
+            render_planner_check(console, planner)
+    sys.exit(status)
+
+
+def _check_planner(variant: str, replicas: int | None, as_json: bool,
+                   junit_file: str | None) -> NoReturn:
+    n = PLANNER_DEFAULT_REPLICAS if replicas is None else replicas
+    if not 1 <= n <= 7:
+        _fail(f"--replicas must be 1 to 7, not {n}")
+    if variant not in PLANNER_VARIANTS:
+        _fail(f"unknown variant {variant!r} of model planner; known: "
+              f"{', '.join(PLANNER_VARIANTS)}")
+    result = check_planner(n, variant)
+    if junit_file:
+        Path(junit_file).write_text(planner_junit(result))
+    if as_json:
+        click.echo(dumps(check_json(result)))
+    else:
+        render_planner_check(_stdout(), result)
+    sys.exit(EXIT_OK if result.result == "ok" else EXIT_VIOLATION)
 
 
 @main.command()
@@ -220,6 +271,10 @@ def zoo(as_json: bool, junit_file: str | None, progress: bool | None) -> None:
                           "scope": r2.scope, "distinct_states": r2.distinct_states,
                           "seconds": round(r2.seconds, 3),
                           "goals_reached": [g.name for g in r2.goals if g.reached]})
+    planner_zoo, planner_fixed, planner_ok = _planner_zoo()
+    variants.append(planner_zoo)
+    fixed.append(planner_fixed)
+    ok &= planner_ok
     if junit_file:
         Path(junit_file).write_text(junit(runs, goals=False))
     if as_json:
@@ -244,6 +299,38 @@ def zoo(as_json: bool, junit_file: str | None, progress: bool | None) -> None:
                           f"{f['distinct_states']:,}", f"{f['seconds']:.2f}")
         console.print(table)
     sys.exit(EXIT_OK if ok else EXIT_VIOLATION)
+
+
+def _planner_zoo() -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """hz37-naive-order must break PLAN-NO-DECREASE on a pair where the faithful planner keeps
+    every spec; the faithful planner must break nothing beyond its known findings."""
+    naive = check_planner(PLANNER_DEFAULT_REPLICAS, "hz37-naive-order")
+    fixed = check_planner(PLANNER_DEFAULT_REPLICAS)
+    expected = "PLAN-NO-DECREASE"
+    witness = None
+    for n in range(1, PLANNER_DEFAULT_REPLICAS + 1):
+        for current, target in canonical_pairs(n):
+            _, bad = judge(current, target, "hz37-naive-order")
+            if any(v.spec == expected for v in bad) and not judge(current, target)[1]:
+                witness = (current, target, next(v for v in bad if v.spec == expected))
+                break
+        if witness:
+            break
+    found = witness is not None
+    variant = {"model": "planner", "variant": "hz37-naive-order", "expected_spec": expected,
+               "found": found, "spec": expected if found else None,
+               "depth": witness[2].step if witness else None,
+               "seconds": round(naive.seconds, 3),
+               "scope": {"replicas": PLANNER_DEFAULT_REPLICAS},
+               "counterexample": (f"{show(witness[0])} -> {show(witness[1])}: {witness[2].message}"
+                                  if witness else None)}
+    clean = not fixed.unexpected
+    record = {"model": "planner", "result": "ok" if clean else "violation",
+              "scope": {"replicas": PLANNER_DEFAULT_REPLICAS},
+              "distinct_states": fixed.pairs_checked, "seconds": round(fixed.seconds, 3),
+              "known_findings": {spec: KNOWN_FINDINGS[spec] for spec in fixed.smallest
+                                 if spec in KNOWN_FINDINGS}}
+    return variant, record, found and clean
 
 
 @main.command()
@@ -276,6 +363,42 @@ def replay(file: str, as_json: bool) -> None:
         console.print("[bold red]violation reproduced[/]" if reproduced
                       else "[yellow]the violation did not reproduce[/]")
     sys.exit(EXIT_VIOLATION if reproduced else EXIT_OK)
+
+
+@main.command()
+@click.argument("current")
+@click.argument("target")
+@click.option("--variant", default="fixed", show_default=True,
+              help="planner variant (hz37-naive-order: index order, no chain walk)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def plan(current: str, target: str, variant: str, as_json: bool) -> None:
+    """Plan the migrations of one partition from CURRENT to TARGET replicas (000 §3).
+
+    Replicas are comma-separated members, `-` for an empty index, at most 7 indices:
+    `partsafe plan A,-,C D,A,C`.
+    """
+    from partsafe.refimpl.planner import PlannerError, parse_replicas
+    from partsafe.refimpl.planner import plan as make_plan
+
+    if variant not in PLANNER_VARIANTS:
+        _fail(f"unknown planner variant {variant!r}; known: {', '.join(PLANNER_VARIANTS)}")
+    arrays = []
+    for name, text in (("CURRENT", current), ("TARGET", target)):
+        try:
+            arrays.append(parse_replicas(text))
+        except PlannerError as exc:
+            _fail(f"{name} {text!r}: {exc}")
+    if len(arrays[0]) != len(arrays[1]):
+        _fail(f"CURRENT has {len(arrays[0])} indices and TARGET {len(arrays[1])}: they must have "
+              "as many")
+    try:
+        p = make_plan(arrays[0], arrays[1], variant=variant)
+    except PlannerError as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(dumps(plan_json(p)))
+    else:
+        render_plan(_stdout(), p)
 
 
 @main.command()

@@ -1,0 +1,214 @@
+"""Exhaustive small-scope check of the migration planner against the PLAN-* specs (000 §3).
+
+Every (current, target) pair of replica arrays with 1 to N indices, up to renaming of members
+(`planner_space.canonical_pairs`), is planned by the reference planner and the plan judged:
+the safety specs on every intermediate array, PLAN-REACHES-TARGET at the end, PLAN-NO-CYCLE on the
+cycle-fixed target, PLAN-PRIORITY on the execution order. A planner assertion (Hazelcast's own
+`AssertionError`s) counts against PLAN-REACHES-TARGET: no plan reached the target.
+
+For each spec the check keeps the number of violating pairs and the smallest counterexample:
+fewest indices, then fewest replicas in the pair, then the earliest step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from partsafe.checker.planner_space import canonical_pairs
+from partsafe.refimpl.planner import Plan, PlannerAssertion, plan
+from partsafe.specs.planner import ARRAY_SPECS, Replicas, count, cycle, priority_breach
+
+#: violations the faithful planner is known to have, each recorded with why (README, Findings);
+#: the check still reports them, and `partsafe check` / `partsafe zoo` fail on any other
+KNOWN_FINDINGS = {
+    "PLAN-NO-DECREASE": "Hazelcast applies clears at once and its chain walk may shift a replica "
+                        "up over a holder that leaves: a partition can briefly hold fewer "
+                        "replicas than before and after (README, Findings)",
+    "PLAN-HOTTER-FIRST": "the same plans, seen per prefix of hotter indices",
+}
+
+PLAN_SPECS = ("PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-REACHES-TARGET", "PLAN-NO-CYCLE",
+              "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER")
+
+
+@dataclass
+class PlanViolation:
+    """One pair breaking one spec; `step` indexes `plan.arrays` (0 is the array after clears)."""
+
+    spec: str
+    current: Replicas
+    target: Replicas
+    step: int | None
+    message: str
+    plan: Plan | None = None
+
+    @property
+    def size(self) -> tuple[int, int, int]:
+        return (len(self.current), count(self.current) + count(self.target), self.step or 0)
+
+
+@dataclass
+class PlannerCheck:
+    """The outcome of one exhaustive planner check."""
+
+    variant: str
+    replicas: int
+    pairs: dict[int, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    violating_pairs: dict[str, int] = field(default_factory=dict)
+    smallest: dict[str, PlanViolation] = field(default_factory=dict)
+    #: the same, restricted to the inputs Hazelcast's planner is given (`in_domain`)
+    domain_pairs: int = 0
+    domain_violating_pairs: dict[str, int] = field(default_factory=dict)
+    domain_smallest: dict[str, PlanViolation] = field(default_factory=dict)
+    longest_plan: int = 0
+
+    @property
+    def pairs_checked(self) -> int:
+        return sum(self.pairs.values())
+
+    @property
+    def result(self) -> str:
+        return "violation" if self.smallest else "ok"
+
+    @property
+    def unexpected(self) -> list[str]:
+        """Specs broken beyond the known findings of the faithful planner."""
+        known = KNOWN_FINDINGS if self.variant == "fixed" else {}
+        return sorted(spec for spec in self.smallest if spec not in known)
+
+
+def in_domain(current: Replicas, target: Replicas) -> bool:
+    """The pairs Hazelcast's planner is given (PLANNER.md §5): the current array after the repair
+    task's promotions (an owner whenever any replica is left) and a repartitioned target (a
+    non-empty prefix of replicas, then empty indices)."""
+    if count(current) and current[0] is None:
+        return False
+    k = count(target)
+    return k > 0 and all(r is not None for r in target[:k])
+
+
+def arrays_of(p: Plan) -> tuple[Replicas, ...]:
+    """The arrays a plan goes through: after the clears, then after each migration."""
+    return (p.start, *p.steps)
+
+
+def judge(current: Replicas, target: Replicas, variant: str = "fixed"
+          ) -> tuple[Plan | None, list[PlanViolation]]:
+    """Plan one pair and judge the plan against every PLAN-* spec."""
+    try:
+        p = plan(current, target, variant=variant)
+    except PlannerAssertion as exc:
+        return None, [PlanViolation("PLAN-REACHES-TARGET", current, target, None,
+                                    f"the planner failed: {exc}")]
+    return p, judge_plan(p)
+
+
+def judge_plan(p: Plan) -> list[PlanViolation]:
+    """Every PLAN-* spec `p` breaks, each with the first step that breaks it."""
+    current, target = p.current, p.target
+    fixed = p.target_after_cycle_fix
+    found: list[PlanViolation] = []
+    arrays = arrays_of(p)
+    for spec, holds in ARRAY_SPECS.items():
+        for step, array in enumerate(arrays):
+            if not holds(current, fixed, array):
+                found.append(PlanViolation(spec, current, target, step,
+                                           f"{spec} fails after step {step}: {show(array)}", p))
+                break
+    if arrays[-1] != fixed:
+        found.append(PlanViolation("PLAN-REACHES-TARGET", current, target, len(arrays) - 1,
+                                   f"ends at {show(arrays[-1])}, not {show(fixed)}", p))
+    members = cycle(current, fixed)
+    if members is not None:
+        found.append(PlanViolation("PLAN-NO-CYCLE", current, target, None,
+                                   f"{' -> '.join(members)} still pass their indices round", p))
+    breach = priority_breach(p.migrations)
+    if breach is not None:
+        found.append(PlanViolation("PLAN-PRIORITY", current, target, breach,
+                                   f"migration {breach + 1} could go before migration {breach}",
+                                   p))
+    return found
+
+
+def check_planner(replicas: int, variant: str = "fixed",
+                  progress: Callable[[int, int], None] | None = None) -> PlannerCheck:
+    """Judge every pair with 1 to `replicas` indices."""
+    result = PlannerCheck(variant, replicas)
+    start = time.perf_counter()
+    for n in range(1, replicas + 1):
+        pairs = 0
+        for current, target in canonical_pairs(n):
+            pairs += 1
+            p, found = judge(current, target, variant)
+            if p is not None:
+                result.longest_plan = max(result.longest_plan, len(p.migrations))
+            domain = in_domain(current, target)
+            result.domain_pairs += domain
+            for v in found:
+                _keep(result.violating_pairs, result.smallest, v)
+                if domain:
+                    _keep(result.domain_violating_pairs, result.domain_smallest, v)
+            if progress is not None and pairs % 20000 == 0:
+                progress(n, pairs)
+        result.pairs[n] = pairs
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _keep(counts: dict[str, int], smallest: dict[str, PlanViolation], v: PlanViolation) -> None:
+    counts[v.spec] = counts.get(v.spec, 0) + 1
+    best = smallest.get(v.spec)
+    if best is None or v.size < best.size:
+        smallest[v.spec] = v
+
+
+def show(array: Replicas) -> str:
+    return "[" + ",".join(r if r is not None else "-" for r in array) + "]"
+
+
+def check_json(result: PlannerCheck) -> dict[str, Any]:
+    """`partsafe check planner --json`: the check contract, with the planner's own figures."""
+    return {
+        "model": "planner",
+        "variant": result.variant,
+        "scope": {"replicas": result.replicas},
+        "result": result.result,
+        "distinct_states": result.pairs_checked,
+        "pairs_checked": result.pairs_checked,
+        "pairs_per_replica_count": {str(k): v for k, v in result.pairs.items()},
+        "depth": result.longest_plan,
+        "seconds": round(result.seconds, 3),
+        "violating_pairs": result.violating_pairs,
+        "known_findings": sorted(set(result.smallest) - set(result.unexpected)),
+        "violations": _violations_json(result.smallest),
+        "hazelcast_domain": {
+            "pairs_checked": result.domain_pairs,
+            "violating_pairs": result.domain_violating_pairs,
+            "violations": _violations_json(result.domain_smallest),
+        },
+    }
+
+
+def _violations_json(smallest: dict[str, PlanViolation]) -> list[dict[str, Any]]:
+    return [
+        {"spec": v.spec, "message": v.message, "current": show(v.current),
+         "target": show(v.target), "step": v.step,
+         "trace": plan_json(v.plan) if v.plan is not None else None}
+        for v in sorted(smallest.values(), key=lambda v: (v.size, v.spec))
+    ]
+
+
+def plan_json(p: Plan) -> dict[str, Any]:
+    """The `partsafe plan --json` document (DESIGN.md contract)."""
+    return {
+        "current": list(p.current),
+        "target": list(p.target),
+        "target_after_cycle_fix": list(p.target_after_cycle_fix),
+        "decisions": [d.as_dict() for d in p.decisions],
+        "migrations": [d.as_dict() for d in p.migrations],
+        "steps": [list(s) for s in p.steps],
+    }

@@ -1,0 +1,101 @@
+"""Terminal and JUnit views of the planner: one plan, and the exhaustive check."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from partsafe.checker.planner_check import PLAN_SPECS, PlannerCheck, show
+from partsafe.refimpl.planner import Decision, Plan
+from partsafe.specs.planner import count
+
+
+def describe(d: Decision) -> str:
+    """A migration in words: `SHIFT_UP D 3->1 (B leaves 1)`."""
+    if d.destination is None:
+        return f"CLEAR index {d.source_current_index} ({d.source})"
+    dst = d.destination
+    into = d.destination_new_index
+    text = f"{d.type} {dst} " + (f"{d.destination_current_index}->{into}"
+                                 if d.destination_current_index != -1 else f"to {into}")
+    if d.source is not None:
+        where = (f"to {d.source_new_index}" if d.source_new_index != -1 else "leaves")
+        text += f", {d.source} at {d.source_current_index} {where}"
+    return text
+
+
+def render_plan(console: Console, p: Plan) -> None:
+    console.print(Text.assemble(("current ", "bold"), show(p.current), ("   target ", "bold"),
+                                show(p.target)))
+    if p.target_after_cycle_fix != p.target:
+        console.print(Text.assemble(("target after cycle fix ", "bold"),
+                                    show(p.target_after_cycle_fix),
+                                    " (cyclic migrations are cancelled, 000 §3.2.1)"))
+    clears = [d for d in p.decisions if d.is_clear]
+    if clears:
+        console.print(Text("clears, applied at once: " + "; ".join(describe(d) for d in clears)
+                           + f" -> {show(p.start)}"))
+    table = Table(title=f"{len(p.migrations)} migration(s), in execution order",
+                  title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("migration")
+    table.add_column("replicas after")
+    table.add_column("count", justify="right")
+    floor = min(count(p.current), count(p.target_after_cycle_fix))
+    before = count(p.start)
+    table.add_row("0", Text("start"), Text(show(p.start)), str(before))
+    for i, (d, array) in enumerate(zip(p.migrations, p.steps, strict=True), start=1):
+        after = count(array)
+        delta = after - before
+        style = "red" if after < floor else ("green" if delta > 0 else "")
+        table.add_row(str(i), Text(describe(d)), Text(show(array)),
+                      Text(f"{after} ({delta:+d})", style=style))
+        before = after
+    console.print(table)
+
+
+def render_planner_check(console: Console, result: PlannerCheck) -> None:
+    verdict = "OK" if result.result == "ok" else "VIOLATION"
+    console.print(Text.assemble(("planner", "bold"), f" ({result.variant}) at replicas 1 to "
+                                f"{result.replicas}: ", (verdict, "bold green" if verdict == "OK"
+                                                         else "bold red")))
+    per = ", ".join(f"{n} indices: {k:,}" for n, k in result.pairs.items())
+    console.print(Text(f"  {result.pairs_checked:,} pairs up to renaming ({per}), "
+                       f"{result.seconds:.2f} s; longest plan {result.longest_plan} migrations"))
+    console.print(Text(f"  {result.domain_pairs:,} of them are inputs Hazelcast's planner is "
+                       "given (an owner after promotion, a repartitioned target)"))
+    table = Table(title="specs (violating pairs: all / Hazelcast's inputs)", title_justify="left")
+    for col in ("spec", "violating pairs", "smallest counterexample among Hazelcast's inputs"):
+        table.add_column(col, overflow="fold")
+    for spec in PLAN_SPECS:
+        v = result.domain_smallest.get(spec) or result.smallest.get(spec)
+        table.add_row(spec, f"{result.violating_pairs.get(spec, 0):,} / "
+                            f"{result.domain_violating_pairs.get(spec, 0):,}",
+                      Text(f"{show(v.current)} -> {show(v.target)}: {v.message}") if v
+                      else Text("holds", "green"))
+    console.print(table)
+    shown = sorted(result.domain_smallest.values(), key=lambda v: v.size) or sorted(
+        result.smallest.values(), key=lambda v: v.size)
+    for v in shown[:1]:
+        if v.plan is not None:
+            console.print(Text(f"smallest counterexample, {v.spec}:", style="bold red"))
+            render_plan(console, v.plan)
+
+
+def planner_junit(result: PlannerCheck) -> str:
+    suites = ET.Element("testsuites")
+    suite = ET.SubElement(suites, "testsuite", name=f"planner[{result.variant}]",
+                          time=f"{result.seconds:.3f}", tests=str(len(PLAN_SPECS)),
+                          failures=str(len(result.smallest)), errors="0")
+    for spec in PLAN_SPECS:
+        case = ET.SubElement(suite, "testcase", classname="planner", name=spec)
+        v = result.smallest.get(spec)
+        if v is not None:
+            failure = ET.SubElement(case, "failure", type="violation",
+                                    message=f"{show(v.current)} -> {show(v.target)}: {v.message}")
+            failure.text = f"{result.violating_pairs[spec]} violating pairs"
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True)
