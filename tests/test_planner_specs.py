@@ -1,0 +1,204 @@
+"""PLAN-* specs (000 §3): each catches a violation and holds on a good plan; the exhaustive check
+and `partsafe plan` / `partsafe check planner` on the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker.cli import main
+from partsafe.checker.planner_check import (
+    KNOWN_FINDINGS,
+    check_planner,
+    in_domain,
+    judge,
+    judge_plan,
+)
+from partsafe.refimpl.planner import Decision, plan, prioritize
+from partsafe.specs.planner import (
+    cycle,
+    hotter_first,
+    no_decrease,
+    no_duplicate,
+    owner_kept,
+    priority_breach,
+)
+from partsafe.specs.registry import get
+
+N = None
+
+
+def specs_of(current: tuple, target: tuple, variant: str = "fixed") -> set[str]:
+    return {v.spec for v in judge(current, target, variant)[1]}
+
+
+# --- each spec catches and holds ---------------------------------------------------------------
+
+
+def test_no_decrease() -> None:
+    current, target = ("A", "B", "C", "D"), ("A", "C", "D", "E")
+    # the shift up 000 §3.2.2 rejects: C from 2 to 1 leaves [A,C,-,D]
+    assert not no_decrease(current, target, ("A", "C", N, "D"))
+    assert no_decrease(current, target, ("A", "B", "C", "E"))
+    assert "PLAN-NO-DECREASE" in specs_of(current, target, "hz37-naive-order")
+    assert specs_of(current, target) == set()
+
+
+def test_hotter_first() -> None:
+    current, target = ("A", "B", "C", "D"), ("B", "D", "C", N)
+    # 000 §3.2.2 example 6: shifting B up to 0 first empties index 1, which the target keeps
+    assert not hotter_first(current, target, ("B", N, "C", "D"))
+    assert no_decrease(current, target, ("B", N, "C", "D"))  # the count alone does not see it
+    assert hotter_first(current, target, ("A", "D", "C", N))
+    assert specs_of(current, target) == set()
+
+
+def test_no_duplicate() -> None:
+    assert not no_duplicate(("A", "B"), ("B", "A"), ("A", "A"))
+    assert no_duplicate(("A", "B"), ("B", "A"), ("A", "B"))
+
+
+def test_owner() -> None:
+    assert not owner_kept(("A", "B"), ("B", "C"), (N, "B"))
+    assert owner_kept(("A", "B"), ("B", "C"), ("B", N))
+    assert owner_kept((N, "B"), ("B", N), (N, N))  # no owner before: nothing to keep
+
+
+def test_no_cycle() -> None:
+    assert cycle(("A", "B"), ("B", "A")) in (["A", "B"], ["B", "A"])
+    assert cycle(("A", "B", "C"), ("B", "C", "A")) is not None
+    assert cycle(("A", "B", "C", "D"), ("A", "C", "D", "E")) is None
+    # the planner cancels the cycle: the cycle-fixed target keeps the ownerships
+    p = plan(("A", "B"), ("B", "A"))
+    assert p.target_after_cycle_fix == ("A", "B") and p.migrations == ()
+    broken = dataclasses.replace(p, target_after_cycle_fix=("B", "A"))
+    assert "PLAN-NO-CYCLE" in {v.spec for v in judge_plan(broken)}
+    assert "PLAN-NO-CYCLE" not in {v.spec for v in judge_plan(p)}
+
+
+def test_reaches_target() -> None:
+    p = plan(("A", "B", "C"), ("D", "B", "C"))
+    assert "PLAN-REACHES-TARGET" not in {v.spec for v in judge_plan(p)}
+    short = dataclasses.replace(p, migrations=(), steps=())
+    (v,) = [v for v in judge_plan(short) if v.spec == "PLAN-REACHES-TARGET"]
+    assert v.message == "ends at [A,B,C], not [D,B,C]"
+
+
+def test_priority() -> None:
+    move = Decision("MOVE", "B", 1, -1, "D", -1, 1)
+    copy = Decision("COPY", N, -1, -1, "E", -1, 2)
+    assert priority_breach([move, copy]) == 1  # the COPY could go first
+    assert priority_breach(list(prioritize([move, copy]))) is None
+    conflicting = Decision("COPY", N, -1, -1, "D", -1, 2)
+    assert priority_breach([move, conflicting]) is None  # shares D: order kept
+    shift_down = Decision("SHIFT_DOWN", "A", 0, 1, "F", -1, 0)
+    assert priority_breach([shift_down, copy]) is None  # shift down to index 1 < 2
+
+
+def test_specs_registered_with_seed_000() -> None:
+    for spec_id in ("PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-REACHES-TARGET",
+                    "PLAN-NO-CYCLE", "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER"):
+        spec = get(spec_id)
+        assert spec.seed_file == "000_3e89aa05e613eda8.txt"
+        assert spec.section.startswith("§3")
+
+
+# --- the exhaustive check ----------------------------------------------------------------------
+
+
+def test_exhaustive_check_counts_and_findings() -> None:
+    result = check_planner(4)
+    assert result.pairs == {1: 5, 2: 34, 3: 286, 4: 2840}
+    assert result.domain_pairs == 3 + 17 + 109 + 830
+    # the faithful planner keeps every spec but the two recorded findings
+    assert set(result.smallest) == set(KNOWN_FINDINGS)
+    assert result.unexpected == []
+    assert result.violating_pairs == {"PLAN-NO-DECREASE": 781, "PLAN-HOTTER-FIRST": 832}
+    assert result.domain_violating_pairs == {"PLAN-NO-DECREASE": 47, "PLAN-HOTTER-FIRST": 51}
+    v = result.domain_smallest["PLAN-NO-DECREASE"]
+    # Hazelcast clears B at once, before C is copied
+    assert (v.current, v.target, v.step) == (("A", N, "B"), ("A", "C", N), 0)
+
+
+def test_naive_order_breaks_no_decrease_on_a_two_index_pair() -> None:
+    result = check_planner(4, "hz37-naive-order")
+    # index order with no chain walk, and no prioritization either
+    assert result.unexpected == ["PLAN-HOTTER-FIRST", "PLAN-NO-DECREASE", "PLAN-PRIORITY"]
+    assert specs_of(("A", "B"), ("B", "C"), "hz37-naive-order") >= {"PLAN-NO-DECREASE"}
+    assert specs_of(("A", "B"), ("B", "C")) == set()
+
+
+def test_domain() -> None:
+    assert in_domain(("A", N, "B"), ("A", "C", N))
+    assert not in_domain((N, "A"), ("A", N))  # the owner left: promotion comes first
+    assert not in_domain(("A", "B"), (N, "A"))  # a repartitioned target has no holes
+
+
+# --- command line ------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def test_plan_json_contract() -> None:
+    out = runner.invoke(main, ["plan", "A,B,C,D", "A,C,D,E", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert set(doc) == {"current", "target", "target_after_cycle_fix", "decisions", "migrations",
+                        "steps"}
+    assert doc["current"] == ["A", "B", "C", "D"]
+    assert [(m["type"], m["destination_new_index"]) for m in doc["migrations"]] == [
+        ("MOVE", 3), ("MOVE", 2), ("MOVE", 1)]
+    assert doc["steps"][-1] == ["A", "C", "D", "E"]
+    assert set(doc["decisions"][0]) == {"type", "source", "source_current_index",
+                                        "source_new_index", "destination",
+                                        "destination_current_index", "destination_new_index"}
+
+
+def test_plan_clears_are_decisions_not_migrations() -> None:
+    doc = json.loads(runner.invoke(main, ["plan", "A,B,C", "A,B,-", "--json"]).stdout)
+    assert [d["type"] for d in doc["decisions"]] == ["CLEAR"]
+    assert doc["decisions"][0]["destination"] is None
+    assert doc["decisions"][0]["destination_new_index"] == -1
+    assert doc["migrations"] == [] and doc["steps"] == []
+
+
+def test_plan_table() -> None:
+    out = runner.invoke(main, ["plan", "A,B,C,D", "B,D,C,-"])
+    assert out.exit_code == 0
+    assert "SHIFT_UP D 3->1, B at 1 leaves" in out.stdout
+    assert "[B,D,C,-]" in out.stdout
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["A,A", "B,C"], "member 'A' appears twice"),
+    (["A,B", "A,B,C"], "CURRENT has 2 indices and TARGET 3"),
+    (["A,B,C,D,E,F,G,H", "A,B,C,D,E,F,G,H"], "at most 7"),
+    (["A,,B", "A,B,C"], "CURRENT"),
+    (["A,B", "A,B", "--variant", "nope"], "unknown planner variant"),
+])
+def test_plan_bad_input_exits_2(args: list[str], words: str) -> None:
+    out = runner.invoke(main, ["plan", *args])
+    assert out.exit_code == 2
+    assert words in out.output
+    assert "Traceback" not in out.output
+
+
+def test_check_planner_json() -> None:
+    out = runner.invoke(main, ["check", "planner", "--replicas", "3", "--json"])
+    assert out.exit_code == 1  # the recorded findings are violations of their specs
+    doc = json.loads(out.stdout)
+    assert doc["model"] == "planner" and doc["scope"] == {"replicas": 3}
+    assert doc["pairs_checked"] == 325
+    assert doc["known_findings"] == ["PLAN-HOTTER-FIRST", "PLAN-NO-DECREASE"]
+    assert doc["violations"][0]["trace"]["steps"] is not None
+
+
+@pytest.mark.parametrize("args", [["--replicas", "0"], ["--replicas", "8"], ["--members", "3"],
+                                  ["--variant", "nope"]])
+def test_check_planner_bad_scope_exits_2(args: list[str]) -> None:
+    out = runner.invoke(main, ["check", "planner", *args])
+    assert out.exit_code == 2
+    assert "Traceback" not in out.output
