@@ -212,3 +212,51 @@ def plan_json(p: Plan) -> dict[str, Any]:
         "migrations": [d.as_dict() for d in p.migrations],
         "steps": [list(s) for s in p.steps],
     }
+
+
+@dataclass
+class CrossCheck:
+    """The reference planner against the Z3 oracle over every pair with `n` indices."""
+
+    n: int
+    pairs: int = 0
+    #: the planner keeps the safety specs / a safe plan exists (oracle), for each combination
+    safe_and_exists: int = 0
+    unsafe_but_exists: int = 0
+    unsafe_and_none: int = 0
+    safe_but_none: int = 0
+    #: planner migrations minus the fewest possible, over pairs where both plans are safe
+    longer_by: dict[int, int] = field(default_factory=dict)
+    #: the same, restricted to Hazelcast's inputs
+    domain_unsafe_but_exists: int = 0
+    first_unsafe_but_exists: tuple[Replicas, Replicas, int] | None = None
+    z3_seconds: list[float] = field(default_factory=list)
+
+
+def cross_check(n: int) -> CrossCheck:
+    """Does the reference planner fail where a safe plan exists, and how much longer is it?"""
+    from partsafe.models.planner_oracle import shortest_safe_plan
+
+    out = CrossCheck(n)
+    for current, target in canonical_pairs(n):
+        out.pairs += 1
+        p = plan(current, target)
+        fixed = p.target_after_cycle_fix
+        safe = all(holds(current, fixed, a) for holds in ARRAY_SPECS.values()
+                   for a in arrays_of(p))
+        oracle = shortest_safe_plan(current, fixed)
+        out.z3_seconds.append(oracle.seconds)
+        if safe and oracle.exists:
+            out.safe_and_exists += 1
+            extra = len(p.migrations) - (oracle.migrations or 0)
+            out.longer_by[extra] = out.longer_by.get(extra, 0) + 1
+        elif oracle.exists:
+            out.unsafe_but_exists += 1
+            out.domain_unsafe_but_exists += in_domain(current, target)
+            if out.first_unsafe_but_exists is None:
+                out.first_unsafe_but_exists = (current, target, oracle.migrations or 0)
+        elif safe:
+            out.safe_but_none += 1
+        else:
+            out.unsafe_and_none += 1
+    return out

@@ -27,8 +27,9 @@ Steps (PLANNER.md §1, "How one callback changes the partition table", i.e.
   and of Hazelcast: 000 §3.1.3 shifts the old holder *down* ("shifted down in the replica
   indices"), atomically only into an empty index (§3.1.3.1), while §3.1.3.2 (the index is
   occupied) is done as two MOVEs; ``MigrationPlanner`` passes a source new index only where
-  ``state[k] == null``, with ``k > i`` asserted in case (e) and, by reading, ``n > cur`` in the
-  chain helper (PLANNER.md §2). Without it one migration may swap two replicas (``[A, B] ->
+  ``state[k] == null``, with ``k > i`` asserted in case (e); in the chain helper (PLANNER.md
+  §2) it can only do so at ``cur == i``, where every hotter index already matches the target, so
+  there too the new index is colder. Without it one migration may swap two replicas (``[A, B] ->
   [B, A]`` in one step), which 000 §3.2.1 rules out ("we can not perform them without decreasing
   the available replica count"), or move the source up to a hotter index.
 * A **clear** empties one non-empty index. Hazelcast applies clears at once (PLANNER.md §5); they
@@ -43,12 +44,11 @@ step, so after every clear too):
   ``count(S_j[:p]) >= min(count(current[:p]), count(target[:p]))`` (000 §3.2, second principle;
   §3.2.2 example 6). ``p = n`` is NO-DECREASE.
 * ``PLAN-NO-DUPLICATE``: no member twice in ``S_j`` (``MigrationPlanner.assertNoDuplicate``).
-* ``PLAN-OWNER``: if ``current[0]`` is not ``None``, neither is ``S_j[0]``.
+* ``PLAN-OWNER``: if ``current[0]`` and ``target[0]`` are both set, so is ``S_j[0]``.
 
-Each spec is written once, over a small boolean algebra (:class:`_Logic`): :data:`_PY` evaluates it
-on Python values (:func:`no_decrease`, :func:`hotter_first`, :func:`no_duplicate`,
-:func:`owner_kept`, :func:`check_plan`), :class:`_Z3Logic` turns the same definition into Z3
-constraints over symbolic arrays.
+The Python form of each spec is the catalogue's (``specs/planner.py``, used by :func:`check_plan`);
+here each is written as Z3 constraints over symbolic arrays (:class:`_Z3Logic`), and
+``tests/test_planner_oracle.py`` keeps the two forms in agreement on every array of small scopes.
 
 Encoding. Members are numbered ``1..U`` (``0`` is empty) in order of first appearance in
 ``current`` then ``target``; arrays are Z3 ``Int`` terms per (step, index). The plan is unrolled in
@@ -76,7 +76,7 @@ over all reachable arrays (breadth-first, no step bound) over the exhaustive pai
 has 1, 2, 4 and 5 migrations for ``n`` = 1, 2, 3, 4 and that the oracle with ``K = 2 n`` agrees
 with it on every pair, so ``2 n`` is complete there with room to spare
 (``tests/test_planner_oracle.py`` repeats the comparison for ``n <= 3``). For ``n >= 5`` it is a
-generous bound, not a proof.
+generous bound, not a proof (random pairs at ``n = 7`` needed up to 9 migrations).
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import z3
+
+from partsafe.specs.planner import ARRAY_SPECS, count
 
 Replicas = tuple[str | None, ...]
 Step = dict[str, object]
@@ -111,6 +113,7 @@ STEP_FIELDS: tuple[str, ...] = ("source", "source_current_index", "source_new_in
                                 "destination", "destination_current_index",
                                 "destination_new_index")
 
+
 # --- the specs, once, over a boolean algebra -----------------------------------------------------
 
 V = TypeVar("V")  # a replica: str | None in Python, an Int term in Z3 (0 = empty)
@@ -118,7 +121,7 @@ B = TypeVar("B")  # a truth value: bool in Python, a Bool term in Z3
 
 
 class _Logic(Generic[V, B]):
-    """The operations the spec definitions use; :data:`_PY` and :class:`_Z3Logic` implement them."""
+    """The operations the spec definitions use (:class:`_Z3Logic` implements them)."""
 
     def occupied(self, v: V) -> B:
         raise NotImplementedError
@@ -131,20 +134,6 @@ class _Logic(Generic[V, B]):
 
     def all_of(self, bits: Sequence[B]) -> B:
         raise NotImplementedError
-
-
-class _PyLogic(_Logic[str | None, bool]):
-    def occupied(self, v: str | None) -> bool:
-        return v is not None
-
-    def at_least(self, bits: Sequence[bool], k: int) -> bool:
-        return sum(bits) >= k
-
-    def empty_or_differ(self, a: str | None, b: str | None) -> bool:
-        return a is None or a != b
-
-    def all_of(self, bits: Sequence[bool]) -> bool:
-        return all(bits)
 
 
 class _Z3Logic(_Logic[z3.ArithRef, z3.BoolRef]):
@@ -161,13 +150,7 @@ class _Z3Logic(_Logic[z3.ArithRef, z3.BoolRef]):
         return z3.And(*bits) if bits else z3.BoolVal(True)
 
 
-_PY = _PyLogic()
 _Z3 = _Z3Logic()
-
-
-def count(array: Sequence[str | None]) -> int:
-    """The number of non-empty indices (available replicas, 000 §3)."""
-    return sum(1 for r in array if r is not None)
 
 
 def prefix_floors(current: Replicas, target: Replicas) -> tuple[int, ...]:
@@ -194,7 +177,8 @@ def _no_duplicate(lg: _Logic[V, B], current: Replicas, target: Replicas,
 
 
 def _owner_kept(lg: _Logic[V, B], current: Replicas, target: Replicas, array: Sequence[V]) -> B:
-    return lg.all_of([] if current[0] is None else [lg.occupied(array[0])])
+    kept = current[0] is None or target[0] is None
+    return lg.all_of([] if kept else [lg.occupied(array[0])])
 
 
 _DEFINITIONS: dict[str, Callable[..., object]] = {
@@ -205,34 +189,9 @@ _DEFINITIONS: dict[str, Callable[..., object]] = {
 }
 
 
-def no_decrease(current: Replicas, target: Replicas, array: Replicas) -> bool:
-    """PLAN-NO-DECREASE (000 §3.2): at least ``min(count(current), count(target))`` replicas."""
-    return _no_decrease(_PY, current, target, array)
-
-
-def hotter_first(current: Replicas, target: Replicas, array: Replicas) -> bool:
-    """PLAN-HOTTER-FIRST (000 §3.2, §3.2.2 example 6): every prefix of hotter indices keeps
-    :func:`prefix_floors` replicas."""
-    return _hotter_first(_PY, current, target, array)
-
-
-def no_duplicate(current: Replicas, target: Replicas, array: Replicas) -> bool:
-    """PLAN-NO-DUPLICATE (``MigrationPlanner.assertNoDuplicate``): no member at two indices."""
-    return _no_duplicate(_PY, current, target, array)
-
-
-def owner_kept(current: Replicas, target: Replicas, array: Replicas) -> bool:
-    """PLAN-OWNER (000 §3.2): if ``current`` has an owner (index 0), so does ``array``."""
-    return _owner_kept(_PY, current, target, array)
-
-
-#: The Python form of each safety spec, ``(current, target, array) -> bool``.
-SPEC_PREDICATES: Mapping[str, Callable[[Replicas, Replicas, Replicas], bool]] = {
-    NO_DECREASE: no_decrease,
-    HOTTER_FIRST: hotter_first,
-    NO_DUPLICATE: no_duplicate,
-    OWNER: owner_kept,
-}
+#: The Python form of each safety spec, ``(current, target, array) -> bool``: the catalogue's own
+#: (specs/planner.py); `tests/test_planner_oracle.py` keeps the Z3 form above in agreement with it.
+SPEC_PREDICATES: Mapping[str, Callable[[Replicas, Replicas, Replicas], bool]] = ARRAY_SPECS
 
 
 # --- input validation ---------------------------------------------------------------------------
@@ -331,6 +290,9 @@ def apply_step(array: Sequence[str | None], step: Mapping[str, object],
     if kind == CLEAR:
         if src_cur == -1 or s[src_cur] is None:
             raise ValueError(f"a clear needs a non-empty source_current_index, not {src_cur}")
+        if step.get("source") not in (None, s[src_cur]):
+            raise ValueError(f"source {step.get('source')!r} is not at index {src_cur} of "
+                             f"{list(s)}")
         out = list(s)
         out[src_cur] = None
         return tuple(out)
@@ -400,7 +362,8 @@ class OracleResult:
     ``exists`` is whether a safe plan with at most ``bound`` migrations exists; ``migrations`` is
     the least number of migrations of one (clears not counted); ``plan`` is the steps of one such
     plan as dicts with ``"type"`` and :data:`STEP_FIELDS` (member names as in the input, ``None``
-    or ``-1`` where there is none); ``arrays`` is ``S_0 .. S_k``; ``seconds`` is the solving time.
+    or ``-1`` where there is none); ``arrays`` is ``S_0 .. S_k``; ``seconds`` is the wall-clock
+    time of the search (encoding and solving).
     """
 
     exists: bool

@@ -18,13 +18,10 @@ from partsafe.models.planner_oracle import (
     OracleResult,
     apply_step,
     check_plan,
-    hotter_first,
-    no_decrease,
-    no_duplicate,
-    owner_kept,
     replay,
     shortest_safe_plan,
 )
+from partsafe.specs.planner import hotter_first, no_decrease, no_duplicate, owner_kept
 
 Replicas = tuple[str | None, ...]
 
@@ -52,14 +49,20 @@ def step_once(s: Replicas, step: Mapping[str, object]) -> Replicas:
     return tuple(out)
 
 
-def safe(cur: Replicas, tgt: Replicas, a: Replicas) -> bool:
+def safe(cur: Replicas, tgt: Replicas, a: Replicas,
+         specs: frozenset[str] = SAFETY_SPECS) -> bool:
     def c(x: Sequence[str | None]) -> int:
         return sum(r is not None for r in x)
 
     members = [r for r in a if r is not None]
-    return (all(c(a[:p]) >= min(c(cur[:p]), c(tgt[:p])) for p in range(1, len(a) + 1))
-            and len(members) == len(set(members))
-            and (cur[0] is None or a[0] is not None))
+    holds = {
+        "PLAN-NO-DECREASE": c(a) >= min(c(cur), c(tgt)),
+        "PLAN-HOTTER-FIRST": all(c(a[:p]) >= min(c(cur[:p]), c(tgt[:p]))
+                                 for p in range(1, len(a) + 1)),
+        "PLAN-NO-DUPLICATE": len(members) == len(set(members)),
+        "PLAN-OWNER": cur[0] is None or tgt[0] is None or a[0] is not None,
+    }
+    return all(holds[spec] for spec in specs)
 
 
 def successors(s: Replicas, members: Sequence[str]) -> Iterator[tuple[int, Replicas]]:
@@ -87,7 +90,8 @@ def successors(s: Replicas, members: Sequence[str]) -> Iterator[tuple[int, Repli
                     yield 1, tuple(out)
 
 
-def exact_least_migrations(cur: Replicas, tgt: Replicas) -> int | None:
+def exact_least_migrations(cur: Replicas, tgt: Replicas,
+                           specs: frozenset[str] = SAFETY_SPECS) -> int | None:
     """0-1 breadth-first search over every safe reachable array: no bound on plan length."""
     members = list(dict.fromkeys(r for r in cur + tgt if r is not None))
     dist = {cur: 0}
@@ -95,7 +99,7 @@ def exact_least_migrations(cur: Replicas, tgt: Replicas) -> int | None:
     while queue:
         s = queue.popleft()
         for cost, nxt in successors(s, members):
-            if safe(cur, tgt, nxt) and dist.get(nxt, 1 << 30) > dist[s] + cost:
+            if safe(cur, tgt, nxt, specs) and dist.get(nxt, 1 << 30) > dist[s] + cost:
                 dist[nxt] = dist[s] + cost
                 (queue.appendleft if cost == 0 else queue.append)(nxt)
     return dist.get(tgt)
@@ -175,16 +179,25 @@ def test_loose_shift_down_swaps_or_moves_up() -> None:
     assert loose.migrations == 1 and loose.arrays == (arr("A.BC"), arr("ABC."))
 
 
-def test_target_without_owner_has_no_plan() -> None:
+def test_target_without_owner_is_reached_by_clears() -> None:
+    # PLAN-OWNER keeps an owner only where the target has one too: a clear of index 0 is the plan
     r = shortest_safe_plan(arr("AB"), arr(".B"))
-    assert not r.exists
-    assert shortest_safe_plan(arr("AB"), arr(".B"), SAFETY_SPECS - {"PLAN-OWNER"}).migrations == 0
+    assert r.exists and r.migrations == 0 and r.arrays == (arr("AB"), arr(".B"))
+
+
+def test_owner_kept_where_current_and_target_have_one() -> None:
+    # [A,B] -> [B,C] without PLAN-OWNER may empty index 0 on the way; with it, never
+    for spec_set in (SAFETY_SPECS, SAFETY_SPECS - {"PLAN-OWNER"}):
+        r = shortest_safe_plan(arr("AB"), arr("BC"), spec_set)
+        assert r.exists and r.arrays is not None
+        if "PLAN-OWNER" in spec_set:
+            assert all(a[0] is not None for a in r.arrays)
 
 
 # --- the exhaustive space -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("n", "with_plan", "longest"), [(1, 4, 1), (2, 26, 2), (3, 222, 4)])
+@pytest.mark.parametrize(("n", "with_plan", "longest"), [(1, 5, 1), (2, 33, 2), (3, 280, 4)])
 def test_every_pair_agrees_with_exact_search(n: int, with_plan: int, longest: int) -> None:
     found = 0
     most = 0
@@ -199,6 +212,16 @@ def test_every_pair_agrees_with_exact_search(n: int, with_plan: int, longest: in
         else:  # none within the bound 2n, and none at all (the search has no bound)
             assert r.plan is None and r.bound == 2 * n
     assert (found, most) == (with_plan, longest)
+
+
+@pytest.mark.parametrize("specs", [frozenset(c) for k in range(4)
+                                   for c in itertools.combinations(sorted(SAFETY_SPECS), k)])
+def test_every_subset_of_specs_agrees_with_exact_search(specs: frozenset[str]) -> None:
+    for cur, tgt in canonical_pairs(2):
+        r = shortest_safe_plan(cur, tgt, specs)
+        assert r.migrations == exact_least_migrations(cur, tgt, specs), (cur, tgt)
+        if r.exists:
+            assert_valid(cur, tgt, r, specs)
 
 
 # --- the spec predicates ------------------------------------------------------------------------
@@ -284,6 +307,7 @@ def test_apply_step_follows_apply_migration() -> None:
     ("AB", migration(None, -1, -1, "C", -1, 2), "destination_new_index"),
     ("AB", migration(None, -1, -1, None, -1, 0), "needs a destination"),
     ("A.", {"type": "clear", "source_current_index": 1}, "non-empty"),
+    ("AB", {"type": "clear", "source": "A", "source_current_index": 1}, "not at index 1"),
     ("A.", {"type": "swap"}, "step type"),
 ])
 def test_apply_step_rejects(array: str, step: dict[str, object], message: str) -> None:

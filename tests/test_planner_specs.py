@@ -202,3 +202,20 @@ def test_check_planner_bad_scope_exits_2(args: list[str]) -> None:
     out = runner.invoke(main, ["check", "planner", *args])
     assert out.exit_code == 2
     assert "Traceback" not in out.output
+
+
+# --- the reference planner against the Z3 oracle -------------------------------------------------
+
+
+def test_cross_check_against_the_oracle() -> None:
+    from partsafe.checker.planner_check import cross_check
+
+    c = cross_check(3)
+    assert c.pairs == 286
+    # the cycle fix leaves a safe plan for every pair; the oracle never contradicts the planner
+    assert c.unsafe_and_none == 0 and c.safe_but_none == 0
+    assert (c.safe_and_exists, c.unsafe_but_exists, c.domain_unsafe_but_exists) == (233, 53, 3)
+    # where the planner's plan is safe it is the shortest, or one migration longer
+    assert c.longer_by == {0: 221, 1: 12}
+    # the smallest pair where it fails although a safe plan exists
+    assert c.first_unsafe_but_exists == ((N, N, "A"), (N, "B", N), 1)
