@@ -67,6 +67,12 @@ def render_planner_check(console: Console, result: PlannerCheck) -> None:
                        f"{result.seconds:.2f} s; longest plan {result.longest_plan} migrations"))
     console.print(Text(f"  {result.domain_pairs:,} of them are inputs Hazelcast's planner is "
                        "given (an owner after promotion, a repartitioned target)"))
+    known = sorted(set(result.smallest) - set(result.unexpected))
+    if known:
+        console.print(Text(f"  known findings of the faithful planner (README, Findings): "
+                           f"{', '.join(known)}", style="yellow"))
+    if result.unexpected:
+        console.print(Text(f"  broken: {', '.join(result.unexpected)}", style="bold red"))
     table = Table(title="specs (violating pairs: all / Hazelcast's inputs)", title_justify="left")
     for col in ("spec", "violating pairs", "smallest counterexample among Hazelcast's inputs"):
         table.add_column(col, overflow="fold")

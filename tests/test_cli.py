@@ -317,7 +317,7 @@ def test_explain() -> None:
 
 
 @pytest.mark.parametrize("command", [[], ["check"], ["zoo"], ["replay"], ["specs"],
-                                     ["explain"], ["bench"]],
+                                     ["explain"], ["bench"], ["plan"]],
                          ids=lambda c: c[0] if c else "main")
 def test_help(command: list[str]) -> None:
     r = invoke(*command, "--help")
@@ -328,4 +328,4 @@ def test_help(command: list[str]) -> None:
 
 
 def test_every_subcommand_has_a_help_test() -> None:
-    assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench"}
+    assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench", "plan"}

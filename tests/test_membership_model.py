@@ -115,5 +115,8 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
         ("membership", "hz38-local-removal"): (True, "MEM-MASTER-ONLY"),
         ("membership", "mutant-no-self-check"): (True, "MEM-VIEW-INTEGRITY"),
         ("twophase", "tm-commit-early"): (True, "TC-CONSISTENT"),
+        ("planner", "hz37-naive-order"): (True, "PLAN-NO-DECREASE"),
     }
     assert all(f["result"] == "ok" for f in doc["fixed"])
+    (planner,) = [f for f in doc["fixed"] if f["model"] == "planner"]
+    assert set(planner["known_findings"]) == {"PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST"}
