@@ -85,7 +85,6 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
 import z3
 
@@ -116,27 +115,9 @@ STEP_FIELDS: tuple[str, ...] = ("source", "source_current_index", "source_new_in
 
 # --- the specs, once, over a boolean algebra -----------------------------------------------------
 
-V = TypeVar("V")  # a replica: str | None in Python, an Int term in Z3 (0 = empty)
-B = TypeVar("B")  # a truth value: bool in Python, a Bool term in Z3
+class _Z3Logic:
+    """The operations the spec definitions use, as Z3 terms (0 is an empty index)."""
 
-
-class _Logic(Generic[V, B]):
-    """The operations the spec definitions use (:class:`_Z3Logic` implements them)."""
-
-    def occupied(self, v: V) -> B:
-        raise NotImplementedError
-
-    def at_least(self, bits: Sequence[B], k: int) -> B:
-        raise NotImplementedError
-
-    def empty_or_differ(self, a: V, b: V) -> B:
-        raise NotImplementedError
-
-    def all_of(self, bits: Sequence[B]) -> B:
-        raise NotImplementedError
-
-
-class _Z3Logic(_Logic[z3.ArithRef, z3.BoolRef]):
     def occupied(self, v: z3.ArithRef) -> z3.BoolRef:
         return v != 0
 
@@ -159,24 +140,26 @@ def prefix_floors(current: Replicas, target: Replicas) -> tuple[int, ...]:
     return tuple(min(count(current[:p]), count(target[:p])) for p in range(1, len(current) + 1))
 
 
-def _no_decrease(lg: _Logic[V, B], current: Replicas, target: Replicas, array: Sequence[V]) -> B:
+def _no_decrease(lg: _Z3Logic, current: Replicas, target: Replicas,
+                 array: Sequence[z3.ArithRef]) -> z3.BoolRef:
     return lg.at_least([lg.occupied(v) for v in array], min(count(current), count(target)))
 
 
-def _hotter_first(lg: _Logic[V, B], current: Replicas, target: Replicas,
-                  array: Sequence[V]) -> B:
+def _hotter_first(lg: _Z3Logic, current: Replicas, target: Replicas,
+                  array: Sequence[z3.ArithRef]) -> z3.BoolRef:
     occupied = [lg.occupied(v) for v in array]
     return lg.all_of([lg.at_least(occupied[:p], floor)
                       for p, floor in enumerate(prefix_floors(current, target), start=1)])
 
 
-def _no_duplicate(lg: _Logic[V, B], current: Replicas, target: Replicas,
-                  array: Sequence[V]) -> B:
+def _no_duplicate(lg: _Z3Logic, current: Replicas, target: Replicas,
+                  array: Sequence[z3.ArithRef]) -> z3.BoolRef:
     return lg.all_of([lg.empty_or_differ(array[i], array[j])
                       for i in range(len(array)) for j in range(i + 1, len(array))])
 
 
-def _owner_kept(lg: _Logic[V, B], current: Replicas, target: Replicas, array: Sequence[V]) -> B:
+def _owner_kept(lg: _Z3Logic, current: Replicas, target: Replicas,
+                array: Sequence[z3.ArithRef]) -> z3.BoolRef:
     kept = current[0] is None or target[0] is None
     return lg.all_of([] if kept else [lg.occupied(array[0])])
 
