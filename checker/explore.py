@@ -190,14 +190,14 @@ def explore(
                                           + len(next_states), now - start))
                 hs = frontier_fps[idx]
                 succ = successors(s)
-                if not succ and not finished(s):
-                    record(DEADLOCK, "no action is enabled and the protocol has not finished",
-                           hs, depth)
                 if quiet and quiescent(s, succ):
                     for spec, check in quiet:
                         msg = check(s)
                         if msg is not None:
                             record(spec, msg, hs, depth)
+                if not succ and not finished(s):
+                    record(DEADLOCK, "no action is enabled and the protocol has not finished",
+                           hs, depth)
                 if scan_only:
                     continue
                 transitions += len(succ)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 import pytest
@@ -24,6 +25,7 @@ from partsafe.checker.actor import (
     rename,
 )
 from partsafe.checker.explore import explore
+from partsafe.refimpl.actor import Protocol, Step
 from partsafe.refimpl.membership import JoinRequest, MemberState, MembersUpdate
 from partsafe.traces.events import MemberCrashed, MemberListInstalled, MemberListRejected
 
@@ -371,3 +373,46 @@ def test_describe_state_is_json_like(variant: str) -> None:
     assert view["network"] == []
     assert view["budget left"] == {"crashes": 0, "joins": 1, "suspicions": 0, "losses": 0,
                                    "duplications": 0, "publishes": 0}
+
+
+# --- a node stuck mid-protocol is a deadlock -----------------------------------------------------
+
+
+class _Waiter(Protocol):
+    """One node that waits for an answer nobody sends (or, with `answered`, gets it)."""
+
+    name = "waiter"
+
+    def __init__(self, answered: bool) -> None:
+        self.nodes = ("A", "B")
+        self.answered = answered
+
+    def initial(self, node: str) -> str:
+        return "waiting" if node == "A" else "idle"
+
+    def on_message(self, node: str, state: Hashable, src: str, msg: Hashable) -> Step:
+        return Step("done")
+
+    def timers(self, node: str, state: Hashable) -> tuple[tuple[str], ...]:
+        return (("answer",),) if node == "B" and state == "idle" and self.answered else ()
+
+    def on_timer(self, node: str, state: Hashable, timer: Hashable) -> Step:
+        return Step("answered", (("A", "answer"),))
+
+
+def _waiter_model(answered: bool) -> ActorModel:
+    return ActorModel(_Waiter(answered), Budget(), [], busy=lambda n, st: st == "waiting")
+
+
+def test_a_node_waiting_for_ever_is_a_deadlock() -> None:
+    result = explore(_waiter_model(answered=False))
+    assert result.result == "violation"
+    (v,) = result.violations
+    assert v.spec == "DEADLOCK" and v.trace.depth == 0
+    assert v.message.startswith("A cannot make progress")
+
+
+def test_a_node_that_gets_its_answer_is_no_deadlock() -> None:
+    result = explore(_waiter_model(answered=True))
+    assert result.result == "ok"
+    assert result.distinct_states == 3
