@@ -173,11 +173,24 @@ class Repartitioning(Event):
 
 @_ev("migration_started")
 class MigrationStarted(Event):
-    """A migration began at `member` in `role` (master, source, destination)."""
+    """A migration began at `member` in `role` (master, source, destination).
+
+    The optional fields are what the master's ``MigrationInfo`` says, when the event shows it:
+    the `source_member` (the inherited `source` is where the event was read) and `destination`,
+    the source's current replica index, the `source_endpoint` that sends the data (the source
+    when it is the owner, else the partition owner; PLANNER.md §5), the partition version the
+    migration was planned on and the partition version it runs on.
+    """
 
     role: str
     migration: str
     partition: int | None = None
+    source_member: str | None = None
+    destination: str | None = None
+    source_current_index: int | None = None
+    source_endpoint: str | None = None
+    planned_version: int | None = None
+    partition_version: int | None = None
 
 
 @_ev("migration_committed")

@@ -1,0 +1,433 @@
+"""Partition table and migration specs (Hazelcast 3.7, seed 000; 4.1, seed 003).
+
+PT-VERSION and PAR-STAMP judge the tables members apply; MIG-COMMIT-ORDER and MIG-ATOMIC judge
+the decisions the master and the two participants take on one migration id; PAR-ONE-PER-PARTITION,
+PAR-MAX-PARALLEL and PAR-VERSION judge the master's parallel migration schedule (003 §2.2,
+PLANNER.md §5).
+
+Monitor states are small immutable values: frozensets of ``(key, value)`` pairs read and written
+with the membership helpers `lookup` and `assign`, and tuples. A field an event does not carry,
+or an event a stream does not show, is unknown and never a violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from partsafe.refimpl.partition_table import PartitionTableError, stamp
+from partsafe.specs.membership import NO_PAIRS, Pairs, assign, lookup
+from partsafe.specs.monitor import Monitor
+from partsafe.specs.registry import Spec, register
+from partsafe.traces.events import (
+    Event,
+    MemberJoined,
+    MemberRemoved,
+    MigrationCommitted,
+    MigrationRolledBack,
+    MigrationStarted,
+    PartitionTableApplied,
+)
+
+#: migration roles in the order 000 §2.1 has them commit: destination, then master, then source
+COMMIT_RANK = {"destination": 0, "master": 1, "source": 2}
+#: ``hazelcast.partition.max.parallel.migrations`` (003 §2.2), its default
+DEFAULT_MAX_PARALLEL = 10
+
+
+def _without(pairs: Pairs, keep: Callable[[Any], bool]) -> Pairs:
+    """`pairs` restricted to the entries whose key satisfies `keep`."""
+    return frozenset(kv for kv in pairs if keep(kv[0]))
+
+
+def _of(migration: str, partition: int | None) -> str:
+    return f"migration {migration}" + (f" of partition {partition}" if partition is not None
+                                       else "")
+
+
+# --- PT-VERSION, PAR-STAMP ----------------------------------------------------------------------
+
+
+class TableVersion(Monitor):
+    """PT-VERSION: the partition table versions a member applies never go back.
+
+    3.7 (000 §1.1): the global `version` a member applies is never smaller than the last one it
+    applied (equal is a republish). 4.1 (003 §1.2): for every partition p, `partition_versions[p]`
+    is never smaller than the last version of p the member applied; partitions beyond the shorter
+    of the two tables are not compared. A crashed member is forgotten (it comes back with nothing).
+    State: per member, the last global version and the last partition versions it applied.
+    """
+
+    spec = "PT-VERSION"
+    observes = frozenset({"partition_table_applied", "member_crashed"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        if not isinstance(event, PartitionTableApplied):
+            return _without(pairs, lambda k: k != me), None
+        version, versions = lookup(pairs, me, (None, None))
+        message = None
+        if event.version is not None:
+            if version is not None and event.version < version:
+                message = f"{me} applies partition table version {event.version} after {version}"
+            version = event.version
+        if event.partition_versions is not None:
+            if versions is not None and message is None:
+                for p, (old, new) in enumerate(zip(versions, event.partition_versions,
+                                                   strict=False)):
+                    if new < old:
+                        message = f"{me} applies version {new} of partition {p} after {old}"
+                        break
+            versions = event.partition_versions
+        return assign(pairs, me, (version, versions)), message
+
+
+class Stamp(Monitor):
+    """PAR-STAMP: a table's stamp is the 003 §1.3 stamp of its partition versions.
+
+    Judged on every `partition_table_applied` that carries both `partition_versions` and `stamp`:
+    the stamp must equal :func:`partsafe.refimpl.partition_table.stamp` of the versions
+    (MurmurHash3 x64 64 of the big-endian versions). Stateless.
+    """
+
+    spec = "PAR-STAMP"
+    observes = frozenset({"partition_table_applied"})
+
+    def initial(self) -> Hashable:
+        return None
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, PartitionTableApplied)
+        if event.partition_versions is None or event.stamp is None:
+            return state, None
+        try:
+            expected = stamp(event.partition_versions)
+        except PartitionTableError as exc:
+            return state, (f"{event.member} applies a partition table with stamp "
+                           f"{event.stamp}: {exc}")
+        if event.stamp != expected:
+            return state, (f"{event.member} applies a partition table with stamp {event.stamp}, "
+                           f"but the stamp of its {len(event.partition_versions)} partition "
+                           f"versions is {expected}")
+        return state, None
+
+
+# --- MIG-COMMIT-ORDER, MIG-ATOMIC -----------------------------------------------------------
+
+
+Decision = tuple[str, str, str]  # (role, "committed" | "rolled back", member)
+
+
+def _decision(event: Event) -> tuple[str, Decision, int | None]:
+    assert isinstance(event, MigrationCommitted | MigrationRolledBack)
+    outcome = "committed" if isinstance(event, MigrationCommitted) else "rolled back"
+    return event.migration, (event.role, outcome, event.member), event.partition
+
+
+class CommitOrder(Monitor):
+    """MIG-COMMIT-ORDER: the destination commits first, then the master, then the source.
+
+    000 §2.1: the master commits a migration only once the destination has committed it, and the
+    source only once the master has. For one migration id, with roles ranked destination <
+    master < source, a violation is seen when
+    (1) a commit by a role comes after a commit of the same migration by a higher-ranked role
+        (the master after the source, the destination after the master or the source);
+    (2) the master commits after the destination rolled the migration back, or the source commits
+        after the master rolled it back (the decision the commit waits for went the other way).
+    A commit or rollback a stream does not show is unknown: the master committing with no
+    destination commit in sight is not judged. Other roles are ignored.
+    State: per migration id, the decisions seen (role, outcome, member).
+    """
+
+    spec = "MIG-COMMIT-ORDER"
+    observes = frozenset({"migration_committed", "migration_rolled_back"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        migration, (role, outcome, me), partition = _decision(event)
+        if role not in COMMIT_RANK:
+            return state, None
+        seen: frozenset[Decision] = lookup(pairs, migration, frozenset())
+        message = None
+        if outcome == "committed":
+            for r, o, m in sorted(seen, key=lambda d: (-COMMIT_RANK.get(d[0], -1), d)):
+                if o == "committed" and COMMIT_RANK.get(r, -1) > COMMIT_RANK[role]:
+                    message = (f"{role} {me} commits {_of(migration, partition)} after {r} {m} "
+                               "committed it")
+                    break
+            if message is None:
+                waits_for = {"master": "destination", "source": "master"}.get(role)
+                for r, o, m in sorted(seen):
+                    if r == waits_for and o == "rolled back":
+                        message = (f"{role} {me} commits {_of(migration, partition)} after {r} "
+                                   f"{m} rolled it back")
+                        break
+        return assign(pairs, migration, seen | {(role, outcome, me)}), message
+
+
+class Atomic(Monitor):
+    """MIG-ATOMIC: the two participants of a migration take the same decision.
+
+    000 §2.1-2.2: never the source committed (its data cleared) while the destination rolled back
+    (data loss), nor the destination committed while the source rolled back (data leak). Judged
+    on `migration_committed` / `migration_rolled_back` of one migration id with roles source and
+    destination at different members, when the second of the two contradicting decisions is seen.
+    The one exception is 000 §2.1 step 4: a destination that committed and then crashed or was
+    removed from the cluster (seen before the source's rollback) must accept the master's table
+    when it returns, so its commit is not a leak. State: per migration id, the participants'
+    decisions, and the members seen crashed or removed (and not rejoined since).
+    """
+
+    spec = "MIG-ATOMIC"
+    observes = frozenset({"migration_committed", "migration_rolled_back", "member_crashed",
+                          "member_removed", "member_joined"})
+
+    def initial(self) -> Hashable:
+        return (NO_PAIRS, frozenset())
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs, gone = state  # type: ignore[misc]
+        if isinstance(event, MemberRemoved):
+            return (pairs, gone | {event.removed}), None
+        if isinstance(event, MemberJoined):
+            return (pairs, gone - {event.joined}), None
+        if not isinstance(event, MigrationCommitted | MigrationRolledBack):  # member_crashed
+            return (pairs, gone | {event.member}), None
+        migration, (role, outcome, me), partition = _decision(event)
+        if role not in ("source", "destination"):
+            return state, None
+        seen: frozenset[Decision] = lookup(pairs, migration, frozenset())
+        message = None
+        other = "destination" if role == "source" else "source"
+        for r, o, m in sorted(seen):
+            if r != other or o == outcome or m == me:
+                continue
+            source_committed = (role == "source") == (outcome == "committed")
+            if source_committed:
+                message = (f"data loss: source {me if role == 'source' else m} committed "
+                           f"{_of(migration, partition)} and destination "
+                           f"{m if role == 'source' else me} rolled it back")
+                break
+            destination = m if role == "source" else me
+            if destination in gone:
+                continue
+            message = (f"data leak: destination {destination} committed "
+                       f"{_of(migration, partition)} and source "
+                       f"{me if role == 'source' else m} rolled it back")
+            break
+        return (assign(pairs, migration, seen | {(role, outcome, me)}), gone), message
+
+
+# --- the master's schedule: PAR-ONE-PER-PARTITION, PAR-MAX-PARALLEL, PAR-VERSION ---------------
+
+
+def source_endpoint(event: MigrationStarted) -> str | None:
+    """The member that sends a migration's data (PLANNER.md §5): `source_endpoint` when the event
+    shows it, else `source_member` when its current replica index is 0; otherwise unknown."""
+    if event.source_endpoint is not None:
+        return event.source_endpoint
+    if event.source_current_index == 0:
+        return event.source_member
+    return None
+
+
+class _InFlight(Monitor):
+    """The migrations in flight at each master, as the master's own events show them.
+
+    A migration is in flight at master M from M's `migration_started(role="master")` until M's
+    `migration_committed` or `migration_rolled_back` of it (role master). The plan task waits for
+    every migration it started before the master plans again (PLANNER.md §5), so M's
+    `repartitioning` or `migrations_completed` ends all of M's migrations; so does M's crash.
+    State: pairs ``((master, migration), (partition, endpoints))``.
+    """
+
+    observes = frozenset({"migration_started", "migration_committed", "migration_rolled_back",
+                          "repartitioning", "migrations_completed", "member_crashed"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def judge(self, flight: Pairs, event: MigrationStarted,
+              entry: tuple[int | None, frozenset[str]]) -> str | None:
+        """A message if `event` may not start with `flight` (the master's others) in flight."""
+        raise NotImplementedError
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        if isinstance(event, MigrationStarted):
+            key = (me, event.migration)
+            if event.role != "master" or lookup(pairs, key) is not None:
+                return state, None
+            endpoints = frozenset(e for e in (event.destination, source_endpoint(event))
+                                  if e is not None)
+            entry = (event.partition, endpoints)
+            mine = frozenset((k, v) for k, v in pairs if k[0] == me)
+            return assign(pairs, key, entry), self.judge(mine, event, entry)
+        if isinstance(event, MigrationCommitted | MigrationRolledBack):
+            if event.role != "master":
+                return state, None
+            return _without(pairs, lambda k: k != (me, event.migration)), None
+        return _without(pairs, lambda k: k[0] != me), None
+
+
+class OnePerPartition(_InFlight):
+    """PAR-ONE-PER-PARTITION: at most one migration of a partition in flight at the master.
+
+    003 §2.2: migrations of one partition run serially. A violation is the master starting a
+    migration of partition p while another migration of p it started has not been seen to end
+    (see `_InFlight` for when a migration ends). A restart of the same migration id is not a
+    second migration; a start without a partition is not judged.
+    """
+
+    spec = "PAR-ONE-PER-PARTITION"
+
+    def judge(self, flight: Pairs, event: MigrationStarted,
+              entry: tuple[int | None, frozenset[str]]) -> str | None:
+        if event.partition is None:
+            return None
+        for (_, migration), (partition, _) in sorted(flight, key=repr):
+            if partition == event.partition:
+                return (f"master {event.member} starts migration {event.migration} of partition "
+                        f"{partition} while migration {migration} of it is in flight")
+        return None
+
+
+class MaxParallel(_InFlight):
+    """PAR-MAX-PARALLEL: at most `max_parallel` migrations in flight per member.
+
+    003 §2.2, PLANNER.md §5: the master starts a migration only when its destination and its
+    source endpoint each have fewer than `max_parallel` migrations in flight. Every migration in
+    flight at the master counts once against each of its endpoints that its start event shows:
+    the destination, and the source endpoint (`source_endpoint`, or `source_member` when its
+    current replica index is 0; the owner otherwise, which only `source_endpoint` can show). A
+    violation is a start after which some endpoint has more than `max_parallel` migrations in
+    flight.
+    """
+
+    spec = "PAR-MAX-PARALLEL"
+
+    def __init__(self, max_parallel: int = DEFAULT_MAX_PARALLEL) -> None:
+        if max_parallel < 1:
+            raise ValueError(f"max_parallel must be at least 1, not {max_parallel}")
+        self.max_parallel = max_parallel
+
+    def judge(self, flight: Pairs, event: MigrationStarted,
+              entry: tuple[int | None, frozenset[str]]) -> str | None:
+        for endpoint in sorted(entry[1]):
+            n = 1 + sum(1 for _, (_, endpoints) in flight if endpoint in endpoints)
+            if n > self.max_parallel:
+                what = "destination" if endpoint == event.destination else "source endpoint"
+                return (f"master {event.member} starts {_of(event.migration, event.partition)} "
+                        f"with {n} migrations in flight at {what} {endpoint} "
+                        f"(max {self.max_parallel})")
+        return None
+
+
+class PlannedVersion(Monitor):
+    """PAR-VERSION: a migration runs only on the partition version it was planned on.
+
+    003 §1.2: a member executes a migration operation only if its local version of the partition
+    equals the version in the ``MigrationInfo``. Judged on every `migration_started` that carries
+    both `planned_version` and `partition_version` (any role): they must be equal. Stateless.
+    """
+
+    spec = "PAR-VERSION"
+    observes = frozenset({"migration_started"})
+
+    def initial(self) -> Hashable:
+        return None
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, MigrationStarted)
+        if event.planned_version is None or event.partition_version is None:
+            return state, None
+        if event.planned_version != event.partition_version:
+            return state, (f"{event.role} {event.member} starts "
+                           f"{_of(event.migration, event.partition)} on partition version "
+                           f"{event.partition_version}, but it was planned on version "
+                           f"{event.planned_version}")
+        return state, None
+
+
+MONITORS: tuple[type[Monitor], ...] = (TableVersion, Stamp, CommitOrder, Atomic, OnePerPartition,
+                                       MaxParallel, PlannedVersion)
+
+register(Spec(
+    id="PT-VERSION", title="Partition table versions never go back",
+    statement="At every member, the global partition table version it applies (3.7) never "
+              "decreases, and for every partition the partition version it applies (4.1) never "
+              "decreases; equal versions are a republish. A crashed member starts afresh.",
+    seed="000", section="§1.1 Reducing Places Where The Partition Table Is Updated; 003 §1.2",
+    kind="event monitor", monitor=TableVersion,
+    rationale="Members take a table only when its version is bigger than theirs (000 §1.1), "
+              "partition by partition in 4.1 (003 §1.2). A member that goes back to an older "
+              "table acts on stale ownership: a first backup that clears its data after having "
+              "been promoted loses it."))
+register(Spec(
+    id="PAR-STAMP", title="The stamp is the hash of the partition versions",
+    statement="A partition table that carries both partition versions and a stamp has as stamp "
+              "the MurmurHash3 x64 64 (seed 0x01000193) of its versions written big-endian, 4 "
+              "bytes per partition.",
+    seed="003", section="§1.3 Partition Table Stamp", kind="event monitor", monitor=Stamp,
+    rationale="The stamp replaces the global version where whole tables are compared (promotion "
+              "commit, cluster state transactions, 003 §3.1); a stamp that is not the hash of "
+              "the versions makes equal tables look different or different ones look equal."))
+register(Spec(
+    id="MIG-COMMIT-ORDER", title="Safe migration commit order",
+    statement="For one migration, the destination commits before the master and the master "
+              "before the source: no commit is seen after a commit of the same migration by a "
+              "later role, the master does not commit after the destination rolled back, and the "
+              "source does not commit after the master rolled back.",
+    seed="000", section="§2.1 Safe Migration Commit", kind="event monitor", monitor=CommitOrder,
+    rationale="\"We commit a migration on MASTER only when we make sure that MIGRATION "
+              "DESTINATION has received the updated partition table and committed the migration, "
+              "and we commit a migration on MIGRATION SOURCE only when it is committed in "
+              "MASTER.\" A source that clears its data before the destination has it loses the "
+              "data if the destination crashes."))
+register(Spec(
+    id="MIG-ATOMIC", title="Migration participants agree",
+    statement="Never the source of a migration committed while its destination rolled it back "
+              "(data loss), nor the destination committed while the source rolled it back (data "
+              "leak), unless the destination crashed or left the cluster before the source's "
+              "rollback.",
+    seed="000", section="§2.1 Safe Migration Commit; §2.2 Recovering Master Crashes During "
+                        "Migration",
+    kind="event monitor", monitor=Atomic,
+    rationale="Participants that finalise on their own take conflicting actions when the master "
+              "crashes during finalisation (000 §2.1 Problems). A new master must commit at the "
+              "source a migration the destination already committed (000 §2.2)."))
+register(Spec(
+    id="PAR-ONE-PER-PARTITION", title="One migration per partition at a time",
+    statement="The master never starts a migration of a partition while another migration of "
+              "that partition it started has not committed or rolled back.",
+    seed="003", section="§2.2 Parallel Migrations Mechanism", kind="event monitor",
+    monitor=OnePerPartition,
+    rationale="Migrations of one partition depend on each other (a later one may move a replica "
+              "an earlier one created) and must run serially; only migrations of different "
+              "partitions run in parallel."))
+register(Spec(
+    id="PAR-MAX-PARALLEL", title="At most max.parallel.migrations per member",
+    statement="At the master, no member is the destination or the source endpoint (the source "
+              "when it is the owner, else the partition owner) of more than "
+              "hazelcast.partition.max.parallel.migrations (default 10) migrations in flight.",
+    seed="003", section="§2.2 Parallel Migrations Mechanism; PLANNER.md §5",
+    kind="event monitor", monitor=MaxParallel,
+    rationale="The limit keeps heap use and network load under control during rebalancing; "
+              "backup data is sent by the owner, so the owner is the endpoint of a backup "
+              "migration."))
+register(Spec(
+    id="PAR-VERSION", title="A migration runs on the version it was planned on",
+    statement="A migration starts at a member only when that member's version of the partition "
+              "equals the version the migration was planned on.",
+    seed="003", section="§1.2 New Versioning Mechanism", kind="event monitor",
+    monitor=PlannedVersion,
+    rationale="A member that missed an update of the partition would run the migration on a "
+              "stale replica assignment; the version check rejects it instead."))
