@@ -42,8 +42,9 @@ class Protocol(ABC):
     variant: str = "fixed"
     #: every node, oldest first; dormant nodes (joiners) last
     nodes: tuple[NodeId, ...]
-    #: sets of nodes that play the same role (joiners that have not started): renaming nodes
-    #: within one set maps reachable states to reachable states, a symmetry the checker may use
+    #: sets of names that play the same role (joiners that have not started; any identity written
+    #: as a string, such as a partition id "P0"): renaming within one set maps reachable states to
+    #: reachable states, a symmetry the checker may use
     interchangeable: tuple[frozenset[NodeId], ...] = ()
 
     @abstractmethod
