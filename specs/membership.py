@@ -9,15 +9,12 @@ hash them and rename members (symmetry) without re-sorting anything.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
 
-from partsafe.specs.monitor import Monitor
+from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import Event, MemberListInstalled
 
 View = tuple[int | None, tuple[str, ...]]
-Pairs = frozenset[tuple[Hashable, Any]]
-NO_PAIRS: Pairs = frozenset()
 
 
 def view_of(ev: MemberListInstalled) -> View:
@@ -30,18 +27,6 @@ def show(view: View | None) -> str:
     version, members = view
     return f"{{v={version}, [{', '.join(members)}]}}" if version is not None else (
         f"[{', '.join(members)}]")
-
-
-def lookup(pairs: Pairs, key: Hashable, default: Any = None) -> Any:
-    for k, v in pairs:
-        if k == key:
-            return v
-    return default
-
-
-def assign(pairs: Pairs, key: Hashable, value: Any) -> Pairs:
-    """`pairs` with `key` set to `value`."""
-    return frozenset([(k, v) for k, v in pairs if k != key] + [(key, value)])
 
 
 class ViewOrder(Monitor):

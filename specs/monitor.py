@@ -10,9 +10,26 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from partsafe.traces.events import Event
+
+#: a monitor's map from keys (members, migrations, ...) to values, as a hashable frozenset of pairs,
+#: so that the explorer can hash it and rename members in it without re-sorting anything
+Pairs = frozenset[tuple[Hashable, Any]]
+NO_PAIRS: Pairs = frozenset()
+
+
+def lookup(pairs: Pairs, key: Hashable, default: Any = None) -> Any:
+    for k, v in pairs:
+        if k == key:
+            return v
+    return default
+
+
+def assign(pairs: Pairs, key: Hashable, value: Any) -> Pairs:
+    """`pairs` with `key` set to `value`."""
+    return frozenset([(k, v) for k, v in pairs if k != key] + [(key, value)])
 
 
 class Monitor(ABC):

@@ -6,8 +6,8 @@ PAR-MAX-PARALLEL and PAR-VERSION judge the master's parallel migration schedule 
 PLANNER.md §5).
 
 Monitor states are small immutable values: frozensets of ``(key, value)`` pairs read and written
-with the membership helpers `lookup` and `assign`, and tuples. A field an event does not carry,
-or an event a stream does not show, is unknown and never a violation.
+with `lookup` and `assign` of specs/monitor.py, and tuples. A field an event does not carry, or an
+event a stream does not show, is unknown and never a violation.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from partsafe.refimpl.partition_table import PartitionTableError, stamp
-from partsafe.specs.membership import NO_PAIRS, Pairs, assign, lookup
-from partsafe.specs.monitor import Monitor
+from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
     Event,
