@@ -12,6 +12,7 @@ event a stream does not show, is unknown and never a violation.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -253,10 +254,10 @@ class _InFlight(Monitor):
     def initial(self) -> Hashable:
         return NO_PAIRS
 
+    @abstractmethod
     def judge(self, flight: Pairs, event: MigrationStarted,
               entry: tuple[int | None, frozenset[str]]) -> str | None:
         """A message if `event` may not start with `flight` (the master's others) in flight."""
-        raise NotImplementedError
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
