@@ -4,11 +4,13 @@ A `refimpl.actor.Protocol` gives deterministic node handlers; this layer compose
 global transition system the explorer can search, in the manner of Stateright's actor models:
 
 - the network holds in-flight messages as a multiset (a frozenset of ``(src, dst, msg, copy)``), so
-  every delivery order is explored; messages to a crashed node vanish with it, messages from it stay
-  in flight;
+  every delivery order is explored; or, for a protocol over ordered connections (TCP), as FIFO
+  channels (a frozenset of ``(src, dst, messages)``), where a message overtaking an earlier one on
+  its channel is a fault on the `reorders` budget; messages to a crashed node vanish with it,
+  messages from it stay in flight;
 - the environment acts within budgets set on the command line: crashes (crash-stop), joins of
-  dormant nodes, false suspicions, message losses and duplications, and extra firings of periodic
-  timers (see below);
+  dormant nodes, false suspicions, message losses and duplications, extra firings of periodic
+  timers (see below), and graceful shutdown requests (a user asks a member to shut down);
 - the failure detector of 002 is part of the environment: a node may suspect a watched member at any
   time if that member crashed, or if it sends the node no heartbeats although no message to it is
   in flight (a justified suspicion, not a fault: heartbeat timeouts are long next to message
@@ -19,7 +21,10 @@ global transition system the explorer can search, in the manner of Stateright's 
   violation they raise is a property violation of the state reached.
 
 A timeout (a timer the protocol marks as one) fires only once no message to or from its node is in
-flight: an early timeout is the same as a false suspicion, which the budget covers.
+flight (or, for a protocol whose answers travel through third nodes, once no message at all is in
+flight and no failure detector has a justified suspicion left to report: operation timeouts and
+retry pauses are long next to failure detection): an early timeout is the same as a false
+suspicion, which the budget covers.
 
 A periodic timer that changes nothing at its node (the periodic member-list publish) is progress
 only for the messages that would take effect at their receiver right now (change its state or make
@@ -29,11 +34,13 @@ race with newer updates, is sent to one receiver at a time and draws on the `pub
 Without these rules such timers would fill the network for ever.
 
 Action kinds: deliver, timer, suspect, heartbeat (progress) and crash, join, false-suspect, drop,
-duplicate, timer-race (faults). A state is quiescent when only faults are enabled.
+duplicate, timer-race, shutdown, reorder (faults). A state is quiescent when only faults are
+enabled.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -45,7 +52,8 @@ from partsafe.specs.monitor import Monitor
 from partsafe.traces.events import Event, MemberCrashed
 
 CRASHED = "crashed"
-FAULT_KINDS = frozenset({"crash", "join", "false-suspect", "drop", "duplicate", "timer-race"})
+FAULT_KINDS = frozenset({"crash", "join", "false-suspect", "drop", "duplicate", "timer-race",
+                         "shutdown", "reorder"})
 ACTION_KINDS = ("deliver", "timer", "suspect", "heartbeat", *sorted(FAULT_KINDS))
 DEADLOCK = "DEADLOCK"
 #: entries a memo table may hold before it starts afresh
@@ -62,13 +70,17 @@ class Budget:
     losses: int = 0
     duplications: int = 0
     publishes: int = 0
+    shutdowns: int = 0
+    reorders: int = 0
 
     def as_tuple(self) -> tuple[int, ...]:
         return (self.crashes, self.joins, self.suspicions, self.losses, self.duplications,
-                self.publishes)
+                self.publishes, self.shutdowns, self.reorders)
 
 
-CRASH, JOIN, SUSPICION, LOSS, DUPLICATION, PUBLISH = range(6)
+CRASH, JOIN, SUSPICION, LOSS, DUPLICATION, PUBLISH, SHUTDOWN, REORDER = range(8)
+BUDGET_NAMES = ("crashes", "joins", "suspicions", "losses", "duplications", "publishes",
+                "shutdowns", "reorders")
 
 
 class World(NamedTuple):
@@ -83,7 +95,8 @@ class World(NamedTuple):
 
 
 def rename(obj: Any, mapping: dict[str, str]) -> Any:
-    """`obj` with every string in `mapping` replaced, through tuples, named tuples, frozensets."""
+    """`obj` with every string in `mapping` replaced, through tuples, named tuples, frozensets
+    and frozen dataclasses (rebuilt field by field, without running their checks again)."""
     kind = type(obj)
     if kind is str:
         return mapping.get(obj, obj)
@@ -93,6 +106,11 @@ def rename(obj: Any, mapping: dict[str, str]) -> Any:
         return frozenset(rename(x, mapping) for x in obj)
     if isinstance(obj, tuple) and hasattr(kind, "_make"):
         return kind._make(rename(x, mapping) for x in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        copy = object.__new__(kind)
+        for f in dataclasses.fields(obj):
+            object.__setattr__(copy, f.name, rename(getattr(obj, f.name), mapping))
+        return copy
     return obj
 
 
@@ -117,6 +135,10 @@ class ActorModel(Model[World]):
         self.scope = dict(scope or {}, **{k: v for k, v in asdict(budget).items()})
         self._busy = busy
         self.names = protocol.nodes
+        #: FIFO channels (a frozenset of ``(src, dst, messages)``) instead of a multiset
+        self.fifo = protocol.fifo
+        self._in_flight = _fifo_in_flight if self.fifo else _in_flight
+        self._add = _fifo_add if self.fifo else _add
         self.index = {name: i for i, name in enumerate(self.names)}
         self._perms = self._permutations()
         #: hash-consing of state components: equal node states, networks and monitor states are
@@ -149,7 +171,9 @@ class ActorModel(Model[World]):
         live = [(n, st) for n, st in zip(self.names, nodes, strict=True)
                 if st is not None and st is not CRASHED]
         # deliveries, losses, duplications
-        for src, dst, msg, copy in network:
+        if self.fifo:
+            self._fifo_deliveries(world, out)
+        for src, dst, msg, copy in (() if self.fifo else network):
             if copy:
                 continue
             rest = _remove(network, src, dst, msg)
@@ -166,7 +190,9 @@ class ActorModel(Model[World]):
         unsettled = {e[1] for e in network} | {e[0] for e in network}
         for n, st in live:
             for timer in call(p.timers, n, st):
-                if n in unsettled and p.is_timeout(timer):
+                if p.is_timeout(timer) and (
+                        (network or self._detector_pending(nodes, live))
+                        if p.timeouts_wait_for_network else n in unsettled):
                     continue
                 step = call(p.on_timer, n, st, timer)
                 if step.state != st or step.events:
@@ -175,7 +201,7 @@ class ActorModel(Model[World]):
                 # a periodic timer (it changes nothing at its node): its sends that take effect now
                 # are progress; one that would only take effect later is a race, on the budget
                 fresh = [(d, m) for d, m in step.sends
-                         if self._alive(nodes, d) and not _in_flight(network, n, d, m)]
+                         if self._alive(nodes, d) and not self._in_flight(network, n, d, m)]
                 effective = tuple(sm for sm in fresh if self._takes_effect(world, n, *sm))
                 if effective:
                     out.append((("timer", n, timer),
@@ -211,7 +237,7 @@ class ActorModel(Model[World]):
                     continue
                 step = call(p.on_heartbeat, n, st, sender)
                 if step.state != st or step.events or any(
-                        not _in_flight(network, n, d, m) for d, m in step.sends):
+                        not self._in_flight(network, n, d, m) for d, m in step.sends):
                     out.append((("heartbeat", sender, n), self._apply(world, n, step, network)))
         # crashes and joins
         if budget[CRASH]:
@@ -226,6 +252,12 @@ class ActorModel(Model[World]):
                 if st is None:
                     w = world._replace(budget=_spend(budget, JOIN))
                     out.append((("join", n), self._apply(w, n, p.on_join(n), network)))
+        if budget[SHUTDOWN]:
+            for n, st in live:
+                step = call(p.on_shutdown, n, st)
+                if step is not None:
+                    w = world._replace(budget=_spend(budget, SHUTDOWN))
+                    out.append((("shutdown", n), self._apply(w, n, step, network)))
         return out
 
     def properties(self) -> Sequence[Property[World]]:
@@ -265,7 +297,7 @@ class ActorModel(Model[World]):
     def describe_action(self, action: Action) -> tuple[str, str | None]:
         kind = action[0]
         describe = self.protocol.describe_message
-        if kind in ("deliver", "drop", "duplicate"):
+        if kind in ("deliver", "drop", "duplicate", "reorder"):
             _, src, dst, msg = action
             return f"{kind} {describe(msg)} {src}→{dst}", dst
         if kind == "timer":
@@ -288,11 +320,13 @@ class ActorModel(Model[World]):
                 view[n] = "crashed"
             else:
                 view[n] = self.protocol.describe(n, st)
-        view["network"] = sorted(
-            f"{self.protocol.describe_message(m)} {s}→{d}" for s, d, m, _ in world.network)
-        view["budget left"] = dict(zip(
-            ("crashes", "joins", "suspicions", "losses", "duplications", "publishes"),
-            world.budget, strict=True))
+        describe = self.protocol.describe_message
+        if self.fifo:
+            view["network"] = sorted(f"{s}→{d}: " + ", ".join(describe(m) for m in msgs)
+                                     for s, d, msgs in world.network)
+        else:
+            view["network"] = sorted(f"{describe(m)} {s}→{d}" for s, d, m, _ in world.network)
+        view["budget left"] = dict(zip(BUDGET_NAMES, world.budget, strict=True))
         return view
 
     def step_events(self, world: World, action: Action, nxt: World) -> tuple[Event, ...]:
@@ -300,7 +334,7 @@ class ActorModel(Model[World]):
         p = self.protocol
         nodes = world.nodes
         step: Step | None = None
-        if kind == "deliver":
+        if kind in ("deliver", "reorder"):
             _, src, dst, msg = action
             step = p.on_message(dst, nodes[self.index[dst]], src, msg)
         elif kind in ("timer", "timer-race"):
@@ -315,11 +349,52 @@ class ActorModel(Model[World]):
             step = p.on_heartbeat(action[2], nodes[self.index[action[2]]], action[1])
         elif kind == "join":
             step = p.on_join(action[1])
+        elif kind == "shutdown":
+            step = p.on_shutdown(action[1], nodes[self.index[action[1]]])
         elif kind == "crash":
             return (MemberCrashed(member=action[1]),)
         return step.events if step is not None else ()
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _fifo_deliveries(self, world: World, out: list[tuple[Action, World]]) -> None:
+        """Deliveries from FIFO channels: the head of each channel is progress; a later message
+        overtaking it (reorder), a loss and a duplicate (appended) are faults on the budgets."""
+        p = self.protocol
+        nodes, network, budget = world.nodes, world.network, world.budget
+        for entry in network:
+            src, dst, msgs = entry
+            st = nodes[self.index[dst]]
+            for i, msg in enumerate(msgs):
+                if msg in msgs[:i]:
+                    continue  # the same message earlier in the channel: the same moves
+                if i == 0 or budget[REORDER]:
+                    rest = _fifo_take(network, entry, i)
+                    step = self._call(p.on_message, dst, st, src, msg)
+                    nxt = self._apply(world, dst, step, rest)
+                    if i:
+                        nxt = nxt._replace(budget=_spend(nxt.budget, REORDER))
+                    out.append((("deliver" if i == 0 else "reorder", src, dst, msg), nxt))
+                if budget[LOSS]:
+                    out.append((("drop", src, dst, msg),
+                                world._replace(network=_fifo_take(network, entry, i),
+                                               budget=_spend(budget, LOSS))))
+                if budget[DUPLICATION]:
+                    out.append((("duplicate", src, dst, msg),
+                                world._replace(network=_fifo_add(network, src, dst, msg),
+                                               budget=_spend(budget, DUPLICATION))))
+
+    def _detector_pending(self, nodes: tuple[Hashable, ...],
+                          live: list[tuple[NodeId, Hashable]]) -> bool:
+        """Has some live node's failure detector a justified suspicion still to report (a
+        watched member crashed, or sends it no heartbeats)?"""
+        call, p = self._call, self.protocol
+        for n, st in live:
+            for q in call(p.monitored, n, st):
+                qst = nodes[self.index[q]]
+                if qst is CRASHED or qst is None or n not in call(p.heartbeat_targets, q, qst):
+                    return True
+        return False
 
     def _alive(self, nodes: tuple[Hashable, ...], n: NodeId) -> bool:
         st = nodes[self.index[n]]
@@ -331,14 +406,14 @@ class ActorModel(Model[World]):
         st = world.nodes[self.index[dst]]
         step = self._call(self.protocol.on_message, dst, st, src, msg)
         return step.state != st or any(
-            not _in_flight(world.network, dst, d, m) for d, m in step.sends)
+            not self._in_flight(world.network, dst, d, m) for d, m in step.sends)
 
     def _apply(self, world: World, node: NodeId, step: Step,
                network: frozenset[tuple[NodeId, NodeId, Hashable, int]]) -> World:
         nodes = world.nodes
         for dst, msg in step.sends:
             if self._alive(nodes, dst) or dst == node:
-                network = _add(network, node, dst, msg)
+                network = self._add(network, node, dst, msg)
         share = self._share
         nxt = World(share(_put(nodes, self.index[node], share(step.state))), share(network),
                     world.budget, world.monitors, world.flags)
@@ -447,6 +522,25 @@ def _put(nodes: tuple[Hashable, ...], i: int, state: Hashable) -> tuple[Hashable
 
 def _spend(budget: tuple[int, ...], i: int) -> tuple[int, ...]:
     return (*budget[:i], budget[i] - 1, *budget[i + 1:])
+
+
+def _fifo_in_flight(network: frozenset[Any], src: NodeId, dst: NodeId, msg: Hashable) -> bool:
+    return any(s == src and d == dst and msg in msgs for s, d, msgs in network)
+
+
+def _fifo_add(network: frozenset[Any], src: NodeId, dst: NodeId, msg: Hashable) -> frozenset[Any]:
+    for entry in network:
+        if entry[0] == src and entry[1] == dst:
+            return (network - {entry}) | {(src, dst, (*entry[2], msg))}
+    return network | {(src, dst, (msg,))}
+
+
+def _fifo_take(network: frozenset[Any], entry: tuple[Any, Any, tuple[Any, ...]],
+               i: int) -> frozenset[Any]:
+    src, dst, msgs = entry
+    left = msgs[:i] + msgs[i + 1:]
+    rest = network - {entry}
+    return rest | {(src, dst, left)} if left else rest
 
 
 def _in_flight(network: frozenset[Any], src: NodeId, dst: NodeId, msg: Hashable) -> bool:

@@ -19,11 +19,36 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from partsafe.traces.events import Event
 
 NodeId = str
 Send = tuple[NodeId, Hashable]
+M = TypeVar("M", bound=type)
+
+
+def message(cls: M) -> M:
+    """Make a NamedTuple message class compare and hash by its class as well as its fields.
+
+    Tuples of equal fields are equal whatever their class: without this, two different messages
+    with no fields (or equal ones) in flight between the same nodes would be one message to the
+    network.
+    """
+
+    def __eq__(self: tuple[object, ...], other: object) -> bool:
+        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+    def __ne__(self: tuple[object, ...], other: object) -> bool:
+        return not __eq__(self, other)
+
+    def __hash__(self: tuple[object, ...]) -> int:
+        return hash((cls.__name__, tuple.__hash__(self)))
+
+    cls.__eq__ = __eq__  # type: ignore[method-assign]
+    cls.__ne__ = __ne__  # type: ignore[method-assign]
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +96,15 @@ class Protocol(ABC):
     def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
         raise NotImplementedError(f"{self.name} has no timers")
 
+    #: True if messages between two nodes arrive in the order sent (TCP connections); a message
+    #: overtaking another is then a fault on a budget
+    fifo: bool = False
+    #: True if a timeout waits until no message at all is in flight, not only none to or from
+    #: its node, and until no failure detector has a justified suspicion left to report: for
+    #: answers that travel through third nodes (a request relayed to another member) and
+    #: operation timeouts longer than failure detection
+    timeouts_wait_for_network: bool = False
+
     def is_timeout(self, timer: Hashable) -> bool:
         """True for a timer that fires when an answer is overdue (not a periodic task): it is
         long next to message delays, so it fires only once no message to or from its node is in
@@ -94,6 +128,12 @@ class Protocol(ABC):
     def on_heartbeat(self, node: NodeId, state: Hashable, sender: NodeId) -> Step:
         """A heartbeat from `sender` reaches `node`."""
         return Step(state)
+
+    # -- user requests --------------------------------------------------------------------------
+
+    def on_shutdown(self, node: NodeId, state: Hashable) -> Step | None:
+        """A user asks `node` to shut down gracefully (004); None if it cannot be asked now."""
+        return None
 
     # -- presentation ---------------------------------------------------------------------------
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import string
 from collections.abc import Hashable, Iterable
-from typing import NamedTuple, TypeVar, cast
+from typing import NamedTuple, cast
 
-from partsafe.refimpl.actor import NodeId, Protocol, Send, Step
+from partsafe.refimpl.actor import NodeId, Protocol, Send, Step, message
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
 
@@ -83,32 +83,10 @@ class MemberState(NamedTuple):
 
 # --- messages ---------------------------------------------------------------------------------
 #
-# Messages are named tuples, and tuples of equal fields are equal whatever their class: a
-# JoinRequest() and a MastershipClaim() in flight between the same nodes would be one message to
-# the network. Every message class therefore compares and hashes by class as well as by fields.
+# Messages are named tuples made to compare by class as well as by fields (`message`), so that a
+# JoinRequest() and a MastershipClaim() in flight between the same nodes are two messages.
 
-M = TypeVar("M", bound=type)
-
-
-def _message(cls: M) -> M:
-    """Make a NamedTuple class compare and hash by its class and its fields."""
-
-    def __eq__(self: tuple[object, ...], other: object) -> bool:
-        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
-
-    def __ne__(self: tuple[object, ...], other: object) -> bool:
-        return not __eq__(self, other)
-
-    def __hash__(self: tuple[object, ...]) -> int:
-        return hash((cls.__name__, tuple.__hash__(self)))
-
-    cls.__eq__ = __eq__  # type: ignore[method-assign]
-    cls.__ne__ = __ne__  # type: ignore[method-assign]
-    cls.__hash__ = __hash__  # type: ignore[method-assign]
-    return cls
-
-
-@_message
+@message
 class MembersUpdate(NamedTuple):
     """The master publishes a member list; also how a joiner learns it joined (FinalizeJoin)."""
 
@@ -116,24 +94,24 @@ class MembersUpdate(NamedTuple):
     members: tuple[str, ...]
 
 
-@_message
+@message
 class JoinRequest(NamedTuple):
     """A joiner asks to join the cluster."""
 
 
-@_message
+@message
 class MastershipClaim(NamedTuple):
     """The sender claims mastership (002 Mastership Claim Process)."""
 
 
-@_message
+@message
 class MasterAddress(NamedTuple):
     """A member that is not the master tells a joiner whom to ask instead."""
 
     master: str
 
 
-@_message
+@message
 class ClaimResponse(NamedTuple):
     """The answer to a claim, carrying the responder's member list."""
 
@@ -142,7 +120,7 @@ class ClaimResponse(NamedTuple):
     members: tuple[str, ...]
 
 
-@_message
+@message
 class ExplicitSuspicion(NamedTuple):
     """Asks the receiver to suspect the sender and go its own way (002 Explicit Suspicion)."""
 

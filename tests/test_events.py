@@ -37,7 +37,10 @@ SAMPLES: list[Event] = [
     ev.MemberCrashed(member="B"),
     ev.MemberListRejected(member="B", sender="C", version=3, reason="stale version"),
     ev.PartitionTableApplied(member="A", version=None, partition_versions=(3, 1, 4),
-                             replicas=(("A", "B", None), ("B", None, "C")), stamp=12345),
+                             replicas=(("A", "B", None), ("B", None, "C")), stamp=12345,
+                             sender="A"),
+    ev.PartitionTablePublished(member="A", version=7, replicas=(("A", "B"), ("B", "C")),
+                               partitions=(1,)),
     ev.Repartitioning(member="A", planned=11),
     ev.MigrationStarted(member="B", role="source", migration="m-17", partition=3),
     ev.MigrationCommitted(member="C", role="destination", migration="m-17", partition=3),
@@ -46,7 +49,8 @@ SAMPLES: list[Event] = [
     ev.ReplicaSynced(member="C", partition=2, replica_index=2),
     ev.PromotionCommitted(member="C", partition=5, replica_index=1),
     ev.ShutdownRequested(member="D"),
-    ev.ShutdownAllowed(member="D"),
+    ev.ShutdownAllowed(member="A", leaving="D"),
+    ev.MemberLeft(member="D"),
     ev.PartitionLost(member="A", partition=8, lost_backup_count=1),
     ev.MigrationsCompleted(member="A", planned=10, completed=7, remaining=3),
     ev.MetastoreInvoke(member="n1", keys=("stable.assignments", "planned.assignments"),
@@ -74,7 +78,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 29
+    assert len(SAMPLES) == len(EVENT_TYPES) == 31
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 

@@ -156,12 +156,28 @@ class MemberListRejected(Event):
 
 @_ev("partition_table_applied")
 class PartitionTableApplied(Event):
-    """`member` applied a partition table: one global `version` (3.7) or per-partition versions."""
+    """`member` applied a partition table: one global `version` (3.7) or per-partition versions.
+
+    `sender` is the member the table came from (the master, or `member` itself for a table it
+    changed on its own), when known.
+    """
 
     version: int | None = None
     partition_versions: tuple[int, ...] | None = None
     replicas: tuple[tuple[str | None, ...], ...] = ()
     stamp: int | None = None
+    sender: str | None = None
+
+
+@_ev("partition_table_published")
+class PartitionTablePublished(Event):
+    """Master `member` publishes its partition table (000 §1.1), or only the `partitions` a
+    migration changed (003 §1.2; None for the whole table)."""
+
+    version: int | None = None
+    partition_versions: tuple[int, ...] | None = None
+    replicas: tuple[tuple[str | None, ...], ...] = ()
+    partitions: tuple[int, ...] | None = None
 
 
 @_ev("repartitioning")
@@ -232,7 +248,16 @@ class ShutdownRequested(Event):
 
 @_ev("shutdown_allowed")
 class ShutdownAllowed(Event):
-    pass
+    """Master `member` tells `leaving` that it may shut down (004, ProcessShutdownRequestsTask);
+    `leaving` is None when `member` is the one allowed (as a log line of the leaving member
+    shows it)."""
+
+    leaving: str | None = None
+
+
+@_ev("member_left")
+class MemberLeft(Event):
+    """`member` finished its graceful shutdown and left the cluster (004)."""
 
 
 @_ev("partition_lost")

@@ -1,0 +1,1191 @@
+"""Hazelcast's partition service under faults, as node handlers (000, 003, 004).
+
+One model, two protocol versions:
+
+- **3.7** (000 "Avoid Data Loss on Migration", 004 "Graceful Shutdown"): one global partition
+  table version; the master runs one migration at a time and publishes the whole table.
+- **4.1** (003 "Parallel Independent Migrations"): one version per partition and the table stamp;
+  the master runs migrations of different partitions in parallel, at most
+  ``max_parallel`` per member (the owner counts as the sender of backup data), and publishes only
+  the partition a migration changed.
+
+What every member keeps (:class:`Node`): its member list (age order; the head is the master), its
+copy of the partition table, the partitions whose data it holds (replica data made explicit, so
+that loss and leaks are observable), its active migrations (undecided) and its completed
+migrations list. The master also keeps its migration queues, the migrations in flight, the
+shutdown requests and, after a master change, the tables it is still collecting.
+
+Membership is abstracted to what the partition service sees of it: a member learns that another
+left from its failure detector (the checker's environment), at its own time, and the master is
+the oldest member of the local list. The 3.9 membership protocol under this is checked on its
+own (refimpl/membership.py); here members crash, join and leave, and views converge.
+
+Migration (000 §2.1; PLANNER.md §5): the master sends ``MigrationRequest`` to the source endpoint
+(the partition owner, which sends the data), which checks that the request comes from its master,
+that its version is the one the migration was started on and that it has no undecided migration,
+and sends the data to the destination (``MigrationData``); the destination checks the same,
+installs the data and answers the master. The master prepares a copy of its table with the
+migration applied, sends it with ``MigrationCommit`` to the destination (retried until the
+destination answers or leaves), and only then applies it, adds it to its completed migrations and
+publishes. Members finalise (commit or roll back, with the ``PartitionMigrationEvent`` current /
+new replica index rule) when the completed list they receive names a migration they took part in.
+A failed migration raises the version (``failure_rule``: the current source's ``increment + 1`` or
+000 §2.1 step 4's ``+2``) and planning restarts from scratch (000 §3.2, stateless).
+
+Master crash (000 §1.2, §2.2): the new master asks every member for its table, completed and
+active migrations (``Fetch``), waits for each to answer or leave, takes the most recent table (3.7:
+the greatest version; 4.1: per partition), completes what some member's completed list says
+committed, fails the other active migrations, publishes, and only then repartitions.
+
+Graceful shutdown (004): the member asks the master (retried, idempotent); the master repartitions
+without the shutdown-requested members, so they are only migration sources, and tells a member it
+may leave once the table no longer names it and no migration involves it.
+
+The historical flaws are variants (:data:`VARIANT_DOCS`).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Hashable, Iterable
+from typing import ClassVar, NamedTuple, cast
+
+from partsafe.refimpl import partition_table as pt
+from partsafe.refimpl.actor import NodeId, Protocol, Send, Step, message
+from partsafe.refimpl.partition_table import PartitionTable
+from partsafe.refimpl.planner import Decision, format_replicas, plan
+from partsafe.refimpl.repartition import repartition
+from partsafe.traces import events as ev
+from partsafe.traces.events import Event
+
+VARIANT_DOCS: dict[str, str] = {
+    "fixed": "the design: master-only table updates, safe commit, most recent table after a "
+    "master change, backup migrations, graceful shutdown through migrations (000, 003, 004)",
+    "hz37-local-promotion": "a member that notices a leave removes the member from its own table "
+    "and shifts the replicas up; a master table that still names it a backup makes it clear its "
+    "data and sync from the owner that left (000 Problems)",
+    "hz37-stale-master-table": "a new master publishes its own table without collecting the "
+    "others' (000 Problems, §1.2)",
+    "hz37-independent-commit": "no commit to the destination first: the master applies and "
+    "publishes, participants commit when they see the table and roll back on their own when the "
+    "master leaves (000 §2.1 Problems)",
+    "hz37-backup-clear-first": "backup changes are applied to the table directly: the old backup "
+    "clears its data at once and the new one syncs from the owner later (000 Problems, issue "
+    "5444)",
+    "hz36-shutdown": "a member shuts down once the first backups of its partitions are assigned, "
+    "without migrating its replicas (004 Problems)",
+    "hz40-global-order-parallel": "parallel migrations publishing one partition at a time, but "
+    "compared by one global version (003 §1)",
+    "no-prioritize": "design question: migrations run in planner order, COPY and SHIFT UP not "
+    "moved ahead (000 §3.2.3)",
+}
+VARIANTS: tuple[str, ...] = tuple(VARIANT_DOCS)
+
+#: node state `shutdown` values
+RUNNING, REQUESTED, LEFT = "", "requested", "left"
+
+
+# --- messages and records ---------------------------------------------------------------------
+
+
+class Migration(NamedTuple):
+    """``MigrationInfo`` (000 §2.1; PLANNER.md §1, §5): a planner decision for one partition, the
+    version it was started on (3.7: the table version; 4.1: the partition version; -1 while
+    queued) and the master that started it."""
+
+    partition: int
+    source: str | None
+    source_current_index: int
+    source_new_index: int
+    destination: str
+    destination_current_index: int
+    destination_new_index: int
+    version: int = -1
+    master: str = ""
+
+    @property
+    def decision(self) -> Decision:
+        kind = ("COPY" if self.source is None and self.destination_current_index == -1
+                else "SHIFT_UP" if self.destination_current_index > -1
+                else "SHIFT_DOWN" if self.source_new_index > -1 else "MOVE")
+        return Decision(kind, self.source, self.source_current_index, self.source_new_index,
+                        self.destination, self.destination_current_index,
+                        self.destination_new_index)
+
+    @property
+    def id(self) -> str:
+        src = self.source or "-"
+        return (f"p{self.partition}:{src}{self.source_current_index}>"
+                f"{self.destination}{self.destination_new_index}@v{self.version}")
+
+
+class Completed(NamedTuple):
+    """An entry of the completed migrations list (000 §2.1): the migration, its result and (at
+    the master) the members that acknowledged a publish carrying it."""
+
+    migration: Migration
+    success: bool
+    acked: frozenset[str] = frozenset()
+
+
+class Flight(NamedTuple):
+    """A migration in flight at the master: waiting for the data ("request") or for the
+    destination's commit ("commit")."""
+
+    migration: Migration
+    phase: str
+
+
+@message
+class PartitionState(NamedTuple):
+    """The master publishes its table (or, 4.1, the `partitions` a migration changed) with its
+    completed migrations list (000 §1.1, §2.1)."""
+
+    replicas: tuple[tuple[str | None, ...], ...]
+    versions: tuple[int, ...]
+    version: int
+    completed: tuple[tuple[Migration, bool], ...]
+    partitions: tuple[int, ...] | None = None
+
+
+@message
+class PublishAck(NamedTuple):
+    """A member acknowledges the completed migrations it received (eviction, 000 §2.1)."""
+
+    migrations: frozenset[Migration]
+
+
+@message
+class MigrationRequest(NamedTuple):
+    """``MigrationRequestOperation`` to the source endpoint, with the master's table and
+    completed migrations, which the receiver applies first (003 §1.1)."""
+
+    migration: Migration
+    state: PartitionState
+
+
+@message
+class MigrationData(NamedTuple):
+    """The source endpoint sends the data to the destination, with the table it has."""
+
+    migration: Migration
+    state: PartitionState
+
+
+@message
+class MigrationDone(NamedTuple):
+    migration: Migration
+    ok: bool
+
+
+@message
+class MigrationCommit(NamedTuple):
+    """``MigrationCommitOperation``: the master's prepared table copy (000 §2.1 steps 1-2)."""
+
+    migration: Migration
+    replicas: tuple[tuple[str | None, ...], ...]
+    versions: tuple[int, ...]
+    version: int
+    completed: tuple[tuple[Migration, bool], ...]
+
+
+@message
+class CommitAck(NamedTuple):
+    migration: Migration
+
+
+@message
+class Fetch(NamedTuple):
+    """``FetchPartitionStateOperation`` of a new master (000 §1.2)."""
+
+
+@message
+class FetchReply(NamedTuple):
+    replicas: tuple[tuple[str | None, ...], ...]
+    versions: tuple[int, ...]
+    version: int
+    completed: tuple[tuple[Migration, bool], ...]
+    active: tuple[Migration, ...]
+
+
+@message
+class JoinRequest(NamedTuple):
+    pass
+
+
+@message
+class ShutdownRequest(NamedTuple):
+    pass
+
+
+@message
+class ShutdownResponse(NamedTuple):
+    pass
+
+
+@message
+class Removed(NamedTuple):
+    """The master tells a member it removed from the cluster that it is out."""
+
+
+@message
+class ReplicaSyncRequest(NamedTuple):
+    """A new backup asks the owner for the data (the 3.6 anti-entropy path of the variants)."""
+
+    partition: int
+
+
+@message
+class ReplicaSyncResponse(NamedTuple):
+    partition: int
+
+
+class Recovery(NamedTuple):
+    """A new master collecting the members' partition state (000 §1.2, §2.2)."""
+
+    waiting: frozenset[str]
+    replicas: tuple[tuple[str | None, ...], ...]
+    versions: tuple[int, ...]
+    version: int
+    completed: frozenset[tuple[Migration, bool]]
+    active: frozenset[Migration]
+
+
+class Node(NamedTuple):
+    """The partition service state of one member."""
+
+    members: tuple[str, ...]
+    table: PartitionTable
+    #: partitions whose data this member holds
+    data: frozenset[int]
+    #: completed migrations list (the master's carries acknowledgements)
+    completed: tuple[Completed, ...]
+    #: migrations this member started as source endpoint or destination, not yet decided
+    active: tuple[Migration, ...]
+    #: master: per partition, the migrations still to start (planner order)
+    queues: tuple[tuple[Migration, ...], ...] = ()
+    flights: tuple[Flight, ...] = ()
+    replan: bool = False
+    recovery: Recovery | None = None
+    shutdown_requests: frozenset[str] = frozenset()
+    allowed: frozenset[str] = frozenset()
+    #: RUNNING, REQUESTED or LEFT
+    shutdown: str = RUNNING
+    #: fetch requests from a member this member does not follow yet
+    pending_fetch: frozenset[str] = frozenset()
+    #: variants: partitions whose data this member asked the owner for
+    syncing: frozenset[int] = frozenset()
+    #: master: migrations pause after a failure until the ("resume",) timeout (PLANNER.md §5)
+    paused: bool = False
+
+
+def _entries(completed: Iterable[Completed]) -> tuple[tuple[Migration, bool], ...]:
+    return tuple((c.migration, c.success) for c in completed)
+
+
+class PartitionService(Protocol):
+    """The partition service of `members` initial members and `joiners` dormant joiners."""
+
+    name = "partition"
+    #: the master's migration timeout waits for the relayed data and answers
+    timeouts_wait_for_network = True
+    #: operations travel over TCP connections (a reordered operation is a fault)
+    fifo = True
+
+    def __init__(self, members: int = 3, joiners: int = 1, partitions: int = 2, backups: int = 1,
+                 protocol: str = "3.7", variant: str = "fixed", *, max_parallel: int = 1,
+                 failure_rule: str = "source") -> None:
+        if not 1 <= members <= 20 or not 0 <= joiners <= 26 - members:
+            raise ValueError(f"members={members}, joiners={joiners}: 1 to 20 members and at most "
+                             "26 nodes in all")
+        if not 1 <= partitions <= 16:
+            raise ValueError(f"partitions={partitions} is outside 1..16")
+        if not 0 <= backups <= 6:
+            raise ValueError(f"backups={backups} is outside 0..6")
+        if protocol not in pt.PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; known: {', '.join(pt.PROTOCOLS)}")
+        if variant not in VARIANT_DOCS:
+            raise ValueError(f"unknown partition service variant {variant!r}; known: "
+                             f"{', '.join(VARIANTS)}")
+        if failure_rule not in pt.FAILURE_RULES:
+            raise ValueError(f"unknown failure rule {failure_rule!r}; known: "
+                             f"{', '.join(pt.FAILURE_RULES)}")
+        if max_parallel < 1:
+            raise ValueError(f"max_parallel={max_parallel} must be at least 1")
+        self.variant = variant
+        self.protocol_version = protocol
+        self.partitions = partitions
+        self.backups = backups
+        self.failure_rule = failure_rule
+        self.initial_members = tuple(string.ascii_uppercase[:members])
+        self.joiners = tuple(string.ascii_uppercase[members:members + joiners])
+        self.nodes = self.initial_members + self.joiners
+        self.interchangeable = (frozenset(self.joiners),) if joiners > 1 else ()
+        # the global-order variant runs 4.1's parallel schedule on 3.7's global version
+        self.global_version = protocol == "3.7" or variant == "hz40-global-order-parallel"
+        self.parallel = protocol == "4.1" or variant == "hz40-global-order-parallel"
+        self.max_parallel = max_parallel if self.parallel else 1
+        self.table_protocol = "3.7" if self.global_version else "4.1"
+        replicas = repartition([()] * partitions, self.initial_members, backups)
+        width = min(backups + 1, 7)
+        self.start_table = PartitionTable.from_assignment(
+            [arr[:width] for arr in replicas], replica_count=width, protocol=self.table_protocol)
+        self.empty_table = PartitionTable.initial(partitions, width, self.table_protocol)
+
+    # -- initial states -----------------------------------------------------------------------
+
+    def initial(self, node: NodeId) -> Node | None:
+        if node in self.joiners:
+            return None
+        table = self.start_table
+        data = frozenset(p for p, arr in enumerate(table.replicas) if node in arr)
+        return Node(members=self.initial_members, table=table, data=data, completed=(),
+                    active=())
+
+    def initial_events(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
+        st = cast(Node | None, state)
+        if st is None:
+            return ()
+        out: list[Event] = []
+        if node == self.initial_members[0]:
+            out.append(self._published(node, st.table, None))
+        out.append(self._applied(node, st.table, self.initial_members[0]))
+        out.extend(ev.ReplicaSynced(member=node, partition=p,
+                                    replica_index=st.table.replica_index(p, node))
+                   for p in sorted(st.data))
+        return tuple(out)
+
+    def on_join(self, node: NodeId) -> Step:
+        if node not in self.joiners:
+            raise ValueError(f"{node!r} is not a joiner of this scope")
+        members = (*self.initial_members, node)
+        st = Node(members=members, table=self.empty_table, data=frozenset(), completed=(),
+                  active=())
+        return Step(st, tuple((m, JoinRequest()) for m in self.initial_members))
+
+    # -- roles ------------------------------------------------------------------------------
+
+    @staticmethod
+    def master_of(st: Node) -> str | None:
+        return st.members[0] if st.members else None
+
+    @staticmethod
+    def is_master(node: NodeId, st: Node) -> bool:
+        return st.shutdown != LEFT and bool(st.members) and st.members[0] == node
+
+    # -- inputs -----------------------------------------------------------------------------
+
+    def on_message(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> Step:
+        st = cast(Node | None, state)
+        if st is None or st.shutdown == LEFT:
+            return Step(st)
+        out = _Out(node, st)
+        handler = self._handlers.get(type(msg).__name__)
+        if handler is None:
+            raise TypeError(f"unknown message {msg!r}")
+        handler(self, out, src, msg)
+        return out.step(self)
+
+    def on_suspect(self, node: NodeId, state: Hashable, suspect: NodeId, reason: str) -> Step:
+        st = cast(Node, state)
+        out = _Out(node, st)
+        self._remove_member(out, suspect)
+        return out.step(self)
+
+    def monitored(self, node: NodeId, state: Hashable) -> tuple[NodeId, ...]:
+        st = cast(Node, state)
+        if st.shutdown == LEFT:
+            return ()
+        return tuple(m for m in st.members if m != node)
+
+    def heartbeat_targets(self, node: NodeId, state: Hashable) -> frozenset[NodeId]:
+        st = cast(Node, state)
+        if st.shutdown == LEFT:
+            return frozenset()
+        return frozenset(m for m in st.members if m != node)
+
+    def timers(self, node: NodeId, state: Hashable) -> tuple[tuple[object, ...], ...]:
+        st = cast(Node, state)
+        if st.shutdown == LEFT:
+            return ()
+        out: list[tuple[object, ...]] = []
+        if self.is_master(node, st):
+            if st.recovery is None:
+                out.append(("publish",))
+            else:
+                out.append(("fetch-retry",))
+            out.extend(("migration-timeout", f.migration) for f in st.flights)
+            if st.paused:
+                out.append(("resume",))
+        elif st.shutdown == REQUESTED:
+            out.append(("shutdown-retry",))
+        if st.syncing:
+            out.append(("sync-retry",))
+        return tuple(out)
+
+    def is_timeout(self, timer: Hashable) -> bool:
+        return cast(tuple[object, ...], timer)[0] in ("migration-timeout", "fetch-retry",
+                                                      "resume")
+
+    def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
+        st = cast(Node, state)
+        out = _Out(node, st)
+        kind = cast(tuple[object, ...], timer)[0]
+        if kind == "publish":
+            out.send_all(self._state_message(st, None), publish_event=False)
+        elif kind == "fetch-retry" and st.recovery is not None:
+            out.sends.extend((m, Fetch()) for m in sorted(st.recovery.waiting))
+        elif kind == "migration-timeout":
+            m = cast(Migration, cast(tuple[object, ...], timer)[1])
+            flight = next((f for f in st.flights if f.migration == m), None)
+            if flight is not None and flight.phase == "request":
+                self._fail(out, m, "the migration timed out")
+            elif flight is not None:
+                out.sends.append((m.destination, self._commit_message(out.st, m)))
+        elif kind == "resume":
+            out.st = st._replace(paused=False)
+        elif kind == "shutdown-retry" and self.variant == "hz36-shutdown":
+            self._hz36_try_leave(out)
+        elif kind == "shutdown-retry":
+            master = self.master_of(st)
+            if master is not None:
+                out.sends.append((master, ShutdownRequest()))
+        elif kind == "sync-retry":
+            for p in sorted(st.syncing):
+                owner = st.table.owner(p)
+                if owner is not None and owner != node:
+                    out.sends.append((owner, ReplicaSyncRequest(p)))
+        return out.step(self)
+
+    def on_shutdown(self, node: NodeId, state: Hashable) -> Step | None:
+        st = cast(Node, state)
+        if st.shutdown != RUNNING:
+            return None
+        out = _Out(node, st)
+        out.st = st._replace(shutdown=REQUESTED)
+        out.events.append(ev.ShutdownRequested(member=node))
+        if self.variant == "hz36-shutdown":
+            self._hz36_try_leave(out)
+        elif self.is_master(node, st):
+            out.st = out.st._replace(shutdown_requests=out.st.shutdown_requests | {node})
+            self._trigger(out)
+        else:
+            master = self.master_of(st)
+            if master is not None:
+                out.sends.append((master, ShutdownRequest()))
+        return out.step(self)
+
+    # -- message handlers ---------------------------------------------------------------------
+
+    def _on_join(self, out: _Out, src: str, msg: JoinRequest) -> None:
+        st = out.st
+        if src in st.members:
+            return
+        out.st = st._replace(members=(*st.members, src))
+        out.events.append(ev.MemberJoined(member=out.node, joined=src))
+        if self.is_master(out.node, out.st):
+            # the newcomer may have taken part in an older master's migrations: collect its
+            # partition state like a new master does (000 §1.2, §2.2) before planning again
+            self._trigger(out)
+            rec = out.st.recovery or self._snapshot(out.st, frozenset())
+            out.st = out.st._replace(recovery=rec._replace(waiting=rec.waiting | {src}))
+            out.sends.append((src, Fetch()))
+
+    def _on_state(self, out: _Out, src: str, msg: PartitionState) -> None:
+        if src != self.master_of(out.st) or src == out.node:
+            return
+        before = out.st
+        if self._receive(out, src, msg.replicas, msg.versions, msg.version, msg.partitions):
+            self._learn_completed(out, msg.completed, src)
+        if out.st != before and msg.completed:
+            out.sends.append((src, PublishAck(frozenset(m for m, _ in msg.completed))))
+
+    def _on_ack(self, out: _Out, src: str, msg: PublishAck) -> None:
+        st = out.st
+        if not self.is_master(out.node, st):
+            return
+        completed = tuple(c._replace(acked=c.acked | {src}) if c.migration in msg.migrations
+                          and src not in c.acked else c for c in st.completed)
+        out.st = st._replace(completed=completed)
+
+    def _on_request(self, out: _Out, src: str, msg: MigrationRequest) -> None:
+        """The source endpoint (the owner) starts a migration (000 §2.1, rejection rules)."""
+        m = msg.migration
+        self._catch_up(out, m, msg.state)
+        reason = self._reject(out, src, m)
+        if reason is not None:
+            out.sends.append((src, MigrationDone(m, False)))
+            return
+        out.st = out.st._replace(active=(*out.st.active, m))
+        role = "source" if out.node == m.source else "owner"
+        out.events.append(self._started(out, m, role))
+        out.sends.append((m.destination, MigrationData(m, self._state_message(out.st, None))))
+
+    def _on_data(self, out: _Out, src: str, msg: MigrationData) -> None:
+        """The destination receives the data, installs it and answers the master."""
+        m = msg.migration
+        self._catch_up(out, m, msg.state)
+        reason = self._reject(out, m.master, m)
+        if reason is not None:
+            out.sends.append((m.master, MigrationDone(m, False)))
+            return
+        out.st = out.st._replace(active=(*out.st.active, m))
+        out.events.append(self._started(out, m, "destination"))
+        self._hold(out, m.partition, m.destination_new_index)
+        out.sends.append((m.master, MigrationDone(m, True)))
+
+    def _on_done(self, out: _Out, src: str, msg: MigrationDone) -> None:
+        st = out.st
+        m = msg.migration
+        flight = next((f for f in st.flights if f.migration == m and f.phase == "request"), None)
+        if flight is None or not self.is_master(out.node, st):
+            return
+        if not msg.ok:
+            self._fail(out, m, "a participant rejected the migration")
+            return
+        if self.variant == "hz37-independent-commit":
+            self._commit_on_master(out, m)
+            return
+        if m.destination == out.node:  # the master is the destination: it commits first
+            self._finalize(out, m, True)
+            self._commit_on_master(out, m)
+            return
+        flights = tuple(f._replace(phase="commit") if f.migration == m else f
+                        for f in st.flights)
+        out.st = st._replace(flights=flights)
+        out.sends.append((m.destination, self._commit_message(out.st, m)))
+
+    def _on_commit(self, out: _Out, src: str, msg: MigrationCommit) -> None:
+        """The destination commits first (000 §2.1 step 2): it takes the prepared table and the
+        completed list, which names the migration as successful."""
+        if src != self.master_of(out.st):
+            return
+        if self._receive(out, src, msg.replicas, msg.versions, msg.version, None):
+            self._learn_completed(out, msg.completed, src)
+        out.sends.append((src, CommitAck(msg.migration)))
+
+    def _on_commit_ack(self, out: _Out, src: str, msg: CommitAck) -> None:
+        st = out.st
+        m = msg.migration
+        if any(f.migration == m and f.phase == "commit" for f in st.flights) and \
+                self.is_master(out.node, st):
+            self._commit_on_master(out, m)
+
+    def _on_fetch(self, out: _Out, src: str, msg: Fetch) -> None:
+        if src == self.master_of(out.st):
+            out.sends.append((src, self._fetch_reply(out.st)))
+        elif src in out.st.members:
+            out.st = out.st._replace(pending_fetch=out.st.pending_fetch | {src})
+
+    def _on_fetch_reply(self, out: _Out, src: str, msg: FetchReply) -> None:
+        rec = out.st.recovery
+        if rec is None or src not in rec.waiting:
+            return
+        rec = self._merge(rec, msg)._replace(waiting=rec.waiting - {src})
+        out.st = out.st._replace(recovery=rec)
+        self._maybe_recovered(out)
+
+    def _on_shutdown_request(self, out: _Out, src: str, msg: ShutdownRequest) -> None:
+        st = out.st
+        if not self.is_master(out.node, st) or src not in st.members:
+            return
+        if src in st.shutdown_requests:
+            return
+        out.st = st._replace(shutdown_requests=st.shutdown_requests | {src})
+        self._trigger(out)
+
+    def _on_shutdown_response(self, out: _Out, src: str, msg: ShutdownResponse) -> None:
+        if out.st.shutdown == REQUESTED and src == self.master_of(out.st):
+            self._leave(out)
+
+    def _on_removed(self, out: _Out, src: str, msg: Removed) -> None:
+        if src == self.master_of(out.st):
+            self._leave(out, graceful=False)
+
+    def _on_sync_request(self, out: _Out, src: str, msg: ReplicaSyncRequest) -> None:
+        if msg.partition in out.st.data:
+            out.sends.append((src, ReplicaSyncResponse(msg.partition)))
+
+    def _on_sync_response(self, out: _Out, src: str, msg: ReplicaSyncResponse) -> None:
+        p = msg.partition
+        if p in out.st.syncing:
+            out.st = out.st._replace(syncing=out.st.syncing - {p})
+            index = out.st.table.replica_index(p, out.node)
+            if index > 0:
+                self._hold(out, p, index)
+
+    _handlers: ClassVar[dict[str, Callable[..., None]]] = {
+        "JoinRequest": _on_join,
+        "PartitionState": _on_state,
+        "PublishAck": _on_ack,
+        "MigrationRequest": _on_request,
+        "MigrationData": _on_data,
+        "MigrationDone": _on_done,
+        "MigrationCommit": _on_commit,
+        "CommitAck": _on_commit_ack,
+        "Fetch": _on_fetch,
+        "FetchReply": _on_fetch_reply,
+        "ShutdownRequest": _on_shutdown_request,
+        "ShutdownResponse": _on_shutdown_response,
+        "Removed": _on_removed,
+        "ReplicaSyncRequest": _on_sync_request,
+        "ReplicaSyncResponse": _on_sync_response,
+    }
+
+    # -- members: tables, data, finalisation -------------------------------------------------
+
+    def _catch_up(self, out: _Out, m: Migration, state: PartitionState) -> None:
+        """Apply the table and completed migrations a migration operation carries, as from the
+        master (003 §1.1: "members apply these completed migrations in case they haven't seen
+        them yet")."""
+        if m.master == self.master_of(out.st) and m.master != out.node and self._receive(
+                out, m.master, state.replicas, state.versions, state.version, state.partitions):
+            self._learn_completed(out, state.completed, m.master)
+
+    def _version_of(self, table: PartitionTable, partition: int) -> int:
+        return table.version if self.global_version else table.versions[partition]
+
+    def _reject(self, out: _Out, master: str, m: Migration) -> str | None:
+        """Why a participant refuses migration `m` (000 §2.1; 003 §1.2; TESTS.md §5)."""
+        st = out.st
+        if master != self.master_of(st) or m.master != master:
+            return "not from the master"
+        if self._version_of(st.table, m.partition) != m.version:
+            return "stale partition table"
+        busy = st.active if self.global_version and not self.parallel else tuple(
+            a for a in st.active if a.partition == m.partition)
+        if any(a != m for a in busy):
+            return "an undecided migration is active"
+        if m in st.active:
+            return "already started"
+        return None
+
+    def _receive(self, out: _Out, sender: str, replicas: tuple[tuple[str | None, ...], ...],
+                 versions: tuple[int, ...], version: int, partitions: tuple[int, ...] | None
+                 ) -> bool:
+        """Take a table from the master (000 §1.1; 003 §1.2). False if the message is stale
+        (older than the local table), so that its completed list is not taken either."""
+        local = out.st.table
+        if self.global_version:
+            newer = version > local.version or (
+                self.variant == "hz37-local-promotion" and version == local.version
+                and replicas != local.replicas)
+            if not newer:
+                return version >= local.version
+            if partitions is None:
+                table = PartitionTable._unchecked(replicas, versions, version, local.protocol)
+            else:  # per-partition publication compared by the global version (hz40)
+                rep = list(local.replicas)
+                ver = list(local.versions)
+                for p in partitions:
+                    rep[p], ver[p] = replicas[p], versions[p]
+                table = PartitionTable._unchecked(tuple(rep), tuple(ver), version,
+                                                  local.protocol)
+        else:
+            carried = range(len(replicas)) if partitions is None else partitions
+            rep = list(local.replicas)
+            ver = list(local.versions)
+            changed = False
+            for p in carried:
+                if versions[p] < ver[p]:
+                    return False
+                if versions[p] > ver[p]:
+                    rep[p], ver[p] = replicas[p], versions[p]
+                    changed = True
+            if not changed:
+                return True
+            table = PartitionTable._unchecked(tuple(rep), tuple(ver),
+                                              max(version, local.version), local.protocol)
+        self._set_table(out, table, sender)
+        return True
+
+    def _set_table(self, out: _Out, table: PartitionTable, sender: str) -> None:
+        old = out.st.table
+        out.st = out.st._replace(table=table)
+        out.events.append(self._applied(out.node, table, sender))
+        if self.variant in ("hz37-local-promotion", "hz37-backup-clear-first"):
+            self._follow_table(out, old, table)
+
+    def _follow_table(self, out: _Out, old: PartitionTable, new: PartitionTable) -> None:
+        """The 3.6 rule of the variants: a member acts on its index in each table it takes.
+        A member that is no longer a replica, or was owner and is now a backup, clears its data;
+        a backup without data syncs from the owner."""
+        node = out.node
+        for p in range(new.partition_count):
+            was, now = old.replica_index(p, node), new.replica_index(p, node)
+            if was == now and (now <= 0 or p in out.st.data or p in out.st.syncing):
+                continue
+            if p in out.st.data and (now == -1 or (was == 0 and now > 0)) and not any(
+                    a.partition == p for a in out.st.active):
+                self._drop(out, p, was)
+            if now > 0 and p not in out.st.data:
+                owner = new.owner(p)
+                out.st = out.st._replace(syncing=out.st.syncing | {p})
+                if owner is not None:
+                    out.sends.append((owner, ReplicaSyncRequest(p)))
+
+    def _hold(self, out: _Out, partition: int, index: int) -> None:
+        if partition not in out.st.data:
+            out.st = out.st._replace(data=out.st.data | {partition})
+            out.events.append(ev.ReplicaSynced(member=out.node, partition=partition,
+                                               replica_index=index))
+
+    def _drop(self, out: _Out, partition: int, index: int) -> None:
+        if partition in out.st.data:
+            out.st = out.st._replace(data=out.st.data - {partition})
+            out.events.append(ev.ReplicaCleared(member=out.node, partition=partition,
+                                                replica_index=index))
+
+    def _learn_completed(self, out: _Out, completed: tuple[tuple[Migration, bool], ...],
+                         sender: str) -> None:
+        """Finalise the migrations the completed list decides (000 §2.1: participants finalise
+        only when they find the result in the completed list), then keep the list as received."""
+        st = out.st
+        known = {c.migration for c in st.completed}
+        for m, success in completed:
+            if m not in known:
+                self._finalize(out, m, success)
+        if not self.is_master(out.node, out.st):
+            out.st = out.st._replace(completed=tuple(Completed(m, s) for m, s in completed))
+
+    def _finalize(self, out: _Out, m: Migration, success: bool) -> None:
+        """``commitMigration`` / ``rollbackMigration`` with the ``PartitionMigrationEvent``
+        current / new replica index rule (000 "API design"): the source removes its data on
+        commit when its new index is -1 (or beyond the backups), the destination on rollback
+        when its current index is -1 (or beyond)."""
+        node = out.node
+        st = out.st
+        active = m in st.active
+        if active:
+            out.st = st._replace(active=tuple(a for a in st.active if a != m))
+        role = ("destination" if node == m.destination else "source" if node == m.source
+                else None)
+        if role is None or (not active and not (role == "source" and success)):
+            return  # not a participant, or never started (a backup source needs no start)
+        if success:
+            out.events.append(ev.MigrationCommitted(member=node, role=role, migration=m.id,
+                                                    partition=m.partition))
+            if role == "source" and not 0 <= m.source_new_index <= self.backups:
+                self._drop(out, m.partition, m.source_current_index)
+        else:
+            out.events.append(ev.MigrationRolledBack(member=node, role=role, migration=m.id,
+                                                     partition=m.partition))
+            if role == "destination" and not 0 <= m.destination_current_index <= self.backups:
+                self._drop(out, m.partition, m.destination_new_index)
+
+    def _fetch_reply(self, st: Node) -> FetchReply:
+        t = st.table
+        return FetchReply(t.replicas, t.versions, t.version, _entries(st.completed), st.active)
+
+    def _leave(self, out: _Out, graceful: bool = True) -> None:
+        for p in sorted(out.st.data):
+            self._drop(out, p, out.st.table.replica_index(p, out.node))
+        out.st = out.st._replace(shutdown=LEFT, members=(), active=(), queues=(), flights=(),
+                                 recovery=None, syncing=frozenset())
+        if graceful:
+            out.events.append(ev.MemberLeft(member=out.node))
+
+    def _hz36_try_leave(self, out: _Out) -> None:
+        """3.6 shutdown (004 Problems): leave once every partition this member owns has a first
+        backup; with 0 backups there is none to check."""
+        t = out.st.table
+        owned = [p for p in range(t.partition_count) if t.owner(p) == out.node]
+        if all(len(t.replicas[p]) < 2 or t.replicas[p][1] is not None for p in owned):
+            self._leave(out)
+
+    # -- membership changes --------------------------------------------------------------------
+
+    def _remove_member(self, out: _Out, gone: str) -> None:
+        st = out.st
+        if gone not in st.members:
+            return
+        was_master = self.is_master(out.node, st)
+        old_master = self.master_of(st)
+        out.st = st = st._replace(members=tuple(m for m in st.members if m != gone),
+                                  pending_fetch=st.pending_fetch - {gone})
+        out.events.append(ev.MemberRemoved(member=out.node, removed=gone))
+        if self.variant == "hz37-local-promotion" and not was_master:
+            self._local_promotion(out, gone)
+        if self.variant == "hz37-independent-commit" and gone == old_master:
+            for m in [a for a in out.st.active if a.master == gone]:
+                self._finalize(out, m, False)
+        if was_master:
+            for f in st.flights:
+                m = f.migration
+                endpoint = self._source_endpoint(st.table, m)
+                if gone in (m.destination, endpoint) or (gone == m.source and f.phase ==
+                                                         "request"):
+                    self._fail(out, m, f"{gone} left")
+            out.st = out.st._replace(shutdown_requests=out.st.shutdown_requests - {gone},
+                                     allowed=out.st.allowed - {gone})
+            self._trigger(out)
+            rec = out.st.recovery
+            if rec is not None:
+                out.st = out.st._replace(recovery=rec._replace(waiting=rec.waiting - {gone}))
+                self._maybe_recovered(out)
+            return
+        if self.is_master(out.node, out.st):
+            self._become_master(out)
+        elif self.master_of(out.st) in out.st.pending_fetch:
+            master = self.master_of(out.st)
+            assert master is not None
+            out.st = out.st._replace(pending_fetch=out.st.pending_fetch - {master})
+            out.sends.append((master, self._fetch_reply(out.st)))
+
+    def _local_promotion(self, out: _Out, gone: str) -> None:
+        """hz37-local-promotion: remove `gone` from the local table and shift the replicas after
+        it up, without the master (000 Problems)."""
+        t = out.st.table
+        rep = []
+        for arr in t.replicas:
+            kept = [r for r in arr if r != gone]
+            rep.append(tuple(kept + [None] * (len(arr) - len(kept))))
+        if tuple(rep) != t.replicas:
+            table = PartitionTable._unchecked(tuple(rep), t.versions, t.version, t.protocol)
+            out.st = out.st._replace(table=table)
+            out.events.append(self._applied(out.node, table, out.node))
+
+    def _become_master(self, out: _Out) -> None:
+        """A new master (000 §1.2): collect every member's table first, unless the variant
+        publishes its own."""
+        st = out.st
+        rec = self._snapshot(st, frozenset(m for m in st.members if m != out.node))
+        if self.variant == "hz37-stale-master-table":
+            rec = rec._replace(waiting=frozenset())
+        own = frozenset({out.node}) if st.shutdown == REQUESTED else frozenset()
+        out.st = st._replace(recovery=rec, replan=False, queues=(), flights=(),
+                             shutdown_requests=own, allowed=frozenset(),
+                             pending_fetch=frozenset())
+        out.sends.extend((m, Fetch()) for m in sorted(rec.waiting))
+        self._maybe_recovered(out)
+
+    @staticmethod
+    def _snapshot(st: Node, waiting: frozenset[str]) -> Recovery:
+        t = st.table
+        return Recovery(waiting=waiting, replicas=t.replicas, versions=t.versions,
+                        version=t.version,
+                        completed=frozenset((c.migration, c.success) for c in st.completed),
+                        active=frozenset(st.active))
+
+    def _merge(self, rec: Recovery, reply: FetchReply) -> Recovery:
+        """Keep the most recent table: the greater version (3.7), or per partition (4.1)."""
+        if self.global_version:
+            if reply.version > rec.version:
+                rec = rec._replace(replicas=reply.replicas, versions=reply.versions,
+                                   version=reply.version)
+        else:
+            take = [rv > lv for lv, rv in zip(rec.versions, reply.versions, strict=True)]
+            if any(take):
+                rec = rec._replace(
+                    replicas=tuple(r if t else lr for t, lr, r in
+                                   zip(take, rec.replicas, reply.replicas, strict=True)),
+                    versions=tuple(max(a, b) for a, b in
+                                   zip(rec.versions, reply.versions, strict=True)),
+                    version=max(rec.version, reply.version))
+        return rec._replace(completed=rec.completed | frozenset(reply.completed),
+                            active=rec.active | frozenset(reply.active))
+
+    def _maybe_recovered(self, out: _Out) -> None:
+        """Every member answered or left: decide the active migrations (000 §2.2), publish the
+        most recent table, then repartition."""
+        st = out.st
+        rec = st.recovery
+        if rec is None or rec.waiting:
+            return
+        t = st.table  # the master's own table may have moved on while it collected
+        rec = self._merge(rec, FetchReply(t.replicas, t.versions, t.version,
+                                          _entries(st.completed), ()))
+        table = PartitionTable._unchecked(rec.replicas, rec.versions, rec.version, t.protocol)
+        decided = {m for m, _ in rec.completed}
+        acked = {c.migration: c.acked for c in st.completed}
+        completed = [Completed(m, s, acked.get(m, frozenset()))
+                     for m, s in sorted(rec.completed, key=repr)]
+        running = {f.migration for f in st.flights}
+        for m in sorted(rec.active - decided - running, key=repr):
+            table = pt.fail_migration(table, m.partition, m.decision, rule=self.failure_rule)
+            completed.append(Completed(m, False))
+        out.st = st._replace(recovery=None, table=table, replan=True)
+        if table != st.table:
+            out.events.append(self._applied(out.node, table, out.node))
+        self._learn_completed(out, tuple((c.migration, c.success) for c in completed), out.node)
+        out.st = out.st._replace(completed=tuple(completed))
+        out.publish(self, None)
+
+    # -- the master: plan, start, commit, fail ----------------------------------------------
+
+    @staticmethod
+    def _trigger(out: _Out) -> None:
+        """A membership change or a shutdown request: the remaining plan is cancelled and
+        planning restarts once nothing is in flight (000 §3.2, stateless)."""
+        out.st = out.st._replace(replan=True, queues=())
+
+    @staticmethod
+    def _source_endpoint(table: PartitionTable, m: Migration) -> str | None:
+        """Who sends the data (PLANNER.md §5): the source when it is the owner, else the owner."""
+        return m.source if m.source_current_index == 0 else table.owner(m.partition)
+
+    def _commit_message(self, st: Node, m: Migration) -> MigrationCommit:
+        """000 §2.1 step 1: a copy of the table with the migration applied and the completed list
+        with the migration as successful; the master's own state does not change yet."""
+        t = pt.apply_migration(st.table, m.partition, m.decision)
+        return MigrationCommit(m, t.replicas, t.versions, t.version,
+                               (*_entries(st.completed), (m, True)))
+
+    def _commit_on_master(self, out: _Out, m: Migration) -> None:
+        st = out.st
+        table = pt.apply_migration(st.table, m.partition, m.decision)
+        out.st = st._replace(table=table,
+                             flights=tuple(f for f in st.flights if f.migration != m),
+                             completed=(*st.completed, Completed(m, True)))
+        out.events.append(ev.MigrationCommitted(member=out.node, role="master",
+                                                migration=m.id, partition=m.partition))
+        out.events.append(self._applied(out.node, table, out.node))
+        self._finalize(out, m, True)
+        out.publish(self, None if self.global_version and not self.parallel
+                    else (m.partition,))
+
+    def _fail(self, out: _Out, m: Migration, why: str) -> None:
+        st = out.st
+        table = pt.fail_migration(st.table, m.partition, m.decision, rule=self.failure_rule)
+        out.st = st._replace(table=table,
+                             flights=tuple(f for f in st.flights if f.migration != m),
+                             completed=(*st.completed, Completed(m, False)), replan=True,
+                             queues=(), paused=True)
+        out.events.append(ev.MigrationRolledBack(member=out.node, role="master",
+                                                 migration=m.id, partition=m.partition))
+        out.events.append(self._applied(out.node, table, out.node))
+        self._finalize(out, m, False)
+        out.publish(self, None)
+
+    def drive(self, out: _Out) -> None:
+        """What the master does after every input: repair and replan once nothing is in flight,
+        start what the limits allow, answer shutdown requests, evict acknowledged migrations."""
+        st = out.st
+        if not self.is_master(out.node, st) or st.recovery is not None or st.paused:
+            return
+        if st.replan and not st.flights:
+            self._repartition(out)
+        self._start(out)
+        self._process_shutdowns(out)
+        st = out.st
+        live = set(st.members) - {out.node}
+        keep = tuple(c for c in st.completed if not live <= c.acked)
+        if len(keep) != len(st.completed):
+            out.st = st._replace(completed=keep)
+
+    def _repartition(self, out: _Out) -> None:
+        """RepairPartitionTableTask and RedoPartitioningTask (PLANNER.md §5; 000 §3.2)."""
+        st = out.st
+        table = st.table
+        changed = False
+        for gone in sorted(table.members() - set(st.members)):
+            table = pt.remove_member(table, gone)
+            changed = True
+        for p in range(table.partition_count):
+            if table.owner(p) is not None:
+                continue
+            if pt.promotion_index(table, p) > 0:
+                table = pt.promote(table, p)
+                changed = True
+            elif any(m not in st.shutdown_requests for m in st.members):
+                out.events.append(ev.PartitionLost(member=out.node, partition=p))
+                heir = next(m for m in st.members if m not in st.shutdown_requests)
+                table = pt.assign_lost_owner(table, p, heir)
+                changed = True
+        eligible = [m for m in st.members if m not in st.shutdown_requests]
+        target = repartition(table.replicas, eligible, self.backups) if eligible else \
+            table.replicas
+        queues: list[tuple[Migration, ...]] = []
+        planned = 0
+        for p, (current, goal) in enumerate(zip(table.replicas, target, strict=True)):
+            pl = plan(current, goal, partition_id=p)
+            for d in pl.clears:
+                table = pt.set_replica(table, p, d.source_current_index, None)
+                changed = True
+            migrations = pl.decisions if self.variant == "no-prioritize" else pl.migrations
+            ms = tuple(Migration(p, d.source, d.source_current_index, d.source_new_index,
+                                 cast(str, d.destination), d.destination_current_index,
+                                 d.destination_new_index, master=out.node)
+                       for d in migrations if not d.is_clear)
+            if self.variant == "hz37-backup-clear-first":
+                for m in [m for m in ms if m.destination_new_index > 0]:
+                    table = pt.apply_migration(table, p, m.decision)
+                    changed = True
+                ms = tuple(m for m in ms if m.destination_new_index == 0)
+            planned += len(ms)
+            if ms:
+                queues.append(ms)
+        out.st = st._replace(table=table, queues=tuple(queues), replan=False)
+        out.events.append(ev.Repartitioning(member=out.node, planned=planned))
+        if changed:
+            out.events.append(self._applied(out.node, table, out.node))
+            self._follow_own_table(out, st.table, table)
+            out.publish(self, None)
+
+    def _follow_own_table(self, out: _Out, old: PartitionTable, new: PartitionTable) -> None:
+        if self.variant in ("hz37-local-promotion", "hz37-backup-clear-first"):
+            self._follow_table(out, old, new)
+
+    def _start(self, out: _Out) -> None:
+        """Start queue heads (003 §2.2; PLANNER.md §5): one migration per partition, at most
+        `max_parallel` per endpoint; serial (one in all) under 3.7."""
+        st = out.st
+        if not st.queues:
+            return
+        table = st.table
+        flights = list(st.flights)
+        queues = list(st.queues)
+        load: dict[str, int] = {}
+        for f in flights:
+            for e in (f.migration.destination, self._source_endpoint(table, f.migration)):
+                if e is not None:
+                    load[e] = load.get(e, 0) + 1
+        busy = {f.migration.partition for f in flights}
+        limit = self.max_parallel
+        i = 0
+        while i < len(queues):
+            if not self.parallel and flights:
+                break
+            q = queues[i]
+            m = q[0]
+            endpoint = self._source_endpoint(table, m)
+            ends = [e for e in (m.destination, endpoint) if e is not None]
+            if m.partition in busy or any(load.get(e, 0) >= limit for e in ends):
+                i += 1
+                continue
+            m = m._replace(version=self._version_of(table, m.partition), master=out.node)
+            for e in ends:
+                load[e] = load.get(e, 0) + 1
+            busy.add(m.partition)
+            flights.append(Flight(m, "request"))
+            out.events.append(self._started(out, m, "master"))
+            if endpoint is not None:
+                out.sends.append((endpoint, MigrationRequest(m, self._state_message(st, None))))
+            if len(q) > 1:
+                queues[i] = q[1:]
+                i += 1
+            else:
+                del queues[i]
+        out.st = st._replace(flights=tuple(flights), queues=tuple(queues))
+        # a request to itself is handled at once
+        for dst, msg in list(out.sends):
+            if dst == out.node and isinstance(msg, MigrationRequest):
+                out.sends.remove((dst, msg))
+                self._on_request(out, out.node, msg)
+
+    def _process_shutdowns(self, out: _Out) -> None:
+        """ProcessShutdownRequestsTask (004): a member may leave once the table names it nowhere
+        and no migration involves it."""
+        st = out.st
+        if st.queues or st.replan:
+            return
+        names = st.table.members()
+        for m in sorted(st.shutdown_requests - st.allowed):
+            if m in names or any(m in (f.migration.source, f.migration.destination)
+                                 for f in st.flights):
+                continue
+            out.st = out.st._replace(allowed=out.st.allowed | {m})
+            out.events.append(ev.ShutdownAllowed(member=out.node, leaving=m))
+            if m == out.node:
+                self._leave(out)
+                return
+            out.sends.append((m, ShutdownResponse()))
+
+    # -- events and messages ---------------------------------------------------------------
+
+    def _state_message(self, st: Node, partitions: tuple[int, ...] | None) -> PartitionState:
+        t = st.table
+        return PartitionState(t.replicas, t.versions, t.version, _entries(st.completed),
+                              partitions)
+
+    def _applied(self, node: str, t: PartitionTable, sender: str) -> ev.PartitionTableApplied:
+        if self.global_version:
+            return ev.PartitionTableApplied(member=node, version=t.version, replicas=t.replicas,
+                                            sender=sender)
+        return ev.PartitionTableApplied(member=node, partition_versions=t.versions,
+                                        replicas=t.replicas, stamp=t.stamp, sender=sender)
+
+    def _published(self, node: str, t: PartitionTable,
+                   partitions: tuple[int, ...] | None) -> ev.PartitionTablePublished:
+        if self.global_version:
+            return ev.PartitionTablePublished(member=node, version=t.version,
+                                              replicas=t.replicas, partitions=partitions)
+        return ev.PartitionTablePublished(member=node, partition_versions=t.versions,
+                                          replicas=t.replicas, partitions=partitions)
+
+    def _started(self, out: _Out, m: Migration, role: str) -> ev.MigrationStarted:
+        t = out.st.table
+        return ev.MigrationStarted(
+            member=out.node, role=role, migration=m.id, partition=m.partition,
+            source_member=m.source, destination=m.destination,
+            source_current_index=m.source_current_index,
+            source_endpoint=self._source_endpoint(t, m), planned_version=m.version,
+            partition_version=self._version_of(t, m.partition))
+
+    # -- presentation ------------------------------------------------------------------------
+
+    def describe(self, node: NodeId, state: Hashable) -> dict[str, object]:
+        st = cast(Node, state)
+        t = st.table
+        view: dict[str, object] = {
+            "members": ",".join(st.members),
+            "table": (f"v{t.version} " if self.global_version else "")
+            + " ".join(f"p{p}{'' if self.global_version else f'v{t.versions[p]}'}="
+                       f"{format_replicas(arr)}" for p, arr in enumerate(t.replicas)),
+            "data": sorted(st.data),
+        }
+        if st.active:
+            view["active"] = [m.id for m in st.active]
+        if st.completed:
+            view["completed"] = [f"{c.migration.id} {'ok' if c.success else 'failed'}"
+                                 for c in st.completed]
+        if st.flights:
+            view["in flight"] = [f"{f.migration.id} ({f.phase})" for f in st.flights]
+        if st.queues:
+            view["queued"] = [m.id.split("@")[0] for q in st.queues for m in q]
+        if st.recovery is not None:
+            view["collecting tables from"] = sorted(st.recovery.waiting)
+        if st.shutdown_requests:
+            view["shutdown requests"] = sorted(st.shutdown_requests)
+        if st.shutdown:
+            view["shutdown"] = st.shutdown
+        return view
+
+    def describe_message(self, msg: Hashable) -> str:
+        name = type(msg).__name__
+        if isinstance(msg, PartitionState):
+            what = "table" if msg.partitions is None else f"partitions {list(msg.partitions)}"
+            return f"{name}({what} v{msg.version}, {len(msg.completed)} completed)"
+        m = getattr(msg, "migration", None)
+        if isinstance(m, Migration):
+            extra = f", ok={msg.ok}" if isinstance(msg, MigrationDone) else ""
+            return f"{name}({m.id}{extra})"
+        return repr(msg)
+
+
+class _Out:
+    """The state, sends and events of one handler call being built."""
+
+    __slots__ = ("events", "node", "sends", "st")
+
+    def __init__(self, node: str, st: Node) -> None:
+        self.node = node
+        self.st = st
+        self.sends: list[Send] = []
+        self.events: list[Event] = []
+
+    def send_all(self, msg: Hashable, publish_event: bool = True) -> None:
+        self.sends.extend((m, msg) for m in self.st.members if m != self.node)
+
+    def publish(self, proto: PartitionService, partitions: tuple[int, ...] | None) -> None:
+        """Publish the table (or the changed partitions) to every member (000 §1.1)."""
+        msg = proto._state_message(self.st, partitions)
+        self.sends = [(d, m) for d, m in self.sends if not isinstance(m, PartitionState)
+                      or m.partitions is not None]
+        self.send_all(msg)
+        self.events.append(proto._published(self.node, self.st.table, partitions))
+
+    def step(self, proto: PartitionService) -> Step:
+        if self.st.shutdown != LEFT:
+            proto.drive(self)
+        return Step(self.st, tuple(self.sends), tuple(self.events))
