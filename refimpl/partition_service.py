@@ -560,7 +560,9 @@ class PartitionService(Protocol):
         completed list, which names the migration as successful."""
         if src != self.master_of(out.st):
             return
-        if self._receive(out, src, msg.replicas, msg.versions, msg.version, None):
+        # 4.1: the commit carries the migrating partition only (003 §1.2)
+        carried = None if self.global_version else (msg.migration.partition,)
+        if self._receive(out, src, msg.replicas, msg.versions, msg.version, carried):
             self._learn_completed(out, msg.completed, src)
         out.sends.append((src, CommitAck(msg.migration)))
 

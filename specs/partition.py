@@ -182,7 +182,7 @@ class Atomic(Monitor):
     The one exception is 000 §2.1 step 4: a destination that committed and then crashed or was
     removed from the cluster (seen before the source's rollback) must accept the master's table
     when it returns, so its commit is not a leak. State: per migration id, the participants'
-    decisions, and the members seen crashed or removed (and not rejoined since).
+    decisions, and the members seen crashed, or removed and not rejoined since.
     """
 
     spec = "MIG-ATOMIC"
@@ -199,7 +199,9 @@ class Atomic(Monitor):
         if isinstance(event, MemberJoined):
             return (pairs, gone - {event.joined}), None
         if not isinstance(event, MigrationCommitted | MigrationRolledBack):  # member_crashed
-            return (pairs, gone | {event.member}), None
+            # crash-stop: a crashed member never comes back (a restart is a new member, with a
+            # new UUID), so a join of it seen later is a stale join request, not a return
+            return (pairs, gone | {event.member, ("crashed", event.member)}), None
         migration, (role, outcome, me), partition = _decision(event)
         if role not in ("source", "destination"):
             return state, None
@@ -216,7 +218,7 @@ class Atomic(Monitor):
                            f"{m if role == 'source' else me} rolled it back")
                 break
             destination = m if role == "source" else me
-            if destination in gone:
+            if destination in gone or ("crashed", destination) in gone:
                 continue
             message = (f"data leak: destination {destination} committed "
                        f"{_of(migration, partition)} and source "
