@@ -198,6 +198,11 @@ def test_atomic_allows_a_leak_of_a_destination_that_left() -> None:
     rejoined = [commit("D", "destination"), MemberRemoved(member="A", removed="D"),
                 MemberJoined(member="A", joined="D"), rollback("S", "source")]
     assert len(messages(Atomic(), rejoined)) == 1
+    # crash-stop: a join request of a crashed member seen later (sent before the crash) does
+    # not bring it back, while a removed member that rejoins is judged again
+    stale_join = [commit("D", "destination"), MemberCrashed(member="D"),
+                  MemberJoined(member="B", joined="D"), rollback("S", "source")]
+    assert messages(Atomic(), stale_join) == []
 
 
 def test_atomic_holds_when_participants_agree() -> None:
