@@ -432,7 +432,7 @@ class PartitionService(Protocol):
         out = _Out(node, st)
         kind = cast(tuple[object, ...], timer)[0]
         if kind == "publish":
-            out.send_all(self._state_message(st, None), publish_event=False)
+            out.send_all(self._state_message(st, None))
         elif kind == "fetch-retry" and st.recovery is not None:
             out.sends.extend((m, Fetch()) for m in sorted(st.recovery.waiting))
         elif kind == "migration-timeout":
@@ -1176,7 +1176,7 @@ class _Out:
         self.sends: list[Send] = []
         self.events: list[Event] = []
 
-    def send_all(self, msg: Hashable, publish_event: bool = True) -> None:
+    def send_all(self, msg: Hashable) -> None:
         self.sends.extend((m, msg) for m in self.st.members if m != self.node)
 
     def publish(self, proto: PartitionService, partitions: tuple[int, ...] | None) -> None:
