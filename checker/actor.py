@@ -188,11 +188,13 @@ class ActorModel(Model[World]):
                                            budget=_spend(budget, DUPLICATION))))
         # timers
         unsettled = {e[1] for e in network} | {e[0] for e in network}
+        # for protocols whose timeouts wait for the whole system: computed once per state
+        blocked = p.timeouts_wait_for_network and bool(
+            network or self._detector_pending(nodes, live))
         for n, st in live:
             for timer in call(p.timers, n, st):
-                if p.is_timeout(timer) and (
-                        (network or self._detector_pending(nodes, live))
-                        if p.timeouts_wait_for_network else n in unsettled):
+                if p.is_timeout(timer) and (blocked if p.timeouts_wait_for_network
+                                            else n in unsettled):
                     continue
                 step = call(p.on_timer, n, st, timer)
                 if step.state != st or step.events:
