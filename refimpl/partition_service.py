@@ -76,6 +76,8 @@ VARIANT_DOCS: dict[str, str] = {
     "without migrating its replicas (004 Problems)",
     "hz40-global-order-parallel": "parallel migrations publishing one partition at a time, but "
     "compared by one global version (003 §1)",
+    "fail-plus-two": "design question: a failed migration raises the version by 2 as 000 §2.1 "
+    "step 4 says, not by the current source's increment + 1",
     "no-prioritize": "design question: migrations run in planner order, COPY and SHIFT UP not "
     "moved ahead (000 §3.2.3)",
 }
@@ -201,16 +203,41 @@ class Fetch(NamedTuple):
 
 @message
 class FetchReply(NamedTuple):
+    """A member's partition state for a new master (000 §1.2), with its member list: the new
+    master learns of members that joined through the old master only (002, the claim collects
+    the members' lists)."""
+
     replicas: tuple[tuple[str | None, ...], ...]
     versions: tuple[int, ...]
     version: int
     completed: tuple[tuple[Migration, bool], ...]
     active: tuple[Migration, ...]
+    members: tuple[str, ...] = ()
 
 
 @message
 class JoinRequest(NamedTuple):
-    pass
+    """A dormant node asks the master to join."""
+
+
+@message
+class JoinAccepted(NamedTuple):
+    """The master admits a joiner with its member list (002 FinalizeJoin)."""
+
+    members: tuple[str, ...]
+
+
+@message
+class MemberAdded(NamedTuple):
+    """The master tells the other members that it admitted `member` (002 MembersUpdate)."""
+
+    member: str
+
+
+@message
+class MasterHello(NamedTuple):
+    """A member greets the master that follows the one it lost (the heartbeat of 002): a
+    master that does not know it tells it it is out (``Removed``)."""
 
 
 @message
@@ -277,6 +304,8 @@ class Node(NamedTuple):
     syncing: frozenset[int] = frozenset()
     #: master: migrations pause after a failure until the ("resume",) timeout (PLANNER.md §5)
     paused: bool = False
+    #: members that greeted this one as their master before it knew them (``MasterHello``)
+    strangers: frozenset[str] = frozenset()
 
 
 def _entries(completed: Iterable[Completed]) -> tuple[tuple[Migration, bool], ...]:
@@ -316,7 +345,7 @@ class PartitionService(Protocol):
         self.protocol_version = protocol
         self.partitions = partitions
         self.backups = backups
-        self.failure_rule = failure_rule
+        self.failure_rule = "design" if variant == "fail-plus-two" else failure_rule
         self.initial_members = tuple(string.ascii_uppercase[:members])
         self.joiners = tuple(string.ascii_uppercase[members:members + joiners])
         self.nodes = self.initial_members + self.joiners
@@ -346,7 +375,8 @@ class PartitionService(Protocol):
         st = cast(Node | None, state)
         if st is None:
             return ()
-        out: list[Event] = []
+        out: list[Event] = [ev.MemberListInstalled(member=node, version=None,
+                                                   members=st.members, master=st.members[0])]
         if node == self.initial_members[0]:
             out.append(self._published(node, st.table, None))
         out.append(self._applied(node, st.table, self.initial_members[0]))
@@ -358,10 +388,9 @@ class PartitionService(Protocol):
     def on_join(self, node: NodeId) -> Step:
         if node not in self.joiners:
             raise ValueError(f"{node!r} is not a joiner of this scope")
-        members = (*self.initial_members, node)
-        st = Node(members=members, table=self.empty_table, data=frozenset(), completed=(),
+        st = Node(members=(), table=self.empty_table, data=frozenset(), completed=(),
                   active=())
-        return Step(st, tuple((m, JoinRequest()) for m in self.initial_members))
+        return Step(st, ((self.initial_members[0], JoinRequest()),))
 
     # -- roles ------------------------------------------------------------------------------
 
@@ -399,10 +428,12 @@ class PartitionService(Protocol):
         return tuple(m for m in st.members if m != node)
 
     def heartbeat_targets(self, node: NodeId, state: Hashable) -> frozenset[NodeId]:
+        """A perfect failure detector: a live member that did not leave is never suspected
+        (membership itself is checked in refimpl/membership.py)."""
         st = cast(Node, state)
         if st.shutdown == LEFT:
             return frozenset()
-        return frozenset(m for m in st.members if m != node)
+        return frozenset(self.nodes) - {node}
 
     def timers(self, node: NodeId, state: Hashable) -> tuple[tuple[object, ...], ...]:
         st = cast(Node, state)
@@ -478,18 +509,39 @@ class PartitionService(Protocol):
     # -- message handlers ---------------------------------------------------------------------
 
     def _on_join(self, out: _Out, src: str, msg: JoinRequest) -> None:
+        """The master admits a joiner and tells the others (002); the joiner holds nothing
+        yet, so planning restarts with it."""
         st = out.st
-        if src in st.members:
+        if src in st.members or not self.is_master(out.node, st):
             return
         out.st = st._replace(members=(*st.members, src))
         out.events.append(ev.MemberJoined(member=out.node, joined=src))
-        if self.is_master(out.node, out.st):
-            # the newcomer may have taken part in an older master's migrations: collect its
-            # partition state like a new master does (000 §1.2, §2.2) before planning again
-            self._trigger(out)
-            rec = out.st.recovery or self._snapshot(out.st, frozenset())
-            out.st = out.st._replace(recovery=rec._replace(waiting=rec.waiting | {src}))
-            out.sends.append((src, Fetch()))
+        out.sends.extend((m, MemberAdded(src)) for m in st.members if m != out.node)
+        out.sends.append((src, JoinAccepted(out.st.members)))
+        self._trigger(out)
+
+    def _on_join_accepted(self, out: _Out, src: str, msg: JoinAccepted) -> None:
+        if not out.st.members:
+            out.st = out.st._replace(members=msg.members)
+            out.events.append(ev.MemberListInstalled(member=out.node, version=None,
+                                                     members=msg.members, master=src))
+
+    def _on_member_added(self, out: _Out, src: str, msg: MemberAdded) -> None:
+        st = out.st
+        if src == self.master_of(st) and msg.member not in st.members:
+            out.st = st._replace(members=(*st.members, msg.member))
+            out.events.append(ev.MemberJoined(member=out.node, joined=msg.member))
+
+    def _on_hello(self, out: _Out, src: str, msg: MasterHello) -> None:
+        """A member that follows this one as its master: one this member does not know once it
+        is master and has collected every member's state is out of the cluster."""
+        st = out.st
+        if src in st.members:
+            return
+        if self.is_master(out.node, st) and st.recovery is None:
+            out.sends.append((src, Removed()))
+        else:
+            out.st = st._replace(strangers=st.strangers | {src})
 
     def _on_state(self, out: _Out, src: str, msg: PartitionState) -> None:
         if src != self.master_of(out.st) or src == out.node:
@@ -584,6 +636,13 @@ class PartitionService(Protocol):
         if rec is None or src not in rec.waiting:
             return
         rec = self._merge(rec, msg)._replace(waiting=rec.waiting - {src})
+        unknown = [m for m in msg.members if m not in out.st.members]
+        if unknown:
+            # a member the old master admitted may hold committed migrations: collect it too
+            out.st = out.st._replace(members=(*out.st.members, *unknown))
+            out.events.extend(ev.MemberJoined(member=out.node, joined=m) for m in unknown)
+            out.sends.extend((m, Fetch()) for m in unknown)
+            rec = rec._replace(waiting=rec.waiting | set(unknown))
         out.st = out.st._replace(recovery=rec)
         self._maybe_recovered(out)
 
@@ -601,7 +660,10 @@ class PartitionService(Protocol):
             self._leave(out)
 
     def _on_removed(self, out: _Out, src: str, msg: Removed) -> None:
+        """The master does not know this member: it is out of the cluster and restarts with
+        nothing (a split-off member, 002)."""
         if src == self.master_of(out.st):
+            out.events.append(ev.MemberRemoved(member=out.node, removed=out.node))
             self._leave(out, graceful=False)
 
     def _on_sync_request(self, out: _Out, src: str, msg: ReplicaSyncRequest) -> None:
@@ -618,6 +680,9 @@ class PartitionService(Protocol):
 
     _handlers: ClassVar[dict[str, Callable[..., None]]] = {
         "JoinRequest": _on_join,
+        "JoinAccepted": _on_join_accepted,
+        "MemberAdded": _on_member_added,
+        "MasterHello": _on_hello,
         "PartitionState": _on_state,
         "PublishAck": _on_ack,
         "MigrationRequest": _on_request,
@@ -652,6 +717,8 @@ class PartitionService(Protocol):
         st = out.st
         if master != self.master_of(st) or m.master != master:
             return "not from the master"
+        if m.destination not in st.members:
+            return "the destination is not a member"  # TargetNotMemberException
         if self._version_of(st.table, m.partition) != m.version:
             return "stale partition table"
         busy = st.active if self.global_version and not self.parallel else tuple(
@@ -761,7 +828,7 @@ class PartitionService(Protocol):
         if active:
             out.st = st._replace(active=tuple(a for a in st.active if a != m))
         role = ("destination" if node == m.destination else "source" if node == m.source
-                else None)
+                else "owner" if active else None)
         if role is None or (not active and not (role == "source" and success)):
             return  # not a participant, or never started (a backup source needs no start)
         if success:
@@ -777,7 +844,8 @@ class PartitionService(Protocol):
 
     def _fetch_reply(self, st: Node) -> FetchReply:
         t = st.table
-        return FetchReply(t.replicas, t.versions, t.version, _entries(st.completed), st.active)
+        return FetchReply(t.replicas, t.versions, t.version, _entries(st.completed), st.active,
+                          st.members)
 
     def _leave(self, out: _Out, graceful: bool = True) -> None:
         for p in sorted(out.st.data):
@@ -815,8 +883,10 @@ class PartitionService(Protocol):
             for f in st.flights:
                 m = f.migration
                 endpoint = self._source_endpoint(st.table, m)
-                if gone in (m.destination, endpoint) or (gone == m.source and f.phase ==
-                                                         "request"):
+                # once the commit is sent, only the destination matters: it may have the data
+                # committed already (000 §2.1 step 4)
+                if gone == m.destination or (f.phase == "request" and gone in (endpoint,
+                                                                               m.source)):
                     self._fail(out, m, f"{gone} left")
             out.st = out.st._replace(shutdown_requests=out.st.shutdown_requests - {gone},
                                      allowed=out.st.allowed - {gone})
@@ -828,11 +898,14 @@ class PartitionService(Protocol):
             return
         if self.is_master(out.node, out.st):
             self._become_master(out)
-        elif self.master_of(out.st) in out.st.pending_fetch:
-            master = self.master_of(out.st)
-            assert master is not None
+            return
+        master = self.master_of(out.st)
+        assert master is not None
+        if master in out.st.pending_fetch:
             out.st = out.st._replace(pending_fetch=out.st.pending_fetch - {master})
             out.sends.append((master, self._fetch_reply(out.st)))
+        elif gone == old_master:
+            out.sends.append((master, MasterHello()))
 
     def _local_promotion(self, out: _Out, gone: str) -> None:
         """hz37-local-promotion: remove `gone` from the local table and shift the replicas after
@@ -904,6 +977,9 @@ class PartitionService(Protocol):
                      for m, s in sorted(rec.completed, key=repr)]
         running = {f.migration for f in st.flights}
         for m in sorted(rec.active - decided - running, key=repr):
+            if self._committed_in(table, m):
+                completed.append(Completed(m, True))
+                continue
             table = pt.fail_migration(table, m.partition, m.decision, rule=self.failure_rule)
             completed.append(Completed(m, False))
         out.st = st._replace(recovery=None, table=table, replan=True)
@@ -912,6 +988,22 @@ class PartitionService(Protocol):
         self._learn_completed(out, tuple((c.migration, c.success) for c in completed), out.node)
         out.st = out.st._replace(completed=tuple(completed))
         out.publish(self, None)
+        out.sends.extend((m, Removed()) for m in sorted(out.st.strangers - set(out.st.members)))
+        out.st = out.st._replace(strangers=frozenset())
+
+    def _committed_in(self, table: PartitionTable, m: Migration) -> bool:
+        """Whether the most recent table shows migration `m` committed: it names the destination
+        at its new index with at least the version the commit gives (000 §2.1 step 2: only the
+        destination's commit applies the master's prepared table before the master does). A
+        destination's entry in a completed list can be gone: under 4.1 a publish of another
+        partition replaces the members' lists with the master's, which does not name a
+        migration still in its commit phase (003 §1.2)."""
+        p = m.partition
+        step = 1 if self.global_version else pt.migration_increment(m.decision)
+        arr = table.replicas[p]
+        return (self._version_of(table, p) >= m.version + step
+                and m.destination_new_index < len(arr)
+                and arr[m.destination_new_index] == m.destination)
 
     # -- the master: plan, start, commit, fail ----------------------------------------------
 
@@ -942,9 +1034,9 @@ class PartitionService(Protocol):
         out.events.append(ev.MigrationCommitted(member=out.node, role="master",
                                                 migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        self._finalize(out, m, True)
         out.publish(self, None if self.global_version and not self.parallel
                     else (m.partition,))
+        self._finalize(out, m, True)
 
     def _fail(self, out: _Out, m: Migration, why: str) -> None:
         st = out.st
@@ -956,8 +1048,8 @@ class PartitionService(Protocol):
         out.events.append(ev.MigrationRolledBack(member=out.node, role="master",
                                                  migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        self._finalize(out, m, False)
         out.publish(self, None)
+        self._finalize(out, m, False)
 
     def drive(self, out: _Out) -> None:
         """What the master does after every input: repair and replan once nothing is in flight,
@@ -1158,6 +1250,8 @@ class PartitionService(Protocol):
         if isinstance(msg, PartitionState):
             what = "table" if msg.partitions is None else f"partitions {list(msg.partitions)}"
             return f"{name}({what} v{msg.version}, {len(msg.completed)} completed)"
+        if isinstance(msg, PublishAck):
+            return f"{name}({', '.join(sorted(m.id for m in msg.migrations))})"
         m = getattr(msg, "migration", None)
         if isinstance(m, Migration):
             extra = f", ok={msg.ok}" if isinstance(msg, MigrationDone) else ""

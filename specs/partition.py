@@ -17,16 +17,21 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from partsafe.refimpl.partition_table import PartitionTableError, stamp
+from partsafe.specs import data
 from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
     Event,
+    MemberCrashed,
     MemberJoined,
+    MemberLeft,
+    MemberListInstalled,
     MemberRemoved,
     MigrationCommitted,
     MigrationRolledBack,
     MigrationStarted,
     PartitionTableApplied,
+    PartitionTablePublished,
 )
 
 #: migration roles in the order 000 §2.1 has them commit: destination, then master, then source
@@ -114,6 +119,139 @@ class Stamp(Monitor):
                            f"but the stamp of its {len(event.partition_versions)} partition "
                            f"versions is {expected}")
         return state, None
+
+
+# --- PT-MASTER-ONLY, PT-MOST-RECENT -------------------------------------------------------------
+
+
+Table = PartitionTableApplied | PartitionTablePublished
+
+
+def _slots(event: Table) -> list[tuple[Hashable, tuple[str | None, ...]]]:
+    """What a table fixes: 3.7, the whole table under its global version; 4.1, each (carried)
+    partition under its partition version."""
+    if event.partition_versions is None:
+        if event.version is None or not event.replicas:
+            return []
+        return [(event.version, event.replicas)]
+    carried = (event.partitions if isinstance(event, PartitionTablePublished)
+               and event.partitions is not None else range(len(event.replicas)))
+    return [((p, event.partition_versions[p]), (event.replicas[p],)) for p in carried
+            if p < len(event.replicas) and p < len(event.partition_versions)]
+
+
+class MasterOnly(Monitor):
+    """PT-MASTER-ONLY: one version, one table, cluster-wide.
+
+    000 §1.1: only the master changes the partition table, and every change raises the version;
+    members take tables from the master and never change them themselves (no local promotion).
+    So a version names one table: 3.7, a global version one replica table; 4.1, a partition
+    version one replica array of its partition. A violation is a table applied or published
+    with a version another applied or published table has, but different replicas. State:
+    version (3.7) or (partition, version) (4.1) to replicas, as first seen.
+    """
+
+    spec = "PT-MASTER-ONLY"
+    observes = frozenset({"partition_table_applied", "partition_table_published"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        assert isinstance(event, PartitionTableApplied | PartitionTablePublished)
+        message = None
+        for key, replicas in _slots(event):
+            seen = lookup(pairs, key)
+            if seen is None:
+                pairs = assign(pairs, key, replicas)
+            elif seen != replicas and message is None:
+                what = (f"partition {key[0]} version {key[1]}" if isinstance(key, tuple)
+                        else f"partition table version {key}")
+                verb = "applies" if isinstance(event, PartitionTableApplied) else "publishes"
+                message = (f"{event.member} {verb} {what} as {_table(replicas)}, but it was "
+                           f"{_table(seen)}: a table changed without the master")
+        return pairs, message
+
+
+def _table(replicas: tuple[tuple[str | None, ...], ...]) -> str:
+    return " ".join("[" + ",".join(r or "-" for r in arr) + "]" for arr in replicas)
+
+
+def _newer(applied: tuple[int | None, tuple[int, ...] | None], event: PartitionTablePublished
+           ) -> str | None:
+    """How `applied` (a member's last applied global version and partition versions) is more
+    recent than the published table, if it is."""
+    version, versions = applied
+    if event.partition_versions is None:
+        if version is not None and event.version is not None and version > event.version:
+            return f"version {version} > {event.version}"
+        return None
+    if versions is None:
+        return None
+    carried = event.partitions if event.partitions is not None else range(len(versions))
+    for p in carried:
+        if p < len(versions) and p < len(event.partition_versions) \
+                and versions[p] > event.partition_versions[p]:
+            return f"partition {p} version {versions[p]} > {event.partition_versions[p]}"
+    return None
+
+
+class MostRecent(Monitor):
+    """PT-MOST-RECENT: a master never publishes a table older than a member of its cluster has.
+
+    000 §1.2: a new master first collects the partition tables of every member and takes the
+    most recent, so what it publishes is never older than a table a live member applied. A
+    violation is a ``partition_table_published`` by M while some live member of M's member list
+    (not M) last applied a more recent table: a greater global version (3.7), or a greater
+    version of a published partition (4.1). A member list is known from M's
+    ``member_list_installed`` and its ``member_joined`` / ``member_removed``; M's publications
+    are not judged while its list is unknown. Crashed and left members, and members that learn
+    they were removed, are forgotten. State: member lists, last applied versions, ended members.
+    """
+
+    spec = "PT-MOST-RECENT"
+    observes = frozenset({"partition_table_applied", "partition_table_published",
+                          "member_list_installed", "member_joined", "member_removed",
+                          "member_crashed", "member_left"})
+
+    def initial(self) -> Hashable:
+        return (NO_PAIRS, NO_PAIRS, frozenset())
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        views, applied, ended = state  # type: ignore[misc]
+        me = event.member
+        if isinstance(event, MemberListInstalled):
+            return (assign(views, me, frozenset(event.members)), applied, ended), None
+        if isinstance(event, MemberJoined):
+            view = lookup(views, me)
+            if view is not None:
+                views = assign(views, me, view | {event.joined})
+            return (views, applied, ended), None
+        if isinstance(event, MemberRemoved):
+            if event.removed == me:
+                ended = ended | {me}
+            view = lookup(views, me)
+            if view is not None:
+                views = assign(views, me, view - {event.removed})
+            return (views, applied, ended), None
+        if isinstance(event, MemberCrashed | MemberLeft):
+            return (views, _without(applied, lambda k: k != me), ended | {me}), None
+        if isinstance(event, PartitionTableApplied):
+            return (views, assign(applied, me, (event.version, event.partition_versions)),
+                    ended), None
+        assert isinstance(event, PartitionTablePublished)
+        view = lookup(views, me)
+        message = None
+        if view is not None:
+            for other in sorted(view - ended - {me}):
+                got = lookup(applied, other)
+                why = _newer(got, event) if got is not None else None
+                if why is not None:
+                    message = (f"master {me} publishes a partition table older than the one "
+                               f"{other} applied ({why})")
+                    break
+        return (views, applied, ended), message
 
 
 # --- MIG-COMMIT-ORDER, MIG-ATOMIC -----------------------------------------------------------
@@ -225,6 +363,65 @@ class Atomic(Monitor):
                        f"{me if role == 'source' else m} rolled it back")
             break
         return (assign(pairs, migration, seen | {(role, outcome, me)}), gone), message
+
+
+# --- MIG-REJECT-STALE ---------------------------------------------------------------------------
+
+
+class RejectStale(Monitor):
+    """MIG-REJECT-STALE: a participant refuses a migration while it has an undecided one or a
+    stale table.
+
+    000 §2.1 (TESTS.md §5): a source or destination starts a migration only if it has no
+    undecided migration (3.7, `serial`; 4.1: none of the same partition, 003 §1.2) and its table
+    has the version the migration was planned on. A violation is a ``migration_started`` of role
+    source, owner or destination at member M while M started another migration (of the same
+    partition unless `serial`) it has not committed or rolled back, or while the version M last
+    applied (3.7: global; 4.1: of the partition) differs from `planned_version`. A crashed member
+    is forgotten. State: per member, the last applied versions and the undecided migrations.
+    """
+
+    spec = "MIG-REJECT-STALE"
+    observes = frozenset({"partition_table_applied", "migration_started", "migration_committed",
+                          "migration_rolled_back", "member_crashed"})
+
+    def __init__(self, serial: bool = True) -> None:
+        self.serial = serial
+
+    def initial(self) -> Hashable:
+        return (NO_PAIRS, NO_PAIRS)
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        applied, undecided = state  # type: ignore[misc]
+        me = event.member
+        if isinstance(event, PartitionTableApplied):
+            return (assign(applied, me, (event.version, event.partition_versions)),
+                    undecided), None
+        if isinstance(event, MemberCrashed):
+            return (_without(applied, lambda k: k != me),
+                    _without(undecided, lambda k: k != me)), None
+        mine: frozenset[tuple[str, int | None]] = lookup(undecided, me, frozenset())
+        if isinstance(event, MigrationCommitted | MigrationRolledBack):
+            left = frozenset(u for u in mine if u[0] != event.migration)
+            return (applied, assign(undecided, me, left) if left != mine else undecided), None
+        assert isinstance(event, MigrationStarted)
+        if event.role not in ("source", "owner", "destination"):
+            return state, None
+        message = None
+        for other, partition in sorted(mine, key=repr):
+            if other != event.migration and (self.serial or partition == event.partition):
+                message = (f"{event.role} {me} starts {_of(event.migration, event.partition)} "
+                           f"while its migration {other} is undecided")
+                break
+        version, versions = lookup(applied, me, (None, None))
+        have = (versions[event.partition] if versions is not None and event.partition is not None
+                and event.partition < len(versions) else version)
+        if message is None and have is not None and event.planned_version is not None \
+                and have != event.planned_version:
+            message = (f"{event.role} {me} starts {_of(event.migration, event.partition)} "
+                       f"planned on version {event.planned_version} with version {have}")
+        return (applied, assign(undecided, me, mine | {(event.migration, event.partition)})), \
+            message
 
 
 # --- the master's schedule: PAR-ONE-PER-PARTITION, PAR-MAX-PARALLEL, PAR-VERSION ---------------
@@ -359,8 +556,9 @@ class PlannedVersion(Monitor):
         return state, None
 
 
-MONITORS: tuple[type[Monitor], ...] = (TableVersion, Stamp, CommitOrder, Atomic, OnePerPartition,
-                                       MaxParallel, PlannedVersion)
+MONITORS: tuple[type[Monitor], ...] = (MasterOnly, TableVersion, MostRecent, Stamp, CommitOrder,
+                                       Atomic, RejectStale, OnePerPartition, MaxParallel,
+                                       PlannedVersion)
 
 register(Spec(
     id="PT-VERSION", title="Partition table versions never go back",
@@ -433,3 +631,19 @@ register(Spec(
     monitor=PlannedVersion,
     rationale="A member that missed an update of the partition would run the migration on a "
               "stale replica assignment; the version check rejects it instead."))
+
+
+def partition_monitors(*, backups: int, max_parallel: int, serial: bool) -> list[Monitor]:
+    """One instance of every partition service monitor (this module's and specs/data.py's),
+    configured for a scope."""
+    out: list[Monitor] = []
+    for cls in (*MONITORS, *data.MONITORS):
+        if cls is MaxParallel:
+            out.append(MaxParallel(max_parallel))
+        elif cls is RejectStale:
+            out.append(RejectStale(serial))
+        elif cls in data.TAKES_BACKUPS:
+            out.append(cls(backups))  # type: ignore[call-arg]
+        else:
+            out.append(cls())
+    return out

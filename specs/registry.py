@@ -69,7 +69,7 @@ def register(spec: Spec) -> Spec:
 
 def _load() -> None:
     # Importing the spec modules registers their specs.
-    from partsafe.specs import membership, partition, planner  # noqa: F401
+    from partsafe.specs import data, membership, partition, planner  # noqa: F401
 
 
 def all_specs() -> Iterator[Spec]:
