@@ -216,13 +216,16 @@ class ActorModel(Model[World]):
                                         self._apply(spent, n, Step(st, ((d, m),)), network)))
         # failure detector: suspicions and heartbeats
         unsettled = {e[1] for e in network}  # a node with messages coming is not settled
+        # with messages as heartbeats, n hears from q while q's messages to n are in flight
+        talking = {(e[0], e[1]) for e in network} if p.messages_are_heartbeats else set()
         targets = p.heartbeat_targets
         for n, st in live:
             for q in call(p.monitored, n, st):
                 qst = nodes[self.index[q]]
                 if qst is CRASHED:
                     kind, reason = "suspect", "crashed"
-                elif q not in unsettled and (qst is None or n not in call(targets, q, qst)):
+                elif q not in unsettled and (q, n) not in talking and (
+                        qst is None or n not in call(targets, q, qst)):
                     kind, reason = "suspect", "no heartbeat"
                 elif budget[SUSPICION]:
                     kind, reason = "false-suspect", "false suspicion"

@@ -104,6 +104,10 @@ class Protocol(ABC):
     #: answers that travel through third nodes (a request relayed to another member) and
     #: operation timeouts longer than failure detection
     timeouts_wait_for_network: bool = False
+    #: True if a node's messages count as heartbeats: no node suspects q for missing heartbeats
+    #: while q's messages to it are in flight (a member that leaves gracefully flushes its
+    #: connections first)
+    messages_are_heartbeats: bool = False
 
     def is_timeout(self, timer: Hashable) -> bool:
         """True for a timer that fires when an answer is overdue (not a periodic task): it is

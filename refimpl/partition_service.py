@@ -320,6 +320,8 @@ class PartitionService(Protocol):
     timeouts_wait_for_network = True
     #: operations travel over TCP connections (a reordered operation is a fault)
     fifo = True
+    #: a member that leaves gracefully flushes its connections before the others notice
+    messages_are_heartbeats = True
 
     def __init__(self, members: int = 3, joiners: int = 1, partitions: int = 2, backups: int = 1,
                  protocol: str = "3.7", variant: str = "fixed", *, max_parallel: int = 1,
@@ -490,8 +492,8 @@ class PartitionService(Protocol):
 
     def on_shutdown(self, node: NodeId, state: Hashable) -> Step | None:
         st = cast(Node, state)
-        if st.shutdown != RUNNING:
-            return None
+        if st.shutdown != RUNNING or not st.members:
+            return None  # leaving already, or not admitted yet
         out = _Out(node, st)
         out.st = st._replace(shutdown=REQUESTED)
         out.events.append(ev.ShutdownRequested(member=node))
@@ -719,6 +721,8 @@ class PartitionService(Protocol):
             return "not from the master"
         if m.destination not in st.members:
             return "the destination is not a member"  # TargetNotMemberException
+        if out.node == m.destination and st.shutdown == REQUESTED:
+            return "the destination is shutting down"
         if self._version_of(st.table, m.partition) != m.version:
             return "stale partition table"
         busy = st.active if self.global_version and not self.parallel else tuple(
@@ -834,7 +838,10 @@ class PartitionService(Protocol):
         if success:
             out.events.append(ev.MigrationCommitted(member=node, role=role, migration=m.id,
                                                     partition=m.partition))
-            if role == "source" and not 0 <= m.source_new_index <= self.backups:
+            # a completed list may name a commit again after the master evicted it: keep what
+            # a later migration made this member a replica of
+            if role == "source" and not 0 <= m.source_new_index <= self.backups \
+                    and out.st.table.replica_index(m.partition, node) == -1:
                 self._drop(out, m.partition, m.source_current_index)
         else:
             out.events.append(ev.MigrationRolledBack(member=node, role=role, migration=m.id,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 
+from partsafe.refimpl.planner import plan
 from partsafe.refimpl.repartition import repartition
 from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
@@ -338,9 +339,11 @@ class Target(Monitor):
         target = repartition(current, eligible, self.backups)
         for p, (arr, goal) in enumerate(zip(current, target, strict=True)):
             goal = tuple(goal[:len(arr)]) + (None,) * (len(arr) - len(goal))
-            if tuple(arr) != goal:
-                return (f"partition {p} is {_names(arr)} but the planner's target over "
-                        f"{', '.join(eligible)} is {_names(goal)}")
+            pending = plan(arr, goal, partition_id=p).decisions
+            if pending:
+                return (f"partition {p} is {_names(arr)}, but planning toward "
+                        f"{_names(goal)} over {', '.join(eligible)} still has "
+                        f"{len(pending)} decision(s) to make")
         return None
 
 
@@ -351,8 +354,10 @@ class OnlySource(Monitor):
     """SHUT-ONLY-SOURCE: a member that requested shutdown is never a migration destination.
 
     004: the master repartitions without the shutdown-requested members, so they only give data
-    away. A violation is a ``migration_started`` (any role) whose destination requested shutdown
-    and did not crash since. State: the members that requested shutdown.
+    away; a member that requested shutdown refuses what a master that did not hear of the request
+    yet sends it. A violation is a ``migration_started`` of role destination at a member that
+    requested shutdown (and did not crash since; the master's own starts are not judged, as the
+    request may still be on its way). State: the members that requested shutdown.
     """
 
     spec = "SHUT-ONLY-SOURCE"
@@ -368,10 +373,10 @@ class OnlySource(Monitor):
         if isinstance(event, MemberCrashed):
             return leaving - {event.member}, None
         assert isinstance(event, MigrationStarted)
-        if event.destination in leaving:
-            return state, (f"{event.role} {event.member} starts migration {event.migration} of "
-                           f"partition {event.partition} to {event.destination}, which "
-                           "requested shutdown")
+        if event.role == "destination" and event.member in leaving:
+            return state, (f"{event.member} requested shutdown and starts migration "
+                           f"{event.migration} of partition {event.partition} as its "
+                           "destination")
         return state, None
 
 
@@ -469,15 +474,15 @@ register(Spec(
 register(Spec(
     id="PT-TARGET", title="The table reaches the planner's target",
     statement="Once nothing but faults can happen, the current table names only live members "
-              "that are not leaving, every partition has an owner, and repartitioning it over "
-              "those members changes nothing.",
+              "that are not leaving, every partition has an owner, and planning toward its "
+              "repartitioning over those members makes no decision.",
     seed="000", section="§3.2 Migration Planning; PLANNER.md §5", kind="event monitor "
     "(quiescence)", monitor=Target,
     rationale="Planning restarts after every change (stateless); a master that stops before the "
               "target leaves partitions without backups or members without their share."))
 register(Spec(
     id="SHUT-ONLY-SOURCE", title="A leaving member only gives data away",
-    statement="No migration is started whose destination requested shutdown.",
+    statement="No member that requested shutdown starts a migration as its destination.",
     seed="004", section="Graceful Shutdown: Design", kind="event monitor", monitor=OnlySource,
     rationale="The master repartitions without the shutdown-requested members; a migration to "
               "one of them moves data to a member about to leave."))

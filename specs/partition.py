@@ -647,3 +647,36 @@ def partition_monitors(*, backups: int, max_parallel: int, serial: bool) -> list
         else:
             out.append(cls())
     return out
+
+
+register(Spec(
+    id="PT-MASTER-ONLY", title="Only the master changes the partition table",
+    statement="A version names one table cluster-wide: no two applied or published tables with "
+              "the same global version (3.7), or the same version of a partition (4.1), name "
+              "different replicas.",
+    seed="000", section="§1.1 Reducing Places Where The Partition Table Is Updated",
+    kind="event monitor", monitor=MasterOnly,
+    rationale="Every table change is the master's and raises the version; a member that "
+              "promotes itself or shifts replicas on its own holds a table no version "
+              "describes, and acts on it (000 Problems: the promoted backup that clears its "
+              "data when the master's table demotes it)."))
+register(Spec(
+    id="PT-MOST-RECENT", title="A new master publishes the most recent table",
+    statement="No master publishes a table older than one a live member of its member list "
+              "applied: a smaller global version (3.7), or a smaller version of a published "
+              "partition (4.1).",
+    seed="000", section="§1.2 Handling Master Changes", kind="event monitor",
+    monitor=MostRecent,
+    rationale="A master that crashes mid-publish leaves some members with a newer table; a new "
+              "master that publishes its own older table makes them go back or ignore it, and "
+              "the migrations the newer table records are undone."))
+register(Spec(
+    id="MIG-REJECT-STALE", title="Migrations are refused on undecided or stale state",
+    statement="No source or destination starts a migration while it has another undecided "
+              "migration (3.7; 4.1: of the same partition), or while its table version differs "
+              "from the one the migration was planned on.",
+    seed="000", section="§2.1 Safe Migration Commit", kind="event monitor",
+    monitor=RejectStale,
+    rationale="A participant with an undecided migration does not know its own replica indices "
+              "yet; one with a stale table acts on replicas that moved. Either corrupts the "
+              "replica data the migration is about."))
