@@ -284,15 +284,15 @@ def _partition_builder(name: str, protocol: str) -> Callable[[str, dict[str, int
     return build
 
 
-def _partition_params(**extra: Param) -> dict[str, Param]:
+def _partition_params(joins: int, shutdowns: int, **extra: Param) -> dict[str, Param]:
     return {
         "members": Param(3, "initial members, oldest first (A is the master)", 1),
         "joiners": Param(1, "dormant nodes that may join"),
         "partitions": Param(2, "partitions", 1),
         "backups": Param(1, "backup count (replicas per partition minus one)"),
         "crashes": Param(1, "crash-stop failures (master, source, destination included)"),
-        "joins": Param(1, "joins of dormant nodes"),
-        "shutdowns": Param(1, "graceful shutdown requests"),
+        "joins": Param(joins, "joins of dormant nodes"),
+        "shutdowns": Param(shutdowns, "graceful shutdown requests"),
         "losses": Param(0, "lost operations"),
         "reorders": Param(0, "operations that overtake an earlier one on a connection"),
         "suspicions": Param(0, "false suspicions of live members"),
@@ -307,10 +307,15 @@ MIGRATION = ModelEntry(
     name="migration",
     title="Hazelcast 3.7 partition migration: safe commit, master crash recovery, backups",
     seed="000",
-    params=_partition_params(),
+    params=_partition_params(joins=1, shutdowns=0),
     variants={k: v for k, v in PARTITION_VARIANTS.items() if k != "hz40-global-order-parallel"},
     build=_partition_builder("migration", "3.7"),
-    zoo={},
+    zoo={
+        "hz37-local-promotion": ("PT-MASTER-ONLY", {"joins": 0}),
+        "hz37-stale-master-table": ("PT-MOST-RECENT", {"joins": 0, "partitions": 3}),
+        "hz37-independent-commit": ("MIG-COMMIT-ORDER", {}),
+        "hz37-backup-clear-first": ("DATA-REPLICAS", {"crashes": 0}),
+    },
     action_kinds=PARTITION_ACTIONS,
 )
 
@@ -318,10 +323,10 @@ SHUTDOWN = ModelEntry(
     name="shutdown",
     title="Hazelcast 3.7 graceful shutdown through migrations",
     seed="004",
-    params=_partition_params(),
+    params=_partition_params(joins=0, shutdowns=1),
     variants={k: v for k, v in PARTITION_VARIANTS.items() if k != "hz40-global-order-parallel"},
     build=_partition_builder("shutdown", "3.7"),
-    zoo={},
+    zoo={"hz36-shutdown": ("SHUT-LEAVE-EMPTY", {"crashes": 0})},
     action_kinds=PARTITION_ACTIONS,
 )
 
@@ -329,11 +334,12 @@ PARALLEL = ModelEntry(
     name="parallel",
     title="Hazelcast 4.1 parallel independent migrations with per-partition versions",
     seed="003",
-    params=_partition_params(**{"max-parallel": Param(2, "max.parallel.migrations per member",
+    params=_partition_params(joins=1, shutdowns=0,
+                             **{"max-parallel": Param(2, "max.parallel.migrations per member",
                                                       1)}),
     variants=PARTITION_VARIANTS,
     build=_partition_builder("parallel", "4.1"),
-    zoo={},
+    zoo={"hz40-global-order-parallel": ("PT-MASTER-ONLY", {})},
     action_kinds=PARTITION_ACTIONS,
 )
 

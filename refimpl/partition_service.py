@@ -213,6 +213,8 @@ class FetchReply(NamedTuple):
     completed: tuple[tuple[Migration, bool], ...]
     active: tuple[Migration, ...]
     members: tuple[str, ...] = ()
+    #: the member asked to shut down: a new master resumes its shutdown (004)
+    leaving: bool = False
 
 
 @message
@@ -638,6 +640,8 @@ class PartitionService(Protocol):
         if rec is None or src not in rec.waiting:
             return
         rec = self._merge(rec, msg)._replace(waiting=rec.waiting - {src})
+        if msg.leaving and src not in out.st.shutdown_requests:
+            out.st = out.st._replace(shutdown_requests=out.st.shutdown_requests | {src})
         unknown = [m for m in msg.members if m not in out.st.members]
         if unknown:
             # a member the old master admitted may hold committed migrations: collect it too
@@ -758,15 +762,15 @@ class PartitionService(Protocol):
             carried = range(len(replicas)) if partitions is None else partitions
             rep = list(local.replicas)
             ver = list(local.versions)
-            changed = False
-            for p in carried:
-                if versions[p] < ver[p]:
-                    return False
+            changed = stale = False
+            for p in carried:  # partition by partition (003 §1.2)
                 if versions[p] > ver[p]:
                     rep[p], ver[p] = replicas[p], versions[p]
                     changed = True
+                elif versions[p] < ver[p]:
+                    stale = True
             if not changed:
-                return True
+                return not stale
             table = PartitionTable._unchecked(tuple(rep), tuple(ver),
                                               max(version, local.version), local.protocol)
         self._set_table(out, table, sender)
@@ -839,9 +843,10 @@ class PartitionService(Protocol):
             out.events.append(ev.MigrationCommitted(member=node, role=role, migration=m.id,
                                                     partition=m.partition))
             # a completed list may name a commit again after the master evicted it: keep what
-            # a later migration made this member a replica of
+            # a later migration made, or is making, this member a replica of
             if role == "source" and not 0 <= m.source_new_index <= self.backups \
-                    and out.st.table.replica_index(m.partition, node) == -1:
+                    and out.st.table.replica_index(m.partition, node) == -1 \
+                    and not any(a.partition == m.partition for a in out.st.active):
                 self._drop(out, m.partition, m.source_current_index)
         else:
             out.events.append(ev.MigrationRolledBack(member=node, role=role, migration=m.id,
@@ -852,7 +857,7 @@ class PartitionService(Protocol):
     def _fetch_reply(self, st: Node) -> FetchReply:
         t = st.table
         return FetchReply(t.replicas, t.versions, t.version, _entries(st.completed), st.active,
-                          st.members)
+                          st.members, st.shutdown == REQUESTED)
 
     def _leave(self, out: _Out, graceful: bool = True) -> None:
         for p in sorted(out.st.data):
@@ -913,6 +918,9 @@ class PartitionService(Protocol):
             out.sends.append((master, self._fetch_reply(out.st)))
         elif gone == old_master:
             out.sends.append((master, MasterHello()))
+        if gone == old_master and out.st.shutdown == REQUESTED:
+            # the request goes to the new master at once (004: retried until answered)
+            out.sends.append((master, ShutdownRequest()))
 
     def _local_promotion(self, out: _Out, gone: str) -> None:
         """hz37-local-promotion: remove `gone` from the local table and shift the replicas after
@@ -1055,7 +1063,8 @@ class PartitionService(Protocol):
         out.events.append(ev.MigrationRolledBack(member=out.node, role="master",
                                                  migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        out.publish(self, None)
+        out.publish(self, None if self.global_version and not self.parallel
+                    else (m.partition,))
         self._finalize(out, m, False)
 
     def drive(self, out: _Out) -> None:
@@ -1195,7 +1204,12 @@ class PartitionService(Protocol):
     # -- events and messages ---------------------------------------------------------------
 
     def _state_message(self, st: Node, partitions: tuple[int, ...] | None) -> PartitionState:
+        """The table to publish; under 4.1 a whole-table publish leaves out the partitions with
+        a migration in flight, whose destination may hold a newer version already (003 §1.2)."""
         t = st.table
+        if partitions is None and st.flights and not self.global_version:
+            busy = {f.migration.partition for f in st.flights}
+            partitions = tuple(p for p in range(t.partition_count) if p not in busy)
         return PartitionState(t.replicas, t.versions, t.version, _entries(st.completed),
                               partitions)
 
@@ -1286,7 +1300,7 @@ class _Out:
         self.sends = [(d, m) for d, m in self.sends if not isinstance(m, PartitionState)
                       or m.partitions is not None]
         self.send_all(msg)
-        self.events.append(proto._published(self.node, self.st.table, partitions))
+        self.events.append(proto._published(self.node, self.st.table, msg.partitions))
 
     def step(self, proto: PartitionService) -> Step:
         if self.st.shutdown != LEFT:

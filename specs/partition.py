@@ -127,51 +127,66 @@ class Stamp(Monitor):
 Table = PartitionTableApplied | PartitionTablePublished
 
 
-def _slots(event: Table) -> list[tuple[Hashable, tuple[str | None, ...]]]:
-    """What a table fixes: 3.7, the whole table under its global version; 4.1, each (carried)
-    partition under its partition version."""
+def _slots(event: Table) -> frozenset[tuple[Hashable, tuple[str | None, ...]]]:
+    """What a table fixes: 3.7, the whole table under its global version; 4.1, each partition
+    under its partition version."""
     if event.partition_versions is None:
         if event.version is None or not event.replicas:
-            return []
-        return [(event.version, event.replicas)]
-    carried = (event.partitions if isinstance(event, PartitionTablePublished)
-               and event.partitions is not None else range(len(event.replicas)))
-    return [((p, event.partition_versions[p]), (event.replicas[p],)) for p in carried
-            if p < len(event.replicas) and p < len(event.partition_versions)]
+            return frozenset()
+        return frozenset({(event.version, event.replicas)})
+    return frozenset(((p, v), (arr,)) for p, (v, arr) in
+                     enumerate(zip(event.partition_versions, event.replicas, strict=False)))
 
 
 class MasterOnly(Monitor):
-    """PT-MASTER-ONLY: one version, one table, cluster-wide.
+    """PT-MASTER-ONLY: one version, one table, among the live members.
 
     000 §1.1: only the master changes the partition table, and every change raises the version;
     members take tables from the master and never change them themselves (no local promotion).
-    So a version names one table: 3.7, a global version one replica table; 4.1, a partition
-    version one replica array of its partition. A violation is a table applied or published
-    with a version another applied or published table has, but different replicas. State:
-    version (3.7) or (partition, version) (4.1) to replicas, as first seen.
+    So no two live members hold different tables under one version: 3.7, one global version
+    names one replica table; 4.1, one partition version names one replica array of its
+    partition. A violation is a table applied or published by a member while another live
+    member's current table has the same version (of some partition) with different replicas.
+    A crashed or left member is forgotten: a table only a dead master held is gone, and its
+    version may name another table later. State: each member's current table, as slots.
     """
 
     spec = "PT-MASTER-ONLY"
-    observes = frozenset({"partition_table_applied", "partition_table_published"})
+    observes = frozenset({"partition_table_applied", "partition_table_published",
+                          "member_crashed", "member_left", "member_removed"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        if isinstance(event, MemberCrashed | MemberLeft) or (
+                isinstance(event, MemberRemoved) and event.removed == me):
+            return _without(pairs, lambda k: k != me), None
+        if isinstance(event, MemberRemoved):
+            return state, None
         assert isinstance(event, PartitionTableApplied | PartitionTablePublished)
+        slots = _slots(event)
+        if not slots:
+            return state, None
+        mine = dict(slots)
         message = None
-        for key, replicas in _slots(event):
-            seen = lookup(pairs, key)
-            if seen is None:
-                pairs = assign(pairs, key, replicas)
-            elif seen != replicas and message is None:
-                what = (f"partition {key[0]} version {key[1]}" if isinstance(key, tuple)
-                        else f"partition table version {key}")
-                verb = "applies" if isinstance(event, PartitionTableApplied) else "publishes"
-                message = (f"{event.member} {verb} {what} as {_table(replicas)}, but it was "
-                           f"{_table(seen)}: a table changed without the master")
-        return pairs, message
+        for other, theirs in sorted(pairs, key=repr):
+            if other == me:
+                continue
+            for key, replicas in sorted(theirs, key=repr):
+                if key in mine and mine[key] != replicas:
+                    what = (f"partition {key[0]} version {key[1]}" if isinstance(key, tuple)
+                            else f"partition table version {key}")
+                    verb = ("applies" if isinstance(event, PartitionTableApplied)
+                            else "publishes")
+                    message = (f"{me} {verb} {what} as {_table(mine[key])}, but {other} holds "
+                               f"it as {_table(replicas)}: a table changed without the master")
+                    break
+            if message is not None:
+                break
+        return assign(pairs, me, slots), message
 
 
 def _table(replicas: tuple[tuple[str | None, ...], ...]) -> str:
@@ -651,9 +666,9 @@ def partition_monitors(*, backups: int, max_parallel: int, serial: bool) -> list
 
 register(Spec(
     id="PT-MASTER-ONLY", title="Only the master changes the partition table",
-    statement="A version names one table cluster-wide: no two applied or published tables with "
-              "the same global version (3.7), or the same version of a partition (4.1), name "
-              "different replicas.",
+    statement="A version names one table among the live members: no member applies or "
+              "publishes a table whose global version (3.7), or the version of some partition "
+              "(4.1), another live member holds with different replicas.",
     seed="000", section="§1.1 Reducing Places Where The Partition Table Is Updated",
     kind="event monitor", monitor=MasterOnly,
     rationale="Every table change is the master's and raises the version; a member that "
