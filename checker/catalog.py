@@ -312,8 +312,9 @@ MIGRATION = ModelEntry(
     build=_partition_builder("migration", "3.7"),
     zoo={
         "hz37-local-promotion": ("PT-MASTER-ONLY", {"joins": 0}),
-        "hz37-stale-master-table": ("PT-MOST-RECENT", {"joins": 0, "partitions": 3}),
-        "hz37-independent-commit": ("MIG-COMMIT-ORDER", {}),
+        "hz37-stale-master-table": ("PT-MOST-RECENT", {"joins": 0, "partitions": 3,
+                                                      "shutdowns": 1}),
+        "hz37-independent-commit": ("MIG-COMMIT-ORDER", {"joins": 0, "shutdowns": 1}),
         "hz37-backup-clear-first": ("DATA-REPLICAS", {"crashes": 0}),
     },
     action_kinds=PARTITION_ACTIONS,
@@ -339,7 +340,8 @@ PARALLEL = ModelEntry(
                                                       1)}),
     variants=PARTITION_VARIANTS,
     build=_partition_builder("parallel", "4.1"),
-    zoo={"hz40-global-order-parallel": ("PT-MASTER-ONLY", {})},
+    zoo={"hz40-global-order-parallel": ("PT-MASTER-ONLY", {"crashes": 0, "joins": 0,
+                                                            "shutdowns": 1})},
     action_kinds=PARTITION_ACTIONS,
 )
 

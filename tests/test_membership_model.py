@@ -114,6 +114,12 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
         ("membership", "hz38-stale-master-list"): (True, "MEM-VIEW-AGREEMENT"),
         ("membership", "hz38-local-removal"): (True, "MEM-MASTER-ONLY"),
         ("membership", "mutant-no-self-check"): (True, "MEM-VIEW-INTEGRITY"),
+        ("migration", "hz37-local-promotion"): (True, "PT-MASTER-ONLY"),
+        ("migration", "hz37-stale-master-table"): (True, "PT-MOST-RECENT"),
+        ("migration", "hz37-independent-commit"): (True, "MIG-COMMIT-ORDER"),
+        ("migration", "hz37-backup-clear-first"): (True, "DATA-REPLICAS"),
+        ("shutdown", "hz36-shutdown"): (True, "SHUT-LEAVE-EMPTY"),
+        ("parallel", "hz40-global-order-parallel"): (True, "PT-MASTER-ONLY"),
         ("twophase", "tm-commit-early"): (True, "TC-CONSISTENT"),
         ("planner", "hz37-naive-order"): (True, "PLAN-NO-DECREASE"),
     }

@@ -74,9 +74,10 @@ def states(monitor: Monitor, events: list[Event]) -> list[object]:
     return out
 
 
-def test_monitors_are_the_seven_partition_specs() -> None:
-    assert [m.spec for m in MONITORS] == ["PT-VERSION", "PAR-STAMP", "MIG-COMMIT-ORDER",
-                                          "MIG-ATOMIC", "PAR-ONE-PER-PARTITION",
+def test_monitors_are_the_ten_partition_table_and_migration_specs() -> None:
+    assert [m.spec for m in MONITORS] == ["PT-MASTER-ONLY", "PT-VERSION", "PT-MOST-RECENT",
+                                          "PAR-STAMP", "MIG-COMMIT-ORDER", "MIG-ATOMIC",
+                                          "MIG-REJECT-STALE", "PAR-ONE-PER-PARTITION",
                                           "PAR-MAX-PARALLEL", "PAR-VERSION"]
 
 
