@@ -63,8 +63,9 @@ Replicas = tuple[str | None, ...]
 MAX_REPLICA_COUNT = 7
 
 #: ``"fixed"`` is the current planner (PLANNER.md); ``"hz37-naive-order"`` the index-order
-#: planner whose flaw 000 §3 and §3.2.2 (fifth example) describe.
-VARIANTS: tuple[str, ...] = ("fixed", "hz37-naive-order")
+#: planner whose flaw 000 §3 and §3.2.2 (fifth example) describe; ``"keep-cycles"`` the design
+#: question of 000 §3.2.1: the current planner run on a target whose cycles are not cancelled.
+VARIANTS: tuple[str, ...] = ("fixed", "hz37-naive-order", "keep-cycles")
 
 #: The decision types (000 §3.1), plus CLEAR for "just clear this replica index" (PLANNER.md §1).
 DECISION_TYPES: tuple[str, ...] = ("MOVE", "COPY", "SHIFT_UP", "SHIFT_DOWN", "CLEAR")
@@ -503,8 +504,9 @@ def plan_decisions(current: Sequence[str | None], target: Sequence[str | None], 
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
     fixed = list(tgt)
-    _fix_cycle(cur, fixed)
-    planner_cls = _Planner if variant == "fixed" else _NaivePlanner
+    if variant != "keep-cycles":
+        _fix_cycle(cur, fixed)
+    planner_cls = _NaivePlanner if variant == "hz37-naive-order" else _Planner
     planner = planner_cls(cur, tuple(fixed), partition_id)
     planner.assert_no_duplicate()
     planner.run()
@@ -655,7 +657,7 @@ def plan(current: Sequence[str | None], target: Sequence[str | None], *,
         if d.is_clear:
             start = apply(start, d)
     queued = tuple(d for d in decisions if not d.is_clear)
-    migrations = prioritize(queued) if variant == "fixed" else queued
+    migrations = queued if variant == "hz37-naive-order" else prioritize(queued)
     steps: list[Replicas] = []
     state = start
     for m in migrations:
