@@ -373,7 +373,7 @@ def test_internal_assertions_carry_hazelcast_messages() -> None:
 
 
 def test_naive_order_drops_a_replica_on_example_5() -> None:
-    assert VARIANTS == ("fixed", "hz37-naive-order")
+    assert VARIANTS == ("fixed", "hz37-naive-order", "keep-cycles")
     p = plan(R("A,B,C,D"), R("A,C,D,E"), variant="hz37-naive-order")
     assert list(p.decisions) == [
         D("SHIFT_UP", "B", 1, -1, "C", 2, 1),
@@ -383,6 +383,20 @@ def test_naive_order_drops_a_replica_on_example_5() -> None:
     assert p.steps == (R("A,C,-,D"), R("A,C,D,-"), R("A,C,D,E"))
     assert [replica_count(s) for s in p.steps] == [3, 3, 4]
     assert plan(R("A,B,C,D"), R("A,C,D,E")).min_replica_count() == 4
+
+
+# --- the keep-cycles design question (000 §3.2.1) -----------------------------------------------
+
+
+def test_keep_cycles_makes_the_planner_fail_on_a_swap() -> None:
+    """Without the cancellation the chain walk meets its start again and the planner's own
+    assertion fails; with it, the swap is planned as nothing to do."""
+    with pytest.raises(PlannerAssertion, match="chain walk revisited index 0"):
+        plan(R("A,B"), R("B,A"), variant="keep-cycles")
+    assert plan(R("A,B"), R("B,A")).migrations == ()
+    # an acyclic pair is planned the same way by both
+    assert plan(R("A,-"), R("B,C"), variant="keep-cycles").migrations == \
+        plan(R("A,-"), R("B,C")).migrations
 
 
 # --- properties over 7-index arrays -------------------------------------------------------------
