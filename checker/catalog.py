@@ -264,7 +264,7 @@ def _partition_builder(name: str, protocol: str) -> Callable[[str, dict[str, int
                                  max_parallel=scope.get("max-parallel", 1))
         budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
                         shutdowns=scope["shutdowns"], losses=scope["losses"],
-                        reorders=scope["reorders"], suspicions=scope["suspicions"])
+                        reorders=scope["reorders"])
         goals = partition_goals(proto)
         if not scope["shutdowns"]:
             goals = tuple(g for g in goals if g.name != "member-leaves")
@@ -295,7 +295,6 @@ def _partition_params(joins: int, shutdowns: int, **extra: Param) -> dict[str, P
         "shutdowns": Param(shutdowns, "graceful shutdown requests"),
         "losses": Param(0, "lost operations"),
         "reorders": Param(0, "operations that overtake an earlier one on a connection"),
-        "suspicions": Param(0, "false suspicions of live members"),
         **extra,
     }
 

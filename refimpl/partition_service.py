@@ -568,6 +568,11 @@ class PartitionService(Protocol):
         """The source endpoint (the owner) starts a migration (000 §2.1, rejection rules)."""
         m = msg.migration
         self._catch_up(out, m, msg.state)
+        if src == self.master_of(out.st) == m.master and m.destination not in out.st.members \
+                and m.destination != out.node:
+            # the master vouches for a member whose MemberAdded this member has not seen
+            out.st = out.st._replace(members=(*out.st.members, m.destination))
+            out.events.append(ev.MemberJoined(member=out.node, joined=m.destination))
         reason = self._reject(out, src, m)
         if reason is not None:
             out.sends.append((src, MigrationDone(m, False)))
@@ -655,6 +660,9 @@ class PartitionService(Protocol):
     def _on_shutdown_request(self, out: _Out, src: str, msg: ShutdownRequest) -> None:
         st = out.st
         if not self.is_master(out.node, st) or src not in st.members:
+            return
+        if src in st.allowed:  # the answer was lost: answer again (004, retried)
+            out.sends.append((src, ShutdownResponse()))
             return
         if src in st.shutdown_requests:
             return
