@@ -64,8 +64,10 @@ MAX_REPLICA_COUNT = 7
 
 #: ``"fixed"`` is the current planner (PLANNER.md); ``"hz37-naive-order"`` the index-order
 #: planner whose flaw 000 §3 and §3.2.2 (fifth example) describe; ``"keep-cycles"`` the design
-#: question of 000 §3.2.1: the current planner run on a target whose cycles are not cancelled.
-VARIANTS: tuple[str, ...] = ("fixed", "hz37-naive-order", "keep-cycles")
+#: question of 000 §3.2.1: the current planner run on a target whose cycles are not cancelled;
+#: ``"no-prioritize"`` the design question of 000 §3.2.3: the current decisions, run in the order
+#: made, COPY and SHIFT UP not moved ahead.
+VARIANTS: tuple[str, ...] = ("fixed", "hz37-naive-order", "keep-cycles", "no-prioritize")
 
 #: The decision types (000 §3.1), plus CLEAR for "just clear this replica index" (PLANNER.md §1).
 DECISION_TYPES: tuple[str, ...] = ("MOVE", "COPY", "SHIFT_UP", "SHIFT_DOWN", "CLEAR")
@@ -657,7 +659,8 @@ def plan(current: Sequence[str | None], target: Sequence[str | None], *,
         if d.is_clear:
             start = apply(start, d)
     queued = tuple(d for d in decisions if not d.is_clear)
-    migrations = queued if variant == "hz37-naive-order" else prioritize(queued)
+    migrations = (queued if variant in ("hz37-naive-order", "no-prioritize")
+                  else prioritize(queued))
     steps: list[Replicas] = []
     state = start
     for m in migrations:

@@ -373,7 +373,7 @@ def test_internal_assertions_carry_hazelcast_messages() -> None:
 
 
 def test_naive_order_drops_a_replica_on_example_5() -> None:
-    assert VARIANTS == ("fixed", "hz37-naive-order", "keep-cycles")
+    assert VARIANTS == ("fixed", "hz37-naive-order", "keep-cycles", "no-prioritize")
     p = plan(R("A,B,C,D"), R("A,C,D,E"), variant="hz37-naive-order")
     assert list(p.decisions) == [
         D("SHIFT_UP", "B", 1, -1, "C", 2, 1),
