@@ -334,7 +334,7 @@ PARALLEL = ModelEntry(
     name="parallel",
     title="Hazelcast 4.1 parallel independent migrations with per-partition versions",
     seed="003",
-    params=_partition_params(joins=1, shutdowns=0,
+    params=_partition_params(joins=0, shutdowns=1,
                              **{"max-parallel": Param(2, "max.parallel.migrations per member",
                                                       1)}),
     variants=PARTITION_VARIANTS,
