@@ -31,6 +31,13 @@ SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
     ("membership default", "membership", "fixed", {}, True),
 )
 
+#: the partition service at the full scope: 3 members, 2 partitions, 1 backup, one crash (the
+#: master included), one join and one shutdown request
+FULL_SCOPE = {"crashes": 1, "joins": 1, "shutdowns": 1}
+PARTITION_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = tuple(
+    (f"{model} full scope{' symmetry' if symmetry else ''}", model, "fixed", FULL_SCOPE, symmetry)
+    for model in ("migration", "shutdown", "parallel") for symmetry in (False, True))
+
 
 def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool) -> dict[str, Any]:
     """Explore one model in this process and report its figures."""
@@ -51,9 +58,11 @@ def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool) ->
     }
 
 
-def run_suite(quick: bool = False, progress: Console | None = None) -> list[dict[str, Any]]:
+def run_suite(quick: bool = False, progress: Console | None = None,
+              suite: tuple[tuple[str, str, str, dict[str, int], bool], ...] = SUITE
+              ) -> list[dict[str, Any]]:
     rows = []
-    for label, model, variant, params, symmetry in SUITE:
+    for label, model, variant, params, symmetry in suite:
         if quick and model == "twophase" and params.get("rms") == 9 and not symmetry:
             continue
         if progress is not None:
