@@ -154,7 +154,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     cluster membership, seed 002), planner (the migration planner of 000 §3, every pair of replica
     arrays) and twophase (two-phase commit, the explorer's calibration).
     """
-    overrides = {k: v for k, v in scope.items() if v is not None}
+    overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
     if model == "planner":
         if overrides:
             _fail(f"--{next(iter(overrides))} does not apply to model planner (it takes "

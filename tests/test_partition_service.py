@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 import pytest
+from click.testing import CliRunner
 
 from partsafe.checker import catalog
 from partsafe.checker.actor import CRASHED, ActorModel, Budget
+from partsafe.checker.cli import main
 from partsafe.checker.explore import Bounds, explore
 from partsafe.refimpl.partition_service import (
     LEFT,
@@ -148,3 +150,15 @@ def test_the_three_hz36_shutdown_flaws(overrides: dict[str, int], spec: str) -> 
     assert spec in {v.spec for v in result.violations}
     fixed = explore(entry.make("fixed", overrides))
     assert not fixed.violations and fixed.incomplete_reason is None
+
+
+def test_max_parallel_is_a_scope_flag_of_the_parallel_model_only() -> None:
+    runner = CliRunner()
+    out = runner.invoke(main, ["check", "migration", "--max-parallel", "2"])
+    assert out.exit_code == 2 and "--max-parallel does not apply to model migration" in out.output
+    out = runner.invoke(main, ["check", "parallel", "--max-parallel", "0"])
+    assert out.exit_code == 2 and "--max-parallel must be at least 1" in out.output
+    out = runner.invoke(main, ["check", "parallel", "--max-parallel", "1", "--crashes", "0",
+                               "--joins", "0", "--json"])
+    assert out.exit_code == 0, out.output
+    assert '"result": "ok"' in out.output
