@@ -16,9 +16,12 @@ migrations list. The master also keeps its migration queues, the migrations in f
 shutdown requests and, after a master change, the tables it is still collecting.
 
 Membership is abstracted to what the partition service sees of it: a member learns that another
-left from its failure detector (the checker's environment), at its own time, and the master is
-the oldest member of the local list. The 3.9 membership protocol under this is checked on its
-own (refimpl/membership.py); here members crash, join and leave, and views converge.
+left from a perfect failure detector (the checker's environment), at its own time, and the
+master is the oldest member of the local list. A joiner asks the master, which admits it
+(``JoinAccepted``) and tells the others (``MemberAdded``); a new master learns the members the old
+one admitted from the state it collects, and a member that greets a new master which does not
+know it (``MasterHello``) is told it is out (``Removed``) and restarts empty. The 3.9 membership
+protocol under this is checked on its own (refimpl/membership.py).
 
 Migration (000 §2.1; PLANNER.md §5): the master sends ``MigrationRequest`` to the source endpoint
 (the partition owner, which sends the data), which checks that the request comes from its master,
@@ -531,10 +534,18 @@ class PartitionService(Protocol):
                                                      members=msg.members, master=src))
 
     def _on_member_added(self, out: _Out, src: str, msg: MemberAdded) -> None:
-        st = out.st
-        if src == self.master_of(st) and msg.member not in st.members:
-            out.st = st._replace(members=(*st.members, msg.member))
-            out.events.append(ev.MemberJoined(member=out.node, joined=msg.member))
+        if src == self.master_of(out.st):
+            self._add_members(out, (msg.member,))
+
+    @staticmethod
+    def _add_members(out: _Out, names: Iterable[str]) -> list[str]:
+        """Append the members of `names` this member does not know (age order: newest last);
+        the ones added."""
+        added = [m for m in names if m not in out.st.members and m != out.node]
+        if added:
+            out.st = out.st._replace(members=(*out.st.members, *added))
+            out.events.extend(ev.MemberJoined(member=out.node, joined=m) for m in added)
+        return added
 
     def _on_hello(self, out: _Out, src: str, msg: MasterHello) -> None:
         """A member that follows this one as its master: one this member does not know once it
@@ -568,11 +579,9 @@ class PartitionService(Protocol):
         """The source endpoint (the owner) starts a migration (000 §2.1, rejection rules)."""
         m = msg.migration
         self._catch_up(out, m, msg.state)
-        if src == self.master_of(out.st) == m.master and m.destination not in out.st.members \
-                and m.destination != out.node:
-            # the master vouches for a member whose MemberAdded this member has not seen
-            out.st = out.st._replace(members=(*out.st.members, m.destination))
-            out.events.append(ev.MemberJoined(member=out.node, joined=m.destination))
+        if src == self.master_of(out.st) == m.master:
+            # the master vouches for a member whose MemberAdded this member may not have seen
+            self._add_members(out, (m.destination,))
         reason = self._reject(out, src, m)
         if reason is not None:
             out.sends.append((src, MigrationDone(m, False)))
@@ -647,11 +656,9 @@ class PartitionService(Protocol):
         rec = self._merge(rec, msg)._replace(waiting=rec.waiting - {src})
         if msg.leaving and src not in out.st.shutdown_requests:
             out.st = out.st._replace(shutdown_requests=out.st.shutdown_requests | {src})
-        unknown = [m for m in msg.members if m not in out.st.members]
+        # a member the old master admitted may hold committed migrations: collect it too
+        unknown = self._add_members(out, msg.members)
         if unknown:
-            # a member the old master admitted may hold committed migrations: collect it too
-            out.st = out.st._replace(members=(*out.st.members, *unknown))
-            out.events.extend(ev.MemberJoined(member=out.node, joined=m) for m in unknown)
             out.sends.extend((m, Fetch()) for m in unknown)
             rec = rec._replace(waiting=rec.waiting | set(unknown))
         out.st = out.st._replace(recovery=rec)
@@ -1014,6 +1021,11 @@ class PartitionService(Protocol):
         out.sends.extend((m, Removed()) for m in sorted(out.st.strangers - set(out.st.members)))
         out.st = out.st._replace(strangers=frozenset())
 
+    def _published_partitions(self, m: Migration) -> tuple[int, ...] | None:
+        """What the master publishes after deciding `m`: the whole table under 3.7, the
+        migration's partition when migrations run in parallel (003 §1.2)."""
+        return None if self.global_version and not self.parallel else (m.partition,)
+
     def _committed_in(self, table: PartitionTable, m: Migration) -> bool:
         """Whether the most recent table shows migration `m` committed: it names the destination
         at its new index with at least the version the commit gives (000 §2.1 step 2: only the
@@ -1057,8 +1069,7 @@ class PartitionService(Protocol):
         out.events.append(ev.MigrationCommitted(member=out.node, role="master",
                                                 migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        out.publish(self, None if self.global_version and not self.parallel
-                    else (m.partition,))
+        out.publish(self, self._published_partitions(m))
         self._finalize(out, m, True)
 
     def _fail(self, out: _Out, m: Migration, why: str) -> None:
@@ -1071,8 +1082,7 @@ class PartitionService(Protocol):
         out.events.append(ev.MigrationRolledBack(member=out.node, role="master",
                                                  migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        out.publish(self, None if self.global_version and not self.parallel
-                    else (m.partition,))
+        out.publish(self, self._published_partitions(m))
         self._finalize(out, m, False)
 
     def drive(self, out: _Out) -> None:
