@@ -77,25 +77,32 @@ def _scope_options(func: Any) -> Any:
 
 
 class _ProgressView:
-    """A one-line live display of a running search on stderr."""
+    """A one-line live display of a running search on stderr; on a stderr that is not a
+    terminal (a log file), one plain line every `LOG_EVERY` seconds instead."""
+
+    LOG_EVERY = 30.0
 
     def __init__(self, label: str, enabled: bool) -> None:
         self.enabled = enabled
         self.label = label
         self.console = _stderr()
         self.status: Any = None
+        self.next_line = 0.0
 
     def __enter__(self) -> _ProgressView:
-        if self.enabled:
+        if self.enabled and self.console.is_terminal:
             self.status = self.console.status(f"{self.label}: starting")
             self.status.__enter__()
         return self
 
     def __call__(self, p: Progress) -> None:
-        if self.status is not None:
-            self.status.update(
-                f"{self.label}: {p.distinct_states:,} states, {p.states_per_second:,.0f}/s, "
+        text = (f"{self.label}: {p.distinct_states:,} states, {p.states_per_second:,.0f}/s, "
                 f"depth {p.depth}, queue {p.queue:,}, {p.seconds:.0f} s")
+        if self.status is not None:
+            self.status.update(text)
+        elif self.enabled and p.seconds >= self.next_line:
+            self.next_line = p.seconds + self.LOG_EVERY
+            self.console.print(text, soft_wrap=True)
 
     def __exit__(self, *exc: object) -> None:
         if self.status is not None:

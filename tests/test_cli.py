@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -329,3 +330,12 @@ def test_help(command: list[str]) -> None:
 
 def test_every_subcommand_has_a_help_test() -> None:
     assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench", "plan"}
+
+
+def test_progress_to_a_log_file_is_plain_lines() -> None:
+    """A stderr that is not a terminal gets a plain progress line now and then, not a live
+    display, and stdout stays the report."""
+    r = invoke("check", "shutdown", "--progress")
+    assert r.exit_code == 0, r.output
+    assert re.search(r"shutdown \(fixed\): [\d,]+ states, [\d,]+/s, depth \d+", r.stderr)
+    assert "states" not in r.stdout.splitlines()[0]
