@@ -438,8 +438,8 @@ class PartitionService(Protocol):
         """A perfect failure detector: a live member that did not leave is never suspected
         (membership itself is checked in refimpl/membership.py)."""
         st = cast(Node, state)
-        if st.shutdown == LEFT:
-            return frozenset()
+        if st.shutdown == LEFT or not st.members:
+            return frozenset()  # left, or a joiner not admitted yet: it heartbeats nobody
         return frozenset(self.nodes) - {node}
 
     def timers(self, node: NodeId, state: Hashable) -> tuple[tuple[object, ...], ...]:

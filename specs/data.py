@@ -8,8 +8,9 @@ These monitors follow what the events say about the cluster:
 - the current partition table: the most recent ``partition_table_published`` (3.7: by global
   version; 4.1: partition by partition, by partition version);
 - who is alive and who is leaving: ``member_list_installed`` and ``member_joined`` name members
-  (in age order), ``member_crashed``, ``member_left`` and a member's ``member_removed`` of itself
-  (it learns that the cluster put it out) end them, ``shutdown_requested`` marks them leaving.
+  (in age order), ``member_crashed``, ``member_left`` and ``member_removed`` end them (a removed
+  member is out of the cluster, whether it crashed or not; a member's removal of itself is it
+  learning so), ``shutdown_requested`` marks them leaving.
 
 A partition no ``replica_synced`` named is unknown and never judged; so is a table that no
 publication showed.
@@ -114,8 +115,8 @@ def roster_after(roster: Roster, event: Event) -> Roster:
         return (*members, event.joined), ended, leaving
     if isinstance(event, MemberCrashed | MemberLeft):
         return members, ended | {event.member}, leaving
-    if isinstance(event, MemberRemoved) and event.removed == event.member:
-        return members, ended | {event.member}, leaving
+    if isinstance(event, MemberRemoved):  # put out of the cluster, or learns it was
+        return members, ended | {event.removed}, leaving
     if isinstance(event, ShutdownRequested):
         return members, ended, leaving | {event.member}
     return roster
@@ -296,13 +297,31 @@ class NoLeak(Monitor):
 # --- PT-TARGET -----------------------------------------------------------------------------------
 
 
+def view_after(views: Pairs, event: Event) -> Pairs:
+    """Each member's own member list, in age order, as its events show it."""
+    me = event.member
+    if isinstance(event, MemberListInstalled):
+        return assign(views, me, tuple(event.members))
+    view = lookup(views, me)
+    if view is None:
+        return views
+    if isinstance(event, MemberJoined) and event.joined not in view:
+        return assign(views, me, (*view, event.joined))
+    if isinstance(event, MemberRemoved) and event.removed in view:
+        return assign(views, me, tuple(m for m in view if m != event.removed))
+    return views
+
+
 class Target(Monitor):
     """PT-TARGET: once faults stop, the table reaches the planner's target.
 
     000 §3.2, PLANNER.md §5: the master repartitions after every change until planning finds
-    nothing to do. Judged at quiescence on the current table: no replica names a member that
-    ended or is leaving, every partition has an owner, and repartitioning it over the live
-    members not leaving (in age order) changes nothing. State: current table, roster.
+    nothing to do. Judged at quiescence on the current table and the member list of the master
+    that published it last: no replica names a member that ended or is leaving, every partition
+    has an owner, and planning toward the repartitioning of the table over that master's live
+    members not leaving (in its list's age order) makes no decision (a target the planner reaches
+    only through a cycle is kept as it is, 000 §3.2.1). Not judged while that master's list is
+    unknown. State: current table, roster, member lists, the last publisher.
     """
 
     spec = "PT-TARGET"
@@ -314,18 +333,22 @@ class Target(Monitor):
         self.backups = backups
 
     def initial(self) -> Hashable:
-        return (NO_TABLE, NO_ROSTER)
+        return (NO_TABLE, NO_ROSTER, NO_PAIRS, None)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        table, roster = state  # type: ignore[misc]
-        return (table_after(table, event), roster_after(roster, event)), None
+        table, roster, views, publisher = state  # type: ignore[misc]
+        if isinstance(event, PartitionTablePublished):
+            publisher = event.member
+        return (table_after(table, event), roster_after(roster, event),
+                view_after(views, event), publisher), None
 
     def at_quiescence(self, state: Hashable) -> str | None:
-        table, roster = state  # type: ignore[misc]
+        table, roster, views, publisher = state  # type: ignore[misc]
         replicas = replicas_of(table)
-        if not replicas or sorted(replicas) != list(range(len(replicas))):
+        view = lookup(views, publisher)
+        if not replicas or sorted(replicas) != list(range(len(replicas))) or view is None:
             return None
-        eligible = [m for m in live(roster) if m not in roster[2]]
+        eligible = [m for m in view if m not in roster[1] and m not in roster[2]]
         if not eligible:
             return None
         current = [replicas[p] for p in range(len(replicas))]
@@ -333,7 +356,7 @@ class Target(Monitor):
             gone = [r for r in arr if r is not None and r not in eligible]
             if gone:
                 return (f"partition {p} {_names(arr)} still names {', '.join(gone)}, which "
-                        "ended or is leaving")
+                        "ended, is leaving or is no member of the master's list")
             if arr[0] is None:
                 return f"partition {p} {_names(arr)} has no owner"
         target = repartition(current, eligible, self.backups)

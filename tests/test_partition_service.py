@@ -81,7 +81,7 @@ SMALL = {"crashes": 0, "joins": 0, "shutdowns": 0}
     ("migration", {"crashes": 1}, 63),
     ("migration", {"joins": 1}, 251),
     ("shutdown", {"shutdowns": 1}, 397),
-    ("shutdown", {"crashes": 1, "shutdowns": 1}, 8251),
+    ("shutdown", {"crashes": 1, "shutdowns": 1}, 8252),
     ("parallel", {"crashes": 1}, 239),
     ("parallel", {"joins": 1}, 1431),
     ("parallel", {"shutdowns": 1}, 13810),
