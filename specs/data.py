@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 
-from partsafe.refimpl.planner import plan
+from partsafe.refimpl.planner import Replicas, plan
 from partsafe.refimpl.repartition import repartition
 from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
@@ -42,7 +42,6 @@ from partsafe.traces.events import (
     ShutdownRequested,
 )
 
-Replicas = tuple[str | None, ...]
 #: the current table: per partition ``(version, replicas)``, with the global version for 3.7
 Table = tuple[int | None, Pairs]
 NO_TABLE: Table = (None, NO_PAIRS)
@@ -131,10 +130,19 @@ def _names(arr: Replicas) -> str:
     return "[" + ", ".join(r or "-" for r in arr) + "]"
 
 
+class BackupsMonitor(Monitor):
+    """A monitor whose judgement depends on the backup count of the cluster it watches."""
+
+    def __init__(self, backups: int = 1) -> None:
+        if backups < 0:
+            raise ValueError(f"backups must be at least 0, not {backups}")
+        self.backups = backups
+
+
 # --- DATA-NO-LOSS --------------------------------------------------------------------------------
 
 
-class NoLoss(Monitor):
+class NoLoss(BackupsMonitor):
     """DATA-NO-LOSS: with at most `backups` crashes, every partition keeps a live copy.
 
     000 (the purpose of the design) and 004: crashes of up to `backups` members and any number of
@@ -145,11 +153,6 @@ class NoLoss(Monitor):
 
     spec = "DATA-NO-LOSS"
     observes = HOLDER_EVENTS | {"partition_lost"}
-
-    def __init__(self, backups: int = 1) -> None:
-        if backups < 0:
-            raise ValueError(f"backups must be at least 0, not {backups}")
-        self.backups = backups
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, 0)
@@ -176,7 +179,7 @@ class NoLoss(Monitor):
 # --- DATA-REPLICAS -------------------------------------------------------------------------------
 
 
-class ReplicaCount(Monitor):
+class ReplicaCount(BackupsMonitor):
     """DATA-REPLICAS: a migration never lowers a partition's available replica count.
 
     000 §3.2 (issue 5444): the old replica clears its data only after the new one has it. The
@@ -194,11 +197,6 @@ class ReplicaCount(Monitor):
     spec = "DATA-REPLICAS"
     observes = HOLDER_EVENTS | TABLE_EVENTS | MEMBER_EVENTS | {
         "migration_started", "migration_committed", "migration_rolled_back"}
-
-    def __init__(self, backups: int = 1) -> None:
-        if backups < 0:
-            raise ValueError(f"backups must be at least 0, not {backups}")
-        self.backups = backups
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, frozenset(), NO_TABLE, NO_ROSTER)
@@ -312,7 +310,7 @@ def view_after(views: Pairs, event: Event) -> Pairs:
     return views
 
 
-class Target(Monitor):
+class Target(BackupsMonitor):
     """PT-TARGET: once faults stop, the table reaches the planner's target.
 
     000 §3.2, PLANNER.md §5: the master repartitions after every change until planning finds
@@ -326,11 +324,6 @@ class Target(Monitor):
 
     spec = "PT-TARGET"
     observes = TABLE_EVENTS | MEMBER_EVENTS
-
-    def __init__(self, backups: int = 1) -> None:
-        if backups < 0:
-            raise ValueError(f"backups must be at least 0, not {backups}")
-        self.backups = backups
 
     def initial(self) -> Hashable:
         return (NO_TABLE, NO_ROSTER, NO_PAIRS, None)
@@ -462,8 +455,6 @@ class ShutdownNoLoss(Monitor):
 
 MONITORS: tuple[type[Monitor], ...] = (NoLoss, ReplicaCount, NoLeak, Target, OnlySource, LeaveEmpty,
                                        ShutdownNoLoss)
-#: the monitors whose constructor takes the backup count
-TAKES_BACKUPS: tuple[type[Monitor], ...] = (NoLoss, ReplicaCount, Target)
 
 register(Spec(
     id="DATA-NO-LOSS", title="No data loss with at most backups crashes",

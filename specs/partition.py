@@ -657,8 +657,8 @@ def partition_monitors(*, backups: int, max_parallel: int, serial: bool) -> list
             out.append(MaxParallel(max_parallel))
         elif cls is RejectStale:
             out.append(RejectStale(serial))
-        elif cls in data.TAKES_BACKUPS:
-            out.append(cls(backups))  # type: ignore[call-arg]
+        elif issubclass(cls, data.BackupsMonitor):
+            out.append(cls(backups))
         else:
             out.append(cls())
     return out
