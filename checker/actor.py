@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from copy import copy as shallow_copy
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
@@ -125,6 +126,7 @@ class ActorModel(Model[World]):
         goals: Sequence[Goal[World]] = (),
         scope: dict[str, Any] | None = None,
         busy: Callable[[NodeId, Hashable], bool] | None = None,
+        discard_dead: bool = True,
     ) -> None:
         self.protocol = protocol
         self.name = protocol.name
@@ -134,6 +136,8 @@ class ActorModel(Model[World]):
         self._goals = tuple(goals)
         self.scope = dict(scope or {}, **{k: v for k, v in asdict(budget).items()})
         self._busy = busy
+        #: discard a message once its receiver can never be changed by it (`Protocol.is_dead`)
+        self.discard_dead = discard_dead
         self.names = protocol.nodes
         #: FIFO channels (a frozenset of ``(src, dst, messages)``) instead of a multiset
         self.fifo = protocol.fifo
@@ -416,13 +420,44 @@ class ActorModel(Model[World]):
     def _apply(self, world: World, node: NodeId, step: Step,
                network: frozenset[tuple[NodeId, NodeId, Hashable, int]]) -> World:
         nodes = world.nodes
-        for dst, msg in step.sends:
-            if self._alive(nodes, dst) or dst == node:
-                network = self._add(network, node, dst, msg)
+        state = step.state
+        if self.discard_dead:
+            before = nodes[self.index[node]]
+            live = state is not None and state is not CRASHED
+            if live and state is not before and state != before:
+                network = self._discard_dead(network, node, state)
+            dead = self.protocol.is_dead
+            for dst, msg in step.sends:
+                receiver = state if dst == node else nodes[self.index[dst]]
+                if receiver is None or receiver is CRASHED:
+                    continue
+                if not self._call(dead, dst, receiver, node, msg):
+                    network = self._add(network, node, dst, msg)
+        else:
+            for dst, msg in step.sends:
+                if self._alive(nodes, dst) or dst == node:
+                    network = self._add(network, node, dst, msg)
         share = self._share
         nxt = World(share(_put(nodes, self.index[node], share(step.state))), share(network),
                     world.budget, world.monitors, world.flags)
         return self._observe(nxt, step.events) if step.events else nxt
+
+    def _discard_dead(self, network: frozenset[Any], node: NodeId,
+                      state: Hashable) -> frozenset[Any]:
+        """`network` without the messages to `node` that its new `state` makes dead."""
+        dead = self.protocol.is_dead
+        call = self._call
+        if self.fifo:
+            for entry in [e for e in network if e[1] == node]:
+                src = entry[0]
+                kept = tuple(m for m in entry[2] if not call(dead, node, state, src, m))
+                if len(kept) != len(entry[2]):
+                    network = network - {entry}
+                    if kept:
+                        network = network | {(src, node, kept)}
+            return network
+        gone = [e for e in network if e[1] == node and call(dead, node, state, e[0], e[2])]
+        return network.difference(gone) if gone else network
 
     def _observe(self, world: World, events: Iterable[Event]) -> World:
         """Feed `events` to the monitors. Monitors are pure, so each (monitor, state, event) is
@@ -502,6 +537,47 @@ class ActorModel(Model[World]):
             nodes[self.index[mapping.get(name, name)]] = renamed(st)
         return World(tuple(nodes), renamed(world.network), world.budget,
                      tuple(renamed(m) for m in world.monitors), rename(world.flags, mapping))
+
+
+def dead_claim_errors(model: ActorModel, limit: int = 10) -> list[str]:
+    """Check `Protocol.is_dead` over every reachable state of `model` explored without
+    discarding: each message claimed dead must be a no-op at its receiver, and stay claimed
+    after every change of the receiver's state. Up to `limit` counterexamples, described."""
+    full = shallow_copy(model)
+    full.discard_dead = False
+    p = model.protocol
+    errors: list[str] = []
+    seen = set(full.init_states())
+    frontier = list(seen)
+    while frontier and len(errors) < limit:
+        nxt: list[World] = []
+        for world in frontier:
+            succ = full.successors(world)
+            for src, dst, msg in _messages(world.network, full.fifo):
+                st = world.nodes[full.index[dst]]
+                if st is None or st is CRASHED or not p.is_dead(dst, st, src, msg):
+                    continue
+                step = p.on_message(dst, st, src, msg)
+                if step.state != st or step.sends or step.events:
+                    errors.append(f"{p.describe_message(msg)} {src}→{dst} is claimed dead but "
+                                  f"its delivery {step}")
+                for action, after in succ:
+                    st2 = after.nodes[full.index[dst]]
+                    if st2 is not CRASHED and st2 != st and not p.is_dead(dst, st2, src, msg):
+                        errors.append(f"{p.describe_message(msg)} {src}→{dst} is claimed dead "
+                                      f"but not after {action[0]} {action[1:]}")
+            for _, after in succ:
+                if after not in seen:
+                    seen.add(after)
+                    nxt.append(after)
+        frontier = nxt
+    return errors[:limit]
+
+
+def _messages(network: frozenset[Any], fifo: bool) -> Iterable[tuple[NodeId, NodeId, Hashable]]:
+    if fifo:
+        return ((src, dst, m) for src, dst, msgs in network for m in msgs)
+    return ((src, dst, m) for src, dst, m, _ in network)
 
 
 def _flag_check(spec: str) -> Callable[[World], str | None]:

@@ -10,7 +10,9 @@ fingerprints (so with symmetry the trace is concrete, not a representative's).
 What is checked:
 - `always` properties on every newly reached state (at insertion);
 - `quiescence` properties and deadlocks when a state is expanded (its successors are known then);
-- coverage goals on every transition until each is reached.
+- coverage goals on every transition until each is reached;
+- MODEL-ERROR: a step of the model raised in the state reached (an inconsistent model, reported
+  with its trace instead of ending the run).
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
@@ -29,6 +31,8 @@ from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerp
 from partsafe.checker.model import Action, Model, StepView
 
 DEADLOCK = "DEADLOCK"
+#: a step of the model raised: the model itself is inconsistent in the state reached
+MODEL_ERROR = "MODEL-ERROR"
 
 
 @dataclass
@@ -189,7 +193,12 @@ def explore(
                         progress(Progress(count, transitions, depth, len(frontier) - idx
                                           + len(next_states), now - start))
                 hs = frontier_fps[idx]
-                succ = successors(s)
+                try:
+                    succ = successors(s)
+                except Exception as exc:  # a handler failed: a flaw of the model, with its trace
+                    record(MODEL_ERROR, f"{type(exc).__name__}: {exc}", hs, depth)
+                    scan_only = scan_only or stop_at_first
+                    continue
                 if quiet and quiescent(s, succ):
                     for spec, check in quiet:
                         msg = check(s)

@@ -89,6 +89,14 @@ class Protocol(ABC):
     def on_message(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> Step:
         """`node` handles `msg` from `src`."""
 
+    def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
+        """True if `msg` from `src` can never again make a difference at `node`: delivered now,
+        or in any state `node` reaches later, it changes nothing, sends nothing and emits no
+        event. The claim must hold of `state` and of every later state of `node` (a test checks
+        both over the reachable states of the checked scopes). A network may then discard the
+        message at once: its delivery would be a stutter step. The default claims nothing."""
+        return False
+
     def timers(self, node: NodeId, state: Hashable) -> Iterable[Hashable]:
         """The timers that may fire in `state` (periodic tasks, retries)."""
         return ()

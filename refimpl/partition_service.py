@@ -260,6 +260,10 @@ class Removed(NamedTuple):
     """The master tells a member it removed from the cluster that it is out."""
 
 
+#: operations a member takes only from its master: their handlers ignore any other sender
+_FROM_MASTER = frozenset({PartitionState, MigrationCommit, MemberAdded, ShutdownResponse, Removed})
+
+
 @message
 class ReplicaSyncRequest(NamedTuple):
     """A new backup asks the owner for the data (the 3.6 anti-entropy path of the variants)."""
@@ -410,6 +414,49 @@ class PartitionService(Protocol):
         return st.shutdown != LEFT and bool(st.members) and st.members[0] == node
 
     # -- inputs -----------------------------------------------------------------------------
+
+    def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
+        """Operations this member will ignore for ever (see `Protocol.is_dead`):
+
+        - anything, once the member has left (it never comes back);
+        - a master's operation from a member that can never be this member's master: itself, or
+          a member behind it in its member list or absent from it (members are removed, never
+          reordered, and new ones are appended behind this member, so such a sender never moves
+          ahead of it);
+        - a partition state older than the local table: 3.7 compares the one version, 4.1 each
+          carried partition's (none newer and one older); versions never go down (000 §1.1);
+        - the master's acknowledgement of completed migrations it has all acknowledged, or
+          evicted: the list only gains migrations it starts itself.
+        """
+        st = cast(Node | None, state)
+        if st is None:
+            return False
+        if st.shutdown == LEFT:
+            return True
+        kind = type(msg)
+        if kind is PublishAck:
+            if not self.is_master(node, st):
+                return False
+            migrations = cast(PublishAck, msg).migrations
+            return all(src in c.acked for c in st.completed if c.migration in migrations)
+        if kind not in _FROM_MASTER:
+            return False
+        members = st.members
+        if node not in members:
+            return False  # a joiner not admitted yet: its master is still to come
+        if src == node or src not in members or members.index(src) > members.index(node):
+            return True
+        if kind is not PartitionState:
+            return False
+        state_msg = cast(PartitionState, msg)
+        local = st.table
+        if self.global_version:
+            return state_msg.version < local.version
+        carried = (range(len(state_msg.versions)) if state_msg.partitions is None
+                   else state_msg.partitions)
+        versions = state_msg.versions
+        return (all(versions[p] <= local.versions[p] for p in carried)
+                and any(versions[p] < local.versions[p] for p in carried))
 
     def on_message(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> Step:
         st = cast(Node | None, state)
@@ -1136,10 +1183,14 @@ class PartitionService(Protocol):
                                  d.destination_new_index, master=out.node)
                        for d in migrations if not d.is_clear)
             if self.variant == "hz37-backup-clear-first":
-                for m in [m for m in ms if m.destination_new_index > 0]:
-                    table = pt.apply_migration(table, p, m.decision)
+                # backup changes go to the table directly, in plan order up to the first owner
+                # migration: the plan's later steps assume that one made
+                direct = 0
+                while direct < len(ms) and ms[direct].destination_new_index > 0:
+                    table = pt.apply_migration(table, p, ms[direct].decision)
+                    direct += 1
                     changed = True
-                ms = tuple(m for m in ms if m.destination_new_index == 0)
+                ms = ms[direct:]
             planned += len(ms)
             if ms:
                 queues.append(ms)

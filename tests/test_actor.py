@@ -22,6 +22,7 @@ from partsafe.checker.actor import (
     ActorModel,
     Budget,
     World,
+    dead_claim_errors,
     rename,
 )
 from partsafe.checker.explore import explore
@@ -421,3 +422,64 @@ def test_a_node_that_gets_its_answer_is_no_deadlock() -> None:
     result = explore(_waiter_model(answered=True))
     assert result.result == "ok"
     assert result.distinct_states == 3
+
+
+# --- dead messages are discarded -----------------------------------------------------------------
+
+
+class _Versions(Protocol):
+    """A sends B versions 1 and 2 (a timer each); B keeps the highest. A version at most B's is
+    dead at B. Wrong claims: `overclaim` covers the next version too (its delivery is no
+    no-op); `forgetful` stops claiming once B reaches 2 (the claim is not kept)."""
+
+    name = "versions"
+
+    def __init__(self, fifo: bool, overclaim: bool = False, forgetful: bool = False) -> None:
+        self.nodes = ("A", "B")
+        self.fifo = fifo
+        self.overclaim = overclaim
+        self.forgetful = forgetful
+
+    def initial(self, node: str) -> int:
+        return 0
+
+    def on_message(self, node: str, state: Hashable, src: str, msg: Hashable) -> Step:
+        return Step(max(state, msg))  # type: ignore[call-overload]
+
+    def is_dead(self, node: str, state: Hashable, src: str, msg: Hashable) -> bool:
+        if self.forgetful and state == 2:
+            return False
+        return msg <= state + (1 if self.overclaim else 0)  # type: ignore[operator]
+
+    def timers(self, node: str, state: Hashable) -> tuple[tuple[str], ...]:
+        return (("send",),) if node == "A" and state < 2 else ()  # type: ignore[operator]
+
+    def on_timer(self, node: str, state: Hashable, timer: Hashable) -> Step:
+        return Step(state + 1, (("B", state + 1),))  # type: ignore[operator]
+
+
+def _versions_model(fifo: bool, discard: bool = True, overclaim: bool = False,
+                    forgetful: bool = False, **budget: int) -> ActorModel:
+    return ActorModel(_Versions(fifo, overclaim, forgetful), Budget(**budget), [],
+                      discard_dead=discard)
+
+
+@pytest.mark.parametrize("fifo", [True, False])
+def test_a_message_its_receiver_outgrew_is_discarded(fifo: bool) -> None:
+    kept = reachable(_versions_model(fifo, discard=False, reorders=1))
+    reduced = reachable(_versions_model(fifo, reorders=1))
+    # without discarding, B may hold 2 while version 1 is still in flight; never with it
+    stale = [w for w in kept if w.nodes[1] == 2 and w.network]
+    assert stale and not [w for w in reduced if w.nodes[1] == 2 and w.network]
+    # discarding loses no node state: each state's nodes are reached either way
+    assert {w.nodes for w in reduced} == {w.nodes for w in kept}
+    assert len(reduced) < len(kept)
+
+
+@pytest.mark.parametrize("fifo", [True, False])
+def test_dead_claims_are_checked_over_the_reachable_states(fifo: bool) -> None:
+    assert dead_claim_errors(_versions_model(fifo, reorders=1)) == []
+    errors = dead_claim_errors(_versions_model(fifo, overclaim=True, reorders=1))
+    assert errors and "claimed dead but its delivery" in errors[0]
+    errors = dead_claim_errors(_versions_model(fifo, forgetful=True, duplications=1))
+    assert errors and "claimed dead but not after deliver" in errors[0]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 
-from partsafe.checker.explore import DEADLOCK, Bounds, explore, step_views
+from partsafe.checker.explore import DEADLOCK, MODEL_ERROR, Bounds, explore, step_views
 from partsafe.checker.model import Action, Goal, Model, Property
 from partsafe.checker.twophase import TwoPhase
 
@@ -255,6 +255,30 @@ def test_state_without_successors_is_a_deadlock() -> None:
     assert v.spec == DEADLOCK == "DEADLOCK"
     assert v.message == "no action is enabled and the protocol has not finished"
     assert labels(v.trace) == ["a", "c"]
+
+
+class Raising(Graph):
+    """The diamond, but expanding state 3 raises, as a handler with a bug would."""
+
+    def successors(self, state: int) -> list[tuple[Action, int]]:
+        if state == 3:
+            raise ValueError("replicas hold member B twice")
+        return super().successors(state)
+
+
+def test_a_step_that_raises_is_a_model_error_with_its_trace() -> None:
+    result = explore(Raising(DIAMOND), action_kinds=DIAMOND_KINDS)
+    assert result.result == "violation"
+    (v,) = result.violations
+    assert v.spec == MODEL_ERROR
+    assert v.message == "ValueError: replicas hold member B twice"
+    assert [a for a, _ in v.trace.steps] in ([("a",), ("c",)], [("b",), ("d",)])
+
+
+def test_a_model_error_does_not_stop_a_keep_going_search() -> None:
+    result = explore(Raising(DIAMOND), stop_at_first=False, action_kinds=DIAMOND_KINDS)
+    assert [v.spec for v in result.violations] == [MODEL_ERROR]
+    assert result.distinct_states == len(DIAMOND) - 1  # 4 lies only behind state 3
 
 
 def test_finished_state_without_successors_is_no_deadlock() -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from partsafe.checker import catalog
-from partsafe.checker.actor import CRASHED, ActorModel, Budget
+from partsafe.checker.actor import CRASHED, ActorModel, Budget, World, dead_claim_errors
 from partsafe.checker.cli import main
 from partsafe.checker.explore import Bounds, explore
 from partsafe.refimpl.partition_service import (
@@ -77,22 +77,64 @@ def test_shutdown_is_a_budgeted_request_and_a_left_member_is_done() -> None:
 SMALL = {"crashes": 0, "joins": 0, "shutdowns": 0}
 
 
-@pytest.mark.parametrize(("model", "budget", "states"), [
-    ("migration", {"crashes": 1}, 63),
-    ("migration", {"joins": 1}, 251),
-    ("shutdown", {"shutdowns": 1}, 397),
-    ("shutdown", {"crashes": 1, "shutdowns": 1}, 8252),
-    ("parallel", {"crashes": 1}, 239),
-    ("parallel", {"joins": 1}, 1431),
-    ("parallel", {"shutdowns": 1}, 13810),
-])
-def test_fixed_design_is_clean(model: str, budget: dict[str, int], states: int) -> None:
+SCOPES = [
+    ("migration", {"crashes": 1}, 61, 63),
+    ("migration", {"joins": 1}, 231, 251),
+    ("shutdown", {"shutdowns": 1}, 269, 397),
+    ("shutdown", {"crashes": 1, "shutdowns": 1}, 4077, 8252),
+    ("parallel", {"crashes": 1}, 224, 239),
+    ("parallel", {"joins": 1}, 1401, 1431),
+    ("parallel", {"shutdowns": 1}, 8715, 13810),
+]
+
+
+@pytest.mark.parametrize(("model", "budget", "states", "undiscarded"), SCOPES)
+def test_fixed_design_is_clean(model: str, budget: dict[str, int], states: int,
+                               undiscarded: int) -> None:
     """Every spec of the partition service holds on the fixed design (all 17 monitors, the
-    quiescence checks and the deadlock check), exhaustively at these scopes."""
-    result = explore(catalog.get(model).make("fixed", {**SMALL, **budget}))
-    assert result.result in ("ok", "gap"), [(v.spec, v.message) for v in result.violations]
-    assert result.incomplete_reason is None
-    assert result.distinct_states == states
+    quiescence checks and the deadlock check), exhaustively at these scopes, with dead
+    operations discarded (the default) and kept."""
+    for discard, count in ((True, states), (False, undiscarded)):
+        model_ = catalog.get(model).make("fixed", {**SMALL, **budget})
+        assert isinstance(model_, ActorModel)
+        model_.discard_dead = discard
+        result = explore(model_)
+        assert result.result in ("ok", "gap"), [(v.spec, v.message) for v in result.violations]
+        assert result.incomplete_reason is None
+        assert result.distinct_states == count
+
+
+@pytest.mark.parametrize(("model", "budget"), [
+    ("migration", {"crashes": 1, "joins": 1}),
+    ("shutdown", {"crashes": 1, "shutdowns": 1}),
+    ("parallel", {"shutdowns": 1}),
+    ("migration", {"losses": 1, "shutdowns": 1}),
+    ("parallel", {"reorders": 1, "crashes": 1}),
+])
+def test_operations_claimed_dead_are_ignored_for_ever(model: str, budget: dict[str, int]) -> None:
+    """`PartitionService.is_dead` over every reachable state (explored without discarding): a
+    dead operation is a no-op at its receiver, and stays dead whatever the receiver does."""
+    model_ = catalog.get(model).make("fixed", {**SMALL, **budget})
+    assert isinstance(model_, ActorModel)
+    assert dead_claim_errors(model_) == []
+
+
+def test_discarding_dead_operations_keeps_every_node_state() -> None:
+    """The reduction is a stutter reduction: the same member states are reached either way."""
+    kept = catalog.get("shutdown").make("fixed", {**SMALL, "crashes": 1, "shutdowns": 1})
+    assert isinstance(kept, ActorModel)
+    kept.discard_dead = False
+    reduced = catalog.get("shutdown").make("fixed", {**SMALL, "crashes": 1, "shutdowns": 1})
+    assert {w.nodes for w in reachable(reduced)} == {w.nodes for w in reachable(kept)}
+
+
+def reachable(model: ActorModel) -> set[World]:
+    seen = set(model.init_states())
+    frontier = list(seen)
+    while frontier:
+        frontier = [t for s in frontier for _, t in model.successors(s) if t not in seen
+                    and not seen.add(t)]  # type: ignore[func-returns-value]
+    return seen
 
 
 def test_a_graceful_shutdown_ends_with_the_member_gone_and_its_data_moved() -> None:
