@@ -194,7 +194,7 @@ class ActorModel(Model[World]):
         unsettled = {e[1] for e in network} | {e[0] for e in network}
         # for protocols whose timeouts wait for the whole system: computed once per state
         blocked = p.timeouts_wait_for_network and bool(
-            network or self._detector_pending(nodes, live))
+            network or self._detector_pending(nodes, live) or self._retry_pending(world, live))
         for n, st in live:
             for timer in call(p.timers, n, st):
                 if p.is_timeout(timer) and (blocked if p.timeouts_wait_for_network
@@ -402,6 +402,20 @@ class ActorModel(Model[World]):
             for q in call(p.monitored, n, st):
                 qst = nodes[self.index[q]]
                 if qst is CRASHED or qst is None or n not in call(p.heartbeat_targets, q, qst):
+                    return True
+        return False
+
+    def _retry_pending(self, world: World, live: list[tuple[NodeId, Hashable]]) -> bool:
+        """Would some live node's prompt retry (`Protocol.is_prompt`) take effect now?"""
+        call, p = self._call, self.protocol
+        for n, st in live:
+            for timer in call(p.timers, n, st):
+                if not p.is_prompt(timer):
+                    continue
+                step = call(p.on_timer, n, st, timer)
+                if step.state != st or step.events or any(
+                        self._takes_effect(world, n, d, m) for d, m in step.sends
+                        if self._alive(world.nodes, d)):
                     return True
         return False
 

@@ -117,6 +117,12 @@ class Protocol(ABC):
     #: connections first)
     messages_are_heartbeats: bool = False
 
+    def is_prompt(self, timer: Hashable) -> bool:
+        """True for a periodic retry whose period is short next to every timeout (Hazelcast's
+        shutdown request, resent every second, against a migration pause of 3 to 6 s): under
+        `timeouts_wait_for_network`, no timeout fires while such a retry would take effect."""
+        return False
+
     def is_timeout(self, timer: Hashable) -> bool:
         """True for a timer that fires when an answer is overdue (not a periodic task): it is
         long next to message delays, so it fires only once no message to or from its node is in

@@ -508,6 +508,12 @@ class PartitionService(Protocol):
             out.append(("sync-retry",))
         return tuple(out)
 
+    def is_prompt(self, timer: Hashable) -> bool:
+        """The shutdown request is resent every ``SAFE_SHUTDOWN_MAX_AWAIT_STEP_MILLIS`` (1 s,
+        LOG_FORMATS.md shutdown sequence), well inside the 3 to 6 s pause after a failed
+        migration (PLANNER.md §5)."""
+        return cast(tuple[object, ...], timer)[0] == "shutdown-retry"
+
     def is_timeout(self, timer: Hashable) -> bool:
         return cast(tuple[object, ...], timer)[0] in ("migration-timeout", "fetch-retry",
                                                       "resume")
@@ -708,6 +714,14 @@ class PartitionService(Protocol):
         if unknown:
             out.sends.extend((m, Fetch()) for m in unknown)
             rec = rec._replace(waiting=rec.waiting | set(unknown))
+            # and the members that follow this master already learn of it (002: the new
+            # master's member list), lest one of them take over later without it
+            out.sends.extend((m, MemberAdded(u)) for m in out.st.members
+                             if m not in rec.waiting and m not in (out.node, src)
+                             for u in unknown)
+        # a member that answers follows this master: tell it of members it does not know
+        out.sends.extend((src, MemberAdded(m)) for m in out.st.members
+                         if m not in msg.members and m not in (out.node, src) and msg.members)
         out.st = out.st._replace(recovery=rec)
         self._maybe_recovered(out)
 
@@ -797,6 +811,10 @@ class PartitionService(Protocol):
             return "an undecided migration is active"
         if m in st.active:
             return "already started"
+        if any(c.migration == m for c in st.completed):
+            # its result came first (the operation was overtaken, or its source crashed with it
+            # in flight): starting it now would leave an active migration nobody decides
+            return "already decided"
         return None
 
     def _receive(self, out: _Out, sender: str, replicas: tuple[tuple[str | None, ...], ...],

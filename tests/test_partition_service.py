@@ -15,10 +15,18 @@ from partsafe.checker.cli import main
 from partsafe.checker.explore import Bounds, explore
 from partsafe.refimpl.partition_service import (
     LEFT,
+    Completed,
+    Fetch,
+    FetchReply,
     JoinRequest,
+    MemberAdded,
+    Migration,
+    MigrationData,
+    MigrationDone,
     Node,
     PartitionService,
     PartitionState,
+    Recovery,
 )
 from partsafe.specs.partition import MONITORS
 
@@ -204,3 +212,80 @@ def test_max_parallel_is_a_scope_flag_of_the_parallel_model_only() -> None:
                                "--joins", "0", "--json"])
     assert out.exit_code == 0, out.output
     assert '"result": "ok"' in out.output
+
+
+# --- rules found by the full-scope searches -------------------------------------------------------
+
+
+def test_a_migration_whose_result_came_first_is_rejected() -> None:
+    """A destination that already holds the decision of a migration (its source crashed with the
+    data in flight, the master failed it) refuses the late data: accepting it would leave an
+    active migration nobody decides, and every later migration of the member refused."""
+    proto = PartitionService(3, 1, 2, 1, "4.1")
+    m = Migration(1, "A", 1, -1, "B", -1, 1, version=2, master="A")
+    b = proto.initial("B")
+    assert isinstance(b, Node)
+    b = b._replace(completed=(Completed(m, False),))
+    assert b.table.versions[1] == m.version  # the failure's version raise has not arrived
+    data = MigrationData(m, PartitionState(b.table.replicas, b.table.versions, b.table.version,
+                                           ((m, False),)))
+    step = proto.on_message("B", b, "C", data)
+    assert step.sends == (("A", MigrationDone(m, False)),)
+    assert step.state.active == ()
+
+
+def test_a_new_master_tells_an_answering_member_of_members_it_lacks() -> None:
+    """002: after the claim the new master's member list reaches every member. A member that
+    missed the old master's MemberAdded must learn the joiner before it could take over."""
+    proto = PartitionService(3, 1, 2, 1, "4.1")
+    b = proto.initial("B")
+    assert isinstance(b, Node)
+    rec = Recovery(frozenset({"C", "D"}), b.table.replicas, b.table.versions, b.table.version,
+                   frozenset(), frozenset())
+    b = b._replace(members=("B", "C", "D"), recovery=rec)
+    t = b.table
+    reply = FetchReply(t.replicas, t.versions, t.version, (), (), members=("B", "C"))
+    step = proto.on_message("B", b, "C", reply)
+    assert ("C", MemberAdded("D")) in step.sends
+
+
+def test_a_member_learns_the_joiner_when_the_new_master_hears_of_it_late() -> None:
+    proto = PartitionService(3, 1, 2, 1, "4.1")
+    b = proto.initial("B")
+    assert isinstance(b, Node)
+    rec = Recovery(frozenset({"D"}), b.table.replicas, b.table.versions, b.table.version,
+                   frozenset(), frozenset())
+    b = b._replace(members=("B", "C"), recovery=rec)
+    t = b.table
+    # D was admitted by the old master; C answered already; D's answer names E too
+    reply = FetchReply(t.replicas, t.versions, t.version, (), (), members=("B", "C", "D", "E"))
+    step = proto.on_message("B", b, "D", reply)
+    assert ("C", MemberAdded("E")) in step.sends and ("E", Fetch()) in step.sends
+
+
+def test_no_timeout_fires_while_a_shutdown_retry_would_reach_the_master() -> None:
+    """A lost shutdown request is resent every second, well inside the migration pause: the
+    master's resume waits for it (`is_prompt`), so a member refusing to be a destination
+    because it is leaving is not asked again and again for ever."""
+    model = catalog.get("shutdown").make("fixed", {"crashes": 0, "shutdowns": 1})
+    assert isinstance(model, ActorModel)
+    world = next(iter(model.init_states()))
+    a, c = model.names.index("A"), model.names.index("C")
+    nodes = list(world.nodes)
+    nodes[a] = nodes[a]._replace(paused=True)
+    nodes[c] = nodes[c]._replace(shutdown="requested")
+    actions = [act for act, _ in model.successors(world._replace(nodes=tuple(nodes)))]
+    assert ("timer", "C", ("shutdown-retry",)) in actions
+    assert ("timer", "A", ("resume",)) not in actions
+    nodes[c] = nodes[c]._replace(shutdown="")
+    actions = [act for act, _ in model.successors(world._replace(nodes=tuple(nodes)))]
+    assert ("timer", "A", ("resume",)) in actions
+
+
+@pytest.mark.parametrize(("model", "budget"), [
+    ("shutdown", {"crashes": 1, "losses": 1}),
+    ("migration", {"crashes": 1, "losses": 1, "joins": 0}),
+])
+def test_lost_operations_with_a_crash_finish_clean(model: str, budget: dict[str, int]) -> None:
+    result = explore(catalog.get(model).make("fixed", budget))
+    assert not result.violations and result.incomplete_reason is None
