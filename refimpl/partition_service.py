@@ -426,7 +426,8 @@ class PartitionService(Protocol):
         - a partition state older than the local table: 3.7 compares the one version, 4.1 each
           carried partition's (none newer and one older); versions never go down (000 §1.1);
         - the master's acknowledgement of completed migrations it has all acknowledged, or
-          evicted: the list only gains migrations it starts itself.
+          evicted: the list only gains migrations it starts itself;
+        - an answer about a migration its master is done with (`_answer_is_dead`).
         """
         st = cast(Node | None, state)
         if st is None:
@@ -434,6 +435,8 @@ class PartitionService(Protocol):
         if st.shutdown == LEFT:
             return True
         kind = type(msg)
+        if kind is MigrationDone or kind is CommitAck:
+            return self._answer_is_dead(node, st, cast(MigrationDone | CommitAck, msg))
         if kind is PublishAck:
             if not self.is_master(node, st):
                 return False
@@ -457,6 +460,19 @@ class PartitionService(Protocol):
         versions = state_msg.versions
         return (all(versions[p] <= local.versions[p] for p in carried)
                 and any(versions[p] < local.versions[p] for p in carried))
+
+    def _answer_is_dead(self, node: NodeId, st: Node, msg: MigrationDone | CommitAck) -> bool:
+        """An answer about migration `m` to a member that is not the master that started it, or
+        to that master once `m` has left the phase the answer is for: a flight moves from
+        "request" to "commit" and ends, and the partition's version, raised when it ends,
+        never comes back to the version `m` started on."""
+        m = msg.migration
+        if m.master != node:
+            return True
+        flight = next((f for f in st.flights if f.migration == m), None)
+        if flight is not None:
+            return type(msg) is MigrationDone and flight.phase != "request"
+        return self._version_of(st.table, m.partition) > m.version
 
     def on_message(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> Step:
         st = cast(Node | None, state)

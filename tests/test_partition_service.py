@@ -112,17 +112,21 @@ def test_fixed_design_is_clean(model: str, budget: dict[str, int], states: int,
         assert result.distinct_states == count
 
 
-@pytest.mark.parametrize(("model", "budget"), [
-    ("migration", {"crashes": 1, "joins": 1}),
-    ("shutdown", {"crashes": 1, "shutdowns": 1}),
-    ("parallel", {"shutdowns": 1}),
-    ("migration", {"losses": 1, "shutdowns": 1}),
-    ("parallel", {"reorders": 1, "crashes": 1}),
+@pytest.mark.parametrize(("model", "budget", "variant"), [
+    ("migration", {"crashes": 1, "joins": 1}, "fixed"),
+    ("shutdown", {"crashes": 1, "shutdowns": 1}, "fixed"),
+    ("parallel", {"shutdowns": 1}, "fixed"),
+    ("migration", {"losses": 1, "shutdowns": 1}, "fixed"),
+    ("parallel", {"reorders": 1, "crashes": 1}, "fixed"),
+    ("migration", {"crashes": 1, "shutdowns": 1}, "hz37-independent-commit"),
+    ("migration", {"crashes": 1, "shutdowns": 1}, "hz37-local-promotion"),
+    ("migration", {"crashes": 1, "shutdowns": 1}, "fail-plus-two"),
 ])
-def test_operations_claimed_dead_are_ignored_for_ever(model: str, budget: dict[str, int]) -> None:
+def test_operations_claimed_dead_are_ignored_for_ever(model: str, budget: dict[str, int],
+                                                      variant: str) -> None:
     """`PartitionService.is_dead` over every reachable state (explored without discarding): a
     dead operation is a no-op at its receiver, and stays dead whatever the receiver does."""
-    model_ = catalog.get(model).make("fixed", {**SMALL, **budget})
+    model_ = catalog.get(model).make(variant, {**SMALL, **budget})
     assert isinstance(model_, ActorModel)
     assert dead_claim_errors(model_) == []
 
