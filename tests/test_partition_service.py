@@ -89,7 +89,7 @@ SCOPES = [
     ("migration", {"crashes": 1}, 61, 63),
     ("migration", {"joins": 1}, 231, 251),
     ("shutdown", {"shutdowns": 1}, 269, 397),
-    ("shutdown", {"crashes": 1, "shutdowns": 1}, 4077, 8252),
+    ("shutdown", {"crashes": 1, "shutdowns": 1}, 3803, 8252),
     ("parallel", {"crashes": 1}, 224, 239),
     ("parallel", {"joins": 1}, 1401, 1431),
     ("parallel", {"shutdowns": 1}, 8715, 13810),
