@@ -435,22 +435,17 @@ class ActorModel(Model[World]):
                network: frozenset[tuple[NodeId, NodeId, Hashable, int]]) -> World:
         nodes = world.nodes
         state = step.state
-        if self.discard_dead:
+        discard = self.discard_dead
+        if discard and state is not None and state is not CRASHED:
             before = nodes[self.index[node]]
-            live = state is not None and state is not CRASHED
-            if live and state is not before and state != before:
+            if state is not before and state != before:
                 network = self._discard_dead(network, node, state)
-            dead = self.protocol.is_dead
-            for dst, msg in step.sends:
-                receiver = state if dst == node else nodes[self.index[dst]]
-                if receiver is None or receiver is CRASHED:
-                    continue
-                if not self._call(dead, dst, receiver, node, msg):
-                    network = self._add(network, node, dst, msg)
-        else:
-            for dst, msg in step.sends:
-                if self._alive(nodes, dst) or dst == node:
-                    network = self._add(network, node, dst, msg)
+        for dst, msg in step.sends:
+            receiver = state if dst == node else nodes[self.index[dst]]
+            if receiver is None or receiver is CRASHED or (
+                    discard and self._call(self.protocol.is_dead, dst, receiver, node, msg)):
+                continue
+            network = self._add(network, node, dst, msg)
         share = self._share
         nxt = World(share(_put(nodes, self.index[node], share(step.state))), share(network),
                     world.budget, world.monitors, world.flags)
