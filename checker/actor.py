@@ -23,8 +23,12 @@ global transition system the explorer can search, in the manner of Stateright's 
 A timeout (a timer the protocol marks as one) fires only once no message to or from its node is in
 flight (or, for a protocol whose answers travel through third nodes, once no message at all is in
 flight and no failure detector has a justified suspicion left to report: operation timeouts and
-retry pauses are long next to failure detection): an early timeout is the same as a false
-suspicion, which the budget covers.
+retry pauses are long next to failure detection, and once no prompt retry (`Protocol.is_prompt`)
+would take effect): an early timeout is the same as a false suspicion, which the budget covers.
+
+A message its receiver will ignore for ever (`Protocol.is_dead`) is discarded when it is sent or
+when its receiver changes: its delivery would be a stutter step. `dead_claim_errors` checks such
+claims over the reachable states of a search that keeps every message.
 
 A periodic timer that changes nothing at its node (the periodic member-list publish) is progress
 only for the messages that would take effect at their receiver right now (change its state or make
