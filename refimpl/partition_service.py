@@ -737,7 +737,7 @@ class PartitionService(Protocol):
                              for u in unknown)
         # a member that answers follows this master: tell it of members it does not know
         out.sends.extend((src, MemberAdded(m)) for m in out.st.members
-                         if m not in msg.members and m not in (out.node, src) and msg.members)
+                         if m not in msg.members and m not in (out.node, src))
         out.st = out.st._replace(recovery=rec)
         self._maybe_recovered(out)
 

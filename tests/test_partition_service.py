@@ -293,3 +293,11 @@ def test_no_timeout_fires_while_a_shutdown_retry_would_reach_the_master() -> Non
 def test_lost_operations_with_a_crash_finish_clean(model: str, budget: dict[str, int]) -> None:
     result = explore(catalog.get(model).make("fixed", budget))
     assert not result.violations and result.incomplete_reason is None
+
+
+def test_backup_clear_first_applies_backup_changes_in_plan_order() -> None:
+    """With a shutdown the plan moves an owner before its backups; the variant used to apply the
+    backup steps first and raise on a table naming a member twice (now a MODEL-ERROR)."""
+    result = explore(catalog.get("migration").make(
+        "hz37-backup-clear-first", {"crashes": 0, "joins": 0, "shutdowns": 1}))
+    assert not result.violations and result.incomplete_reason is None
