@@ -58,7 +58,7 @@ from partsafe.traces.events import Event, MemberCrashed
 
 CRASHED = "crashed"
 FAULT_KINDS = frozenset({"crash", "join", "false-suspect", "drop", "duplicate", "timer-race",
-                         "shutdown", "reorder"})
+                         "shutdown", "reorder", "restart", "admin"})
 ACTION_KINDS = ("deliver", "timer", "suspect", "heartbeat", *sorted(FAULT_KINDS))
 DEADLOCK = "DEADLOCK"
 #: entries a memo table may hold before it starts afresh
@@ -77,15 +77,18 @@ class Budget:
     publishes: int = 0
     shutdowns: int = 0
     reorders: int = 0
+    restarts: int = 0
+    admin: int = 0
 
     def as_tuple(self) -> tuple[int, ...]:
         return (self.crashes, self.joins, self.suspicions, self.losses, self.duplications,
-                self.publishes, self.shutdowns, self.reorders)
+                self.publishes, self.shutdowns, self.reorders, self.restarts, self.admin)
 
 
-CRASH, JOIN, SUSPICION, LOSS, DUPLICATION, PUBLISH, SHUTDOWN, REORDER = range(8)
+(CRASH, JOIN, SUSPICION, LOSS, DUPLICATION, PUBLISH, SHUTDOWN, REORDER, RESTART,
+ ADMIN) = range(10)
 BUDGET_NAMES = ("crashes", "joins", "suspicions", "losses", "duplications", "publishes",
-                "shutdowns", "reorders")
+                "shutdowns", "reorders", "restarts", "admin")
 
 
 class World(NamedTuple):
@@ -131,6 +134,7 @@ class ActorModel(Model[World]):
         scope: dict[str, Any] | None = None,
         busy: Callable[[NodeId, Hashable], bool] | None = None,
         discard_dead: bool = True,
+        canonical: Callable[[World], World] | None = None,
     ) -> None:
         self.protocol = protocol
         self.name = protocol.name
@@ -138,10 +142,15 @@ class ActorModel(Model[World]):
         self.budget = budget
         self.monitors = tuple(monitors)
         self._goals = tuple(goals)
-        self.scope = dict(scope or {}, **{k: v for k, v in asdict(budget).items()})
+        # restarts and administrative requests show only in the scopes of models that have them
+        self.scope = dict(scope or {}, **{k: v for k, v in asdict(budget).items()
+                                          if v or k not in ("restarts", "admin")})
         self._busy = busy
         #: discard a message once its receiver can never be changed by it (`Protocol.is_dead`)
         self.discard_dead = discard_dead
+        #: a world's canonical form, applied to every state the model makes: an abstraction the
+        #: protocol is indifferent to (revision numbers compared only by order, kept as ranks)
+        self._canonical = canonical
         self.names = protocol.nodes
         #: FIFO channels (a frozenset of ``(src, dst, messages)``) instead of a multiset
         self.fifo = protocol.fifo
@@ -169,7 +178,8 @@ class ActorModel(Model[World]):
                       tuple(m.initial() for m in self.monitors), ())
         events = [e for n, st in zip(self.names, nodes, strict=True)
                   for e in p.initial_events(n, st)]
-        return [self._observe(world, events)]
+        world = self._observe(world, events)
+        return [self._canonical(world) if self._canonical else world]
 
     def successors(self, world: World) -> list[tuple[Action, World]]:
         out: list[tuple[Action, World]] = []
@@ -187,6 +197,8 @@ class ActorModel(Model[World]):
             rest = _remove(network, src, dst, msg)
             step = call(p.on_message, dst, nodes[self.index[dst]], src, msg)
             out.append((("deliver", src, dst, msg), self._apply(world, dst, step, rest)))
+            if p.is_reliable(src, dst, msg):
+                continue
             if budget[LOSS]:
                 out.append((("drop", src, dst, msg),
                             world._replace(network=rest, budget=_spend(budget, LOSS))))
@@ -271,6 +283,22 @@ class ActorModel(Model[World]):
                 if step is not None:
                     w = world._replace(budget=_spend(budget, SHUTDOWN))
                     out.append((("shutdown", n), self._apply(w, n, step, network)))
+        if budget[RESTART]:
+            for n, st in live:
+                step = call(p.on_restart, n, st)
+                if step is not None:
+                    w = world._replace(budget=_spend(budget, RESTART))
+                    rest = frozenset(e for e in network if e[1] != n)
+                    out.append((("restart", n), self._apply(w, n, step, rest)))
+        if budget[ADMIN]:
+            for n, st in live:
+                for request in call(p.admin_requests, n, st):
+                    w = world._replace(budget=_spend(budget, ADMIN))
+                    step = call(p.on_admin, n, st, request)
+                    out.append((("admin", n, request), self._apply(w, n, step, network)))
+        canonical = self._canonical
+        if canonical is not None:
+            return [(a, canonical(w)) for a, w in out]
         return out
 
     def properties(self) -> Sequence[Property[World]]:
@@ -322,6 +350,8 @@ class ActorModel(Model[World]):
             return f"{kind}: {action[1]} suspects {action[2]}", action[1]
         if kind == "heartbeat":
             return f"heartbeat {action[1]}→{action[2]}", action[2]
+        if kind == "admin":
+            return f"admin at {action[1]}: {describe(action[2])}", action[1]
         return f"{kind} {action[1]}", action[1]
 
     def describe_state(self, world: World) -> dict[str, Any]:
@@ -339,7 +369,10 @@ class ActorModel(Model[World]):
                                      for s, d, msgs in world.network)
         else:
             view["network"] = sorted(f"{describe(m)} {s}→{d}" for s, d, m, _ in world.network)
-        view["budget left"] = dict(zip(BUDGET_NAMES, world.budget, strict=True))
+        initial = self.budget.as_tuple()
+        view["budget left"] = {name: left for name, left, first in
+                               zip(BUDGET_NAMES, world.budget, initial, strict=True)
+                               if first or name not in ("restarts", "admin")}
         return view
 
     def step_events(self, world: World, action: Action, nxt: World) -> tuple[Event, ...]:
@@ -366,6 +399,10 @@ class ActorModel(Model[World]):
             step = p.on_shutdown(action[1], nodes[self.index[action[1]]])
         elif kind == "crash":
             return (MemberCrashed(member=action[1]),)
+        elif kind == "restart":
+            step = p.on_restart(action[1], nodes[self.index[action[1]]])
+        elif kind == "admin":
+            step = p.on_admin(action[1], nodes[self.index[action[1]]], action[2])
         return step.events if step is not None else ()
 
     # -- internals ------------------------------------------------------------------------------
@@ -378,9 +415,12 @@ class ActorModel(Model[World]):
         for entry in network:
             src, dst, msgs = entry
             st = nodes[self.index[dst]]
+            reliable = p.is_reliable(src, dst, msgs[0])
             for i, msg in enumerate(msgs):
                 if msg in msgs[:i]:
                     continue  # the same message earlier in the channel: the same moves
+                if reliable and i:
+                    break
                 if i == 0 or budget[REORDER]:
                     rest = _fifo_take(network, entry, i)
                     step = self._call(p.on_message, dst, st, src, msg)
@@ -388,6 +428,8 @@ class ActorModel(Model[World]):
                     if i:
                         nxt = nxt._replace(budget=_spend(nxt.budget, REORDER))
                     out.append((("deliver" if i == 0 else "reorder", src, dst, msg), nxt))
+                if reliable:
+                    continue
                 if budget[LOSS]:
                     out.append((("drop", src, dst, msg),
                                 world._replace(network=_fifo_take(network, entry, i),

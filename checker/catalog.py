@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.checker.actor import CRASHED, ActorModel, Budget, World
+from partsafe.checker.ignite import build_ignite
 from partsafe.checker.model import Action, Goal, Model
 from partsafe.checker.twophase import VARIANTS as TWOPHASE_VARIANTS
 from partsafe.checker.twophase import TwoPhase
+from partsafe.refimpl.ignite import VARIANT_DOCS as IGNITE_VARIANTS
 from partsafe.refimpl.membership import VARIANT_DOCS as MEMBERSHIP_VARIANTS
 from partsafe.refimpl.membership import Membership, MemberState, MembersUpdate
 from partsafe.refimpl.partition_service import (
@@ -364,8 +366,37 @@ TWOPHASE = ModelEntry(
 )
 assert set(TWOPHASE.variants) == set(TWOPHASE_VARIANTS)
 
+# --- Ignite 3 rebalance (001) -----------------------------------------------------------------
+
+IGNITE = ModelEntry(
+    name="ignite-rebalance",
+    title="Apache Ignite 3 in-memory raft group reconfiguration on node failure",
+    seed="001",
+    params={
+        "nodes": Param(3, "nodes holding the partition at the start (A is its raft leader)", 1),
+        "spares": Param(1, "further running nodes a baseline change may add"),
+        "replicas": Param(4, "the partition's replica count (calculated assignments)", 1),
+        "restarts": Param(2, "node restarts (in-memory storage unless --persistent 1)"),
+        "baseline-changes": Param(1, "baseline changes (a node joins or leaves the data nodes)"),
+        "losses": Param(0, "lost raft messages (the metastore is reliable)"),
+        "reorders": Param(0, "raft messages that overtake an earlier one"),
+        "persistent": Param(0, "1: persistent storage (raft meta survives restarts)"),
+        "on-disappeared": Param(0, "1: the leader also asks for the removal of a node that "
+                                   "disappeared (the design's optimization)"),
+        "max-term": Param(3, "raft terms an election may reach (elections stop there)", 1),
+    },
+    variants=IGNITE_VARIANTS,
+    build=build_ignite,
+    zoo={
+        "ig-restart-keeps-peer": ("IGN-ONE-LEADER", {"baseline-changes": 0}),
+        "ig-single-planned": ("IGN-NO-LOST-REDUCTION", {"restarts": 1}),
+        "ig-no-trigger-guard": ("IGN-STALE-TRIGGER", {"restarts": 1}),
+    },
+    action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder"),
+)
+
 MODELS: dict[str, ModelEntry] = {m.name: m for m in (MEMBERSHIP, MIGRATION, SHUTDOWN, PARALLEL,
-                                                     TWOPHASE)}
+                                                     IGNITE, TWOPHASE)}
 
 
 def get(name: str) -> ModelEntry:

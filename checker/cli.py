@@ -48,6 +48,8 @@ PLANNER_DEFAULT_REPLICAS = 4
 SCOPE_PARAMS: dict[str, str] = {}
 for _entry in catalog.MODELS.values():
     for _name, _param in _entry.params.items():
+        if _name == "replicas":
+            continue  # its own option: the planner reads it too
         SCOPE_PARAMS.setdefault(_name, f"{_param.help} ({_entry.name}, default {_param.default})")
 
 
@@ -110,8 +112,8 @@ class _ProgressView:
 
 
 def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int], *,
-              bounds: Bounds, symmetry: bool, keep_going: bool, progress: bool
-              ) -> tuple[Model[Any], Result, dict[str, int]]:
+              bounds: Bounds, symmetry: bool, keep_going: bool, progress: bool,
+              until: str | None = None) -> tuple[Model[Any], Result, dict[str, int]]:
     try:
         params = entry.scope(overrides)
         model = entry.make(variant, overrides)
@@ -121,7 +123,7 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
         with _ProgressView(f"{entry.name} ({variant})", progress) as view:
             result = explore(model, symmetry=symmetry, bounds=bounds,
                              stop_at_first=not keep_going, progress=view if progress else None,
-                             action_kinds=entry.action_kinds)
+                             action_kinds=entry.action_kinds, until=until)
     except KeyboardInterrupt:
         _stderr().print(f"{entry.name}: interrupted; no verdict (bound the search with "
                         "--max-seconds or --max-states)")
@@ -150,7 +152,8 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
               help="live progress on stderr (default: when stderr is a terminal)")
 @click.option("--replicas", type=int, default=None,
               help=f"planner: check every pair of arrays with 1 to N indices (default "
-                   f"{PLANNER_DEFAULT_REPLICAS}, at most 7)")
+                   f"{PLANNER_DEFAULT_REPLICAS}, at most 7); ignite-rebalance: the partition's "
+                   f"replica count (default {catalog.IGNITE.params['replicas'].default})")
 def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
           max_seconds: float | None, symmetry: bool, keep_going: bool, as_json: bool,
           junit_file: str | None, trace_out: str | None, progress: bool | None,
@@ -158,8 +161,10 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     """Explore MODEL exhaustively at a small scope and check every spec on it.
 
     Without MODEL, every model is checked at its default scope. Models: membership (Hazelcast 3.9
-    cluster membership, seed 002), planner (the migration planner of 000 §3, every pair of replica
-    arrays) and twophase (two-phase commit, the explorer's calibration).
+    cluster membership, seed 002), migration and shutdown (3.7, seeds 000 and 004), parallel
+    (4.1, seed 003), ignite-rebalance (Ignite 3, seed 001), planner (the migration planner of
+    000 §3, every pair of replica arrays) and twophase (two-phase commit, the explorer's
+    calibration).
     """
     overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
     if model == "planner":
@@ -169,7 +174,9 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         _check_planner(variant, replicas, as_json, junit_file)
         return
     if replicas is not None:
-        _fail("--replicas applies to model planner only")
+        if model != catalog.IGNITE.name:
+            _fail("--replicas applies to models planner and ignite-rebalance only")
+        overrides["replicas"] = replicas
     if model is None:
         if variant != "fixed" or overrides or trace_out:
             _fail("--variant, scope options and --trace-out need a MODEL")
@@ -254,15 +261,19 @@ def zoo(as_json: bool, junit_file: str | None, progress: bool | None) -> None:
     for entry in catalog.MODELS.values():
         scopes_done: set[tuple[tuple[str, int], ...]] = set()
         for variant, (expected, overrides) in entry.zoo.items():
+            # search until the variant's own spec breaks: a flaw may break others first
             m, r, params = run_check(entry, variant, overrides, bounds=Bounds(), symmetry=True,
-                                     keep_going=False, progress=show_progress)
+                                     keep_going=True, progress=show_progress, until=expected)
             runs.append((m, r))
-            spec = r.violations[0].spec if r.violations else None
-            found = spec == expected
+            hit = next((v for v in r.violations if v.spec == expected), None)
+            first = r.violations[0] if r.violations else None
+            found = hit is not None
             ok &= found
             variants.append({"model": entry.name, "variant": variant, "expected_spec": expected,
-                             "found": found, "spec": spec,
-                             "depth": r.violations[0].trace.depth if r.violations else None,
+                             "found": found, "spec": expected if hit else (
+                                 first.spec if first else None),
+                             "depth": (hit or first).trace.depth if (hit or first) else None,
+                             "first_spec": first.spec if first else None,
                              "seconds": round(r.seconds, 3), "scope": r.scope})
             key = tuple(sorted(params.items()))
             if key in scopes_done:

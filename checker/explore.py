@@ -12,7 +12,9 @@ What is checked:
 - `quiescence` properties and deadlocks when a state is expanded (its successors are known then);
 - coverage goals on every transition until each is reached;
 - MODEL-ERROR: a step of the model raised in the state reached (an inconsistent model, reported
-  with its trace instead of ending the run).
+  with its trace instead of ending the run);
+- lasso properties, after the search, on the explored graph: a reachable cycle through a marked
+  transition is reported as a lasso (every edge is kept, 17 bytes each, for such models only).
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
@@ -27,8 +29,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
+
 from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
-from partsafe.checker.model import Action, Model, StepView
+from partsafe.checker.model import Action, Lasso, Model, StepView
 
 DEADLOCK = "DEADLOCK"
 #: a step of the model raised: the model itself is inconsistent in the state reached
@@ -42,6 +46,9 @@ class Trace:
     init: Hashable
     init_index: int
     steps: list[tuple[Action, Hashable]]
+    #: for a lasso: the index of the first step of the cycle (the steps from there on return
+    #: to the state before it, for ever)
+    loop_start: int | None = None
 
     @property
     def depth(self) -> int:
@@ -119,11 +126,13 @@ def explore(
     progress: Callable[[Progress], None] | None = None,
     progress_interval: float = 0.5,
     action_kinds: tuple[str, ...] = (),
+    until: str | None = None,
 ) -> Result:
     """Explore `model` breadth first and check its properties and coverage goals.
 
     `action_kinds` names every kind of action the model has, so that kinds which never fired are
-    reported; `stop_at_first` ends the search at the first (shortest) violation.
+    reported; `stop_at_first` ends the search at the first (shortest) violation; `until` ends it
+    at the first violation of that spec (the zoo's: each variant must break its own spec).
     """
     bounds = bounds or Bounds()
     rep = model.representative if (symmetry and model.has_symmetry) else None
@@ -131,6 +140,9 @@ def explore(
     always = [(p.spec, p.check) for p in properties if p.kind == "always"]
     quiet = [(p.spec, p.check) for p in properties if p.kind == "quiescence"]
     pending_goals = list(model.goals())
+    lassos = list(model.lassos())
+    # every edge (parent, child, marks), kept only for models with lasso properties
+    edge_src, edge_dst, edge_marks = array("Q"), array("Q"), array("B")
     goal_hits: dict[str, tuple[int, Action]] = {}
     # A violation found: (spec, message, fingerprint of the last state, depth of that state).
     found: list[tuple[str, str, int, int]] = []
@@ -153,11 +165,15 @@ def explore(
     frontier_fps = array("Q")
     transitions = 0
     incomplete: str | None = None
+    #: a violation that ends the search was found: finish the level in scan mode
+    stop = False
 
     def record(spec: str, message: str, fp: int, depth: int) -> None:
+        nonlocal stop
         if spec not in found_specs:
             found_specs.add(spec)
             found.append((spec, message, fp, depth))
+            stop = stop or stop_at_first or spec == until
 
     try:
         for s in model.init_states():
@@ -171,7 +187,7 @@ def explore(
                         record(spec, msg, h, 0)
 
         depth = 0
-        scan_only = bool(found) and stop_at_first
+        scan_only = stop
         while frontier:
             if max_depth is not None and depth >= max_depth and not scan_only:
                 incomplete = f"depth bound {max_depth} reached"
@@ -197,7 +213,7 @@ def explore(
                     succ = successors(s)
                 except Exception as exc:  # a handler failed: a flaw of the model, with its trace
                     record(MODEL_ERROR, f"{type(exc).__name__}: {exc}", hs, depth)
-                    scan_only = scan_only or stop_at_first
+                    scan_only = scan_only or stop
                     continue
                 if quiet and quiescent(s, succ):
                     for spec, check in quiet:
@@ -245,7 +261,12 @@ def explore(
                         if k == h:
                             break
                         i = (i + 1) & mask
-                    if found and stop_at_first:
+                    if lassos:
+                        edge_src.append(hs)
+                        edge_dst.append(h)
+                        edge_marks.append(sum(1 << bit for bit, lasso in enumerate(lassos)
+                                              if lasso.marked(s, a, t)))
+                    if stop:
                         scan_only = True
                         break
                 if count >= max_states and not scan_only:
@@ -266,6 +287,9 @@ def explore(
     violations = [
         Violation(spec, msg, _rebuild(model, rep, table, fp)) for spec, msg, fp, _ in found
     ]
+    if lassos and not stop:
+        violations.extend(_lassos(model, rep, table, lassos, edge_src, edge_dst, edge_marks))
+        seconds = time.perf_counter() - start
     goals = []
     for g in model.goals():
         hit = goal_hits.get(g.name)
@@ -337,6 +361,59 @@ def _rebuild(
         else:  # pragma: no cover
             raise RuntimeError("a parent fingerprint has no matching successor")
     return trace
+
+
+def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: FingerprintTable,
+            lassos: list[Lasso[Any]], src: array, dst: array, marks: array) -> list[Violation]:
+    """For each lasso property, the shortest reachable cycle through a marked edge, if any:
+    strongly connected components of the explored graph (networkx), then the marked edge whose
+    source is closest to an initial state, closed by a shortest path back."""
+    graph = nx.DiGraph()
+    graph.add_edges_from(zip(src, dst, strict=True))
+    component: dict[int, int] = {}
+    for i, scc in enumerate(nx.strongly_connected_components(graph)):
+        if len(scc) > 1:
+            component.update(dict.fromkeys(scc, i))
+    out: list[Violation] = []
+    for bit, lasso in enumerate(lassos):
+        candidates = {(u, v) for u, v, m in zip(src, dst, marks, strict=True)
+                      if m >> bit & 1 and (u == v or component.get(u, -1) == component.get(v, -2))}
+        if not candidates:
+            continue
+        depth = {u: _depth(table, u) for u, _ in candidates}
+        nearest = sorted(candidates, key=lambda e: (depth[e[0]], e))[:64]
+        u, v = min(nearest, key=lambda e: (depth[e[0]] + (0 if e[0] == e[1] else
+                                           nx.shortest_path_length(graph, e[1], e[0])), e))
+        back = [] if u == v else nx.shortest_path(graph, v, u)[1:]
+        trace = _rebuild(model, rep, table, u)
+        trace.loop_start = len(trace.steps)
+        _follow(model, rep, trace, [v, *back], lasso)
+        cycle = len(trace.steps) - trace.loop_start
+        out.append(Violation(lasso.spec, f"{lasso.description}: the last {cycle} steps return "
+                                         f"to the state before them and repeat for ever",
+                             trace))
+    return out
+
+
+def _depth(table: FingerprintTable, fp: int) -> int:
+    depth = 0
+    while (fp := table.parent(fp)) != 0:
+        depth += 1
+    return depth
+
+
+def _follow(model: Model[Any], rep: Callable[[Any], Any] | None, trace: Trace,
+            path: list[int], lasso: Lasso[Any]) -> None:
+    """Extend `trace` along the fingerprints `path`, the first step by a marked transition."""
+    state = trace.steps[-1][1] if trace.steps else trace.init
+    for n, target in enumerate(path):
+        for a, t in model.successors(state):
+            if fingerprint(rep(t) if rep else t) == target and (n or lasso.marked(state, a, t)):
+                trace.steps.append((a, t))
+                state = t
+                break
+        else:  # pragma: no cover - the edges came from these successors
+            raise RuntimeError("a cycle edge has no matching successor")
 
 
 def step_views(model: Model[Any], trace: Trace) -> list[StepView]:

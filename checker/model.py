@@ -7,6 +7,8 @@ A model is a transition system plus what to check on it, kept apart from the sea
   properties on states where nothing but faults can happen (`quiescent`);
 - `goals()` are the "sometimes" properties: scenarios that must be reachable for a clean verdict to
   mean anything;
+- `lassos()` are the "finitely often" properties: no reachable cycle may contain a marked
+  transition (a rebalance that never ends);
 - `representative(state)` maps a state to a canonical member of its symmetry class;
 - `finished(state)` says a state without successors is a proper end, not a deadlock.
 
@@ -46,6 +48,17 @@ class Goal(Generic[S]):
     name: str
     description: str
     reached: Callable[[S, Action, S], bool]
+
+
+@dataclass(frozen=True)
+class Lasso(Generic[S]):
+    """A "finitely often" property: no reachable cycle of the state graph contains a transition
+    `prev --action--> next` with `marked` true. A cycle that does is an infinite run that does
+    the marked thing for ever, reported as a lasso: a path to the cycle, then the cycle."""
+
+    spec: str
+    description: str
+    marked: Callable[[S, Action, S], bool]
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,10 @@ class Model(ABC, Generic[S]):
         return ()
 
     def goals(self) -> Sequence[Goal[S]]:
+        return ()
+
+    def lassos(self) -> Sequence[Lasso[S]]:
+        """Properties of the state graph's cycles; the explorer then keeps every edge."""
         return ()
 
     def representative(self, state: S) -> S:

@@ -153,6 +153,25 @@ class Protocol(ABC):
         """A user asks `node` to shut down gracefully (004); None if it cannot be asked now."""
         return None
 
+    # -- restarts and administrative requests -----------------------------------------------------
+
+    def on_restart(self, node: NodeId, state: Hashable) -> Step | None:
+        """`node` stops and starts again at once, losing what it keeps in memory (its connections
+        too: messages in flight to it are lost); None if it cannot restart."""
+        return None
+
+    def admin_requests(self, node: NodeId, state: Hashable) -> Iterable[Hashable]:
+        """Administrative requests an operator may make at `node` now (a baseline change)."""
+        return ()
+
+    def on_admin(self, node: NodeId, state: Hashable, request: Hashable) -> Step:
+        raise NotImplementedError(f"{self.name} has no administrative requests")
+
+    def is_reliable(self, src: NodeId, dst: NodeId, msg: Hashable) -> bool:
+        """True for a message the network never loses, duplicates or reorders (a replicated
+        service's own protocol, abstracted as one linearizable node)."""
+        return False
+
     # -- presentation ---------------------------------------------------------------------------
 
     def describe(self, node: NodeId, state: Hashable) -> object:

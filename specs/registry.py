@@ -3,7 +3,8 @@
 A spec's Python form is a `Monitor` (an automaton over events, specs/monitor.py) or a state
 predicate; the same monitor runs inside the explorer's global state and over events parsed from
 logs. `kind` says when it is judged: on every event or state (`event monitor`, `state invariant`),
-or only where nothing but faults can happen (`quiescence check`).
+or only where nothing but faults can happen (`quiescence check`), or on the state graph as a whole
+(`lasso`: no reachable cycle may do what the spec forbids for ever).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Literal
 
 from partsafe.specs.monitor import Monitor
 
-Kind = Literal["state invariant", "event monitor", "quiescence check"]
+Kind = Literal["state invariant", "event monitor", "quiescence check", "lasso"]
 
 SEEDS = {
     "000": "000_3e89aa05e613eda8.txt",
@@ -69,7 +70,7 @@ def register(spec: Spec) -> Spec:
 
 def _load() -> None:
     # Importing the spec modules registers their specs.
-    from partsafe.specs import data, membership, partition, planner  # noqa: F401
+    from partsafe.specs import data, ignite, membership, partition, planner  # noqa: F401
 
 
 def all_specs() -> Iterator[Spec]:

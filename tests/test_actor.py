@@ -85,22 +85,24 @@ def test_initial_world() -> None:
     assert a == b == MemberState(2, ("A", "B"), "A", frozenset(), None, True)
     assert c is None
     assert world.network == frozenset()
-    assert world.budget == (1, 1, 0, 0, 0, 0, 0, 0)
+    assert world.budget == (1, 1, 0, 0, 0, 0, 0, 0, 0, 0)
     assert world.flags == ()
     assert len(world.monitors) == 5
     assert model.scope == {"members": 2, "joiners": 1, "crashes": 1, "joins": 1,
                            "suspicions": 0, "losses": 0, "duplications": 0, "publishes": 0,
                            "shutdowns": 0, "reorders": 0}
-    assert ACTION_KINDS == ("deliver", "timer", "suspect", "heartbeat", "crash",
-                            "drop", "duplicate", "false-suspect", "join", "reorder", "shutdown",
-                            "timer-race")
-    assert set(catalog.MEMBERSHIP.action_kinds) == set(ACTION_KINDS) - {"reorder", "shutdown"}
+    assert ACTION_KINDS == ("deliver", "timer", "suspect", "heartbeat", "admin", "crash",
+                            "drop", "duplicate", "false-suspect", "join", "reorder",
+                            "restart", "shutdown", "timer-race")
+    assert set(catalog.MEMBERSHIP.action_kinds) == set(ACTION_KINDS) - {
+        "reorder", "shutdown", "restart", "admin"}
 
 
 def test_budget_tuple_order() -> None:
     b = Budget(crashes=1, joins=2, suspicions=3, losses=4, duplications=5, publishes=6)
-    assert b.as_tuple() == (1, 2, 3, 4, 5, 6, 0, 0)
-    assert Budget(shutdowns=7, reorders=8).as_tuple() == (0, 0, 0, 0, 0, 0, 7, 8)
+    assert b.as_tuple() == (1, 2, 3, 4, 5, 6, 0, 0, 0, 0)
+    assert Budget(shutdowns=7, reorders=8, restarts=9, admin=10).as_tuple() == (
+        0, 0, 0, 0, 0, 0, 7, 8, 9, 10)
     assert (CRASH, JOIN, SUSPICION, LOSS, DUPLICATION, PUBLISH) == (0, 1, 2, 3, 4, 5)
 
 
@@ -121,7 +123,7 @@ def test_crash_removes_messages_to_the_crashed_node_and_keeps_those_from_it() ->
     assert after.nodes[1] is CRASHED
     assert after.nodes[0] == world.nodes[0] and after.nodes[2] == world.nodes[2]
     assert after.network == frozenset({from_b, to_c})
-    assert after.budget == (0, 0, 0, 0, 0, 0, 0, 0)
+    assert after.budget == (0,) * 10
     # the monitors saw the crash: M2 now knows B is not alive
     assert model.step_events(world, ("crash", "B"), after) == (MemberCrashed(member="B"),)
     agreement = dict(after.monitors[1])
@@ -223,7 +225,7 @@ def test_every_fault_spends_its_budget_and_budgets_never_go_negative() -> None:
                  duplications=1, publishes=1)
     # membership has a multiset network and no shutdown requests: those two kinds are the
     # partition service's (tests/test_partition_service.py)
-    assert set(SLOT) == FAULT_KINDS - {"shutdown", "reorder"}
+    assert set(SLOT) == FAULT_KINDS - {"shutdown", "reorder", "restart", "admin"}
     states = reachable(model, limit=4000)
     assert len(states) >= 4000
     spent: dict[str, int] = dict.fromkeys(SLOT, 0)

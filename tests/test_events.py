@@ -61,6 +61,8 @@ SAMPLES: list[Event] = [
     ev.RaftLeader(member="n1", term=3),
     ev.RaftPeersChanged(member="n1", peers=("n1", "n2", "n3")),
     ev.NodeRestarted(member="n3", in_memory=True),
+    ev.RaftStarted(member="n3", peers=("n1", "n2"), reason="joining"),
+    ev.ReductionRequested(member="n3", node="n3"),
 ]
 
 
@@ -78,7 +80,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 31
+    assert len(SAMPLES) == len(EVENT_TYPES) == 33
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 

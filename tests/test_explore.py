@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 import pytest
 
 from partsafe.checker.explore import DEADLOCK, MODEL_ERROR, Bounds, explore, step_views
-from partsafe.checker.model import Action, Goal, Model, Property
+from partsafe.checker.model import Action, Goal, Lasso, Model, Property
 from partsafe.checker.twophase import TwoPhase
 
 Edges = dict[int, list[tuple[str, int]]]
@@ -441,3 +441,48 @@ def test_twophase_symmetric_traces_are_concrete_paths(variant: str) -> None:
             state = nxt
     # commit: every RM prepared and received (or one, committing early), commit, one RM learns it
     assert [g.trace.depth for g in r.goals] == [4 if variant == "tm-commit-early" else 10, 2]
+
+
+def test_until_stops_at_the_named_spec_and_keeps_the_others() -> None:
+    props = [never(11, "NOT-ELEVEN"), never(4, "NOT-FOUR"), never(12, "NOT-TWELVE")]
+    r = explore(Graph(DIAMOND, properties=props), stop_at_first=False, until="NOT-FOUR")
+    assert [v.spec for v in r.violations] == ["NOT-ELEVEN", "NOT-FOUR"]
+    r = explore(Graph(DIAMOND, properties=props), stop_at_first=False, until="NOT-ELEVEN")
+    assert [v.spec for v in r.violations] == ["NOT-ELEVEN"]
+    assert r.distinct_states < 10
+
+
+# --- lassos -----------------------------------------------------------------------------------
+
+#: 0 -> 1 -> 2 -> 3 -> 1 (a cycle through 1, 2, 3) and 0 -> 4 -> 4 (a self-loop)
+LOOPS: Edges = {0: [("go", 1), ("aside", 4)], 1: [("a", 2)], 2: [("b", 3), ("out", 5)],
+                3: [("back", 1)], 4: [("spin", 4)], 5: []}
+
+
+class Looping(Graph):
+    def __init__(self, marked: set[str]) -> None:
+        super().__init__(LOOPS, finished=lambda s: True)
+        self.marked = marked
+
+    def lassos(self) -> Sequence[Lasso[int]]:
+        return [Lasso("FINITE", "a marked step repeats",
+                      lambda prev, action, nxt: action[0] in self.marked)]
+
+
+def test_a_cycle_through_a_marked_edge_is_a_lasso() -> None:
+    r = explore(Looping({"b"}))
+    assert r.result == "violation"
+    (v,) = r.violations
+    assert v.spec == "FINITE" and "the last 3 steps" in v.message
+    assert labels(v.trace) == ["go", "a", "b", "back", "a"]
+    assert v.trace.loop_start == 2  # from state 2: b, back, a lead back to 2
+
+
+def test_a_marked_self_loop_is_a_lasso() -> None:
+    (v,) = explore(Looping({"spin"})).violations
+    assert labels(v.trace) == ["aside", "spin"] and v.trace.loop_start == 1
+
+
+def test_marked_edges_off_every_cycle_are_no_lasso() -> None:
+    assert explore(Looping({"go", "out", "aside"})).result == "ok"
+    assert explore(Looping(set())).result == "ok"

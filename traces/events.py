@@ -278,39 +278,74 @@ class MigrationsCompleted(Event):
 
 @_ev("metastore_invoke")
 class MetastoreInvoke(Event):
+    """An invoke the metastore ran for `member`: the keys it changed (none if `ok` is false), the
+    branch taken (`condition`), the revision after it, and the revisions it required (``(key,
+    revision)``, 0 for an absent key)."""
+
     keys: tuple[str, ...]
     condition: str
     ok: bool
     revision: int
+    expected: tuple[tuple[str, int], ...] = ()
 
 
 @_ev("assignments_changed")
 class AssignmentsChanged(Event):
+    """A key of a partition's rebalance changed at `revision`: an assignments key to `nodes`
+    (`removed` when it was removed), or the change trigger to `value`."""
+
     partition: int
     key: str
     nodes: tuple[str, ...]
     revision: int
+    removed: bool = False
+    value: int | None = None
 
 
 @_ev("raft_vote")
 class RaftVote(Event):
+    """`member` grants its vote in `term` to `candidate` (itself, as a candidate)."""
+
     term: int
     candidate: str
 
 
 @_ev("raft_leader")
 class RaftLeader(Event):
+    """`member` becomes leader in `term`; `votes` are the votes it counted, when known."""
+
     term: int
+    votes: tuple[str, ...] = ()
 
 
 @_ev("raft_peers_changed")
 class RaftPeersChanged(Event):
+    """The leader `member` puts a configuration of `peers` in place (its joint-consensus entry)."""
+
     peers: tuple[str, ...]
+    term: int | None = None
+
+
+@_ev("raft_started")
+class RaftStarted(Event):
+    """`member` starts its raft node for the partition with configuration `peers`; `reason` is
+    ``start`` (storage kept), ``full-restart`` (every peer was empty), ``joining`` (a pending
+    rebalance adds it)."""
+
+    peers: tuple[str, ...]
+    reason: str
 
 
 @_ev("node_restarted")
 class NodeRestarted(Event):
     in_memory: bool
+
+
+@_ev("reduction_requested")
+class ReductionRequested(Event):
+    """`member` recorded the request that `node` be removed from the partition's group."""
+
+    node: str
 
 
 EVENT_TYPES: dict[str, type[Event]] = _REGISTRY

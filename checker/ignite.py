@@ -1,0 +1,141 @@
+"""The Ignite 3 rebalance model (seed 001) for the explorer: the protocol of refimpl/ignite.py in
+the actor layer, its monitors, coverage goals, IGN-FINITE as a lasso, and the canonical form that
+keeps metastore revisions as ranks.
+
+Revisions only ever meet in comparisons (equal revision guards, the trigger's "less than"), and a
+new one is always greater than every revision in the system: renumbering all revisions of a
+state by rank (1, 2, 3, ... in the same order) maps reachable states to states with the same
+futures. Without it, a rebalance that loops would make new states for ever; with it, the loop is
+a cycle of the state graph, which IGN-FINITE reports as a lasso.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, cast
+
+from partsafe.checker.actor import ActorModel, Budget, World
+from partsafe.checker.model import Action, Goal, Lasso
+from partsafe.refimpl.ignite import METASTORE, IgniteRebalance, Invoke, Member
+from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
+from partsafe.specs.ignite import ignite_monitors
+
+
+def _collect(obj: Any, out: set[int]) -> None:
+    kind = type(obj)
+    if kind is Rev:
+        out.add(obj)
+    elif kind is frozenset or isinstance(obj, tuple):
+        for x in obj:
+            if type(x) not in (str, int, bool) and x is not None:
+                _collect(x, out)
+
+
+def _remap(obj: Any, ranks: dict[int, Rev]) -> Any:
+    kind = type(obj)
+    if kind is Rev:
+        return ranks[obj]
+    if kind is tuple:
+        return tuple(_remap(x, ranks) for x in obj)
+    if kind is frozenset:
+        return frozenset(_remap(x, ranks) for x in obj)
+    if isinstance(obj, tuple):  # a named tuple
+        return kind._make(_remap(x, ranks) for x in obj)
+    return obj
+
+
+def revision_ranks(world: World) -> World:
+    """`world` with every metastore revision replaced by its rank among them."""
+    revs: set[int] = set()
+    parts = (world.nodes, world.network, world.monitors)
+    _collect(parts, revs)
+    ordered = sorted(revs)
+    if ordered == list(range(1, len(ordered) + 1)):
+        return world
+    ranks = {r: Rev(i) for i, r in enumerate(ordered, 1)}
+    nodes, network, monitors = _remap(parts, ranks)
+    return World(nodes, network, world.budget, monitors, world.flags)
+
+
+def _invoke_label(proto: IgniteRebalance, prev: World, action: Action) -> tuple[str, bool] | None:
+    """The branch an invoke delivered to the metastore takes, and whether it writes stable."""
+    if action[0] != "deliver" or action[2] != METASTORE or type(action[3]) is not Invoke:
+        return None
+    store = cast(Store, prev.nodes[proto.nodes.index(METASTORE)])
+    _, label, changes = invoke(store, cast(Invoke, action[3]).iif)
+    return label, any(c.key == STABLE for c in changes)
+
+
+def ignite_goals(proto: IgniteRebalance) -> tuple[Goal[World], ...]:
+    def branch(label: str) -> Any:
+        def reached(prev: World, action: Action, nxt: World) -> bool:
+            taken = _invoke_label(proto, prev, action)
+            return taken is not None and taken[0] == label
+        return reached
+
+    def rejoins(prev: World, action: Action, nxt: World) -> bool:
+        if action[0] != "deliver" or action[2] == METASTORE:
+            return False
+        i = proto.nodes.index(action[2])
+        before, after = cast(Member, prev.nodes[i]), cast(Member, nxt.nodes[i])
+        return (before.raft is None and after.raft is not None
+                and action[2] in proto.initial_stable)
+
+    def new_leader(prev: World, action: Action, nxt: World) -> bool:
+        return any(st is not None and type(st) is Member and st.raft is not None
+                   and st.raft.role == "leader" and st.raft.term > 1 for st in nxt.nodes)
+
+    return (
+        Goal("new-leader", "a leader is elected after the first one (a restart or timeout)",
+             new_leader),
+        Goal("reduction-started", "the switch.reduce watch starts a rebalance without the "
+             "restarted node", branch("REDUCTION_STARTED")),
+        Goal("switch-append", "the stable switch takes the switch.append branch",
+             branch("SWITCH_APPEND_SUCCESS")),
+        Goal("rebalance-finished", "a rebalance ends (FINISH_REBALANCE_SUCCESS)",
+             branch("FINISH_REBALANCE_SUCCESS")),
+        Goal("restarted-node-rejoins", "a restarted node of the first group runs raft again",
+             rejoins),
+    )
+
+
+def _busy(node: str, state: Hashable) -> bool:
+    if node == METASTORE:
+        return False
+    st = cast(Member, state)
+    return bool(st.switch or st.removals or st.elected or st.planned_reentry)
+
+
+class IgniteModel(ActorModel):
+    """The actor model with IGN-FINITE: no reachable cycle writes stable."""
+
+    def lassos(self) -> list[Lasso[World]]:
+        proto = cast(IgniteRebalance, self.protocol)
+
+        def writes_stable(prev: World, action: Action, nxt: World) -> bool:
+            taken = _invoke_label(proto, prev, action)
+            return taken is not None and taken[1]
+
+        return [Lasso("IGN-FINITE", "a cycle of the state graph writes stable",
+                      writes_stable)]
+
+
+def build_ignite(variant: str, scope: dict[str, int]) -> IgniteModel:
+    proto = IgniteRebalance(nodes=scope["nodes"], spares=scope["spares"],
+                            replicas=scope["replicas"], variant=variant,
+                            persistent=bool(scope["persistent"]),
+                            on_disappeared=bool(scope["on-disappeared"]),
+                            max_term=scope["max-term"])
+    budget = Budget(restarts=scope["restarts"], admin=scope["baseline-changes"],
+                    losses=scope["losses"], reorders=scope["reorders"])
+    goals = ignite_goals(proto)
+    if not scope["restarts"]:
+        goals = tuple(g for g in goals if g.name not in ("reduction-started", "switch-append",
+                                                         "restarted-node-rejoins"))
+    model = IgniteModel(proto, budget, ignite_monitors(scope["replicas"]), goals=goals,
+                        scope={k: scope[k] for k in ("nodes", "spares", "replicas",
+                                                     "baseline-changes", "persistent",
+                                                     "on-disappeared", "max-term")},
+                        busy=_busy, canonical=revision_ranks)
+    model.name = "ignite-rebalance"
+    return model

@@ -1,0 +1,995 @@
+"""Apache Ignite 3: in-memory raft group reconfiguration on node failure (seed 001, IGNITE-16668),
+as node handlers over a metastore node, for one partition.
+
+What each piece implements (seed 001 and ../shared/ignite/REBALANCE.md, "§" below):
+
+- the metastore (refimpl/metastore.py) is one node, `METASTORE`, reached over reliable channels:
+  it runs invokes atomically, answers linearizable reads, and sends every change to every node as
+  a watch event, in revision order (§2);
+- the trigger (`updatePendingAssignmentsKeys`, §3): every node handles a data-nodes change with
+  one nested invoke guarded by the change trigger; the first writes pending or planned, the
+  others find the trigger taken;
+- the pending handler (§4): a node of the pending set that is not in stable starts its raft node
+  with the old stable configuration; the leader asks raft to change peers, with the pending's
+  revision as sequence token;
+- raft (§4 "Raft side"): terms, RequestVote with `votedFor` persisted only for persistent storage,
+  leader election, and configuration changes as one joint-consensus entry that needs majorities
+  of the old and the new peers; a new leader re-drives the pending rebalance (§10);
+- rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done", §5): read every key, then
+  one invoke guarded by the revisions read, in the design's priority order: switch.append, then
+  switch.reduce, then planned, then finish; retried on a failed guard;
+- the restart handler (seed 001 "On in-memory partition restart", §8.1): a node restarted with
+  in-memory storage asks the stable peers whether they have data; with a majority it adds itself
+  to switch.reduce in the retry loop and does not start raft; when every peer is empty it starts
+  normally (full partition restart); otherwise it does nothing;
+- the switch.reduce watch (`handleReduceChanged`, §8.2) and the stable watch (§7);
+- optionally the `onDisappeared` removal (seed 001: "only an optimization"): the leader asks for
+  the removal of a member that disappeared.
+
+The variants are the design's hazards (seed 001; INVARIANTS.md §4) and the current source's
+finish branch (REBALANCE.md §11): see `VARIANT_DOCS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import ClassVar, NamedTuple, cast
+
+import mmh3
+
+from partsafe.refimpl.actor import NodeId, Protocol, Step, message
+from partsafe.refimpl.metastore import (
+    APPEND,
+    DATA_NODES,
+    PENDING,
+    PLANNED,
+    REDUCE,
+    STABLE,
+    TRIGGER,
+    Absent,
+    All,
+    AnyOf,
+    Below,
+    Entry,
+    Exists,
+    Iif,
+    Op,
+    Put,
+    Remove,
+    Rev,
+    RevisionIs,
+    Store,
+    ValueIs,
+    ValueIsNot,
+    invoke,
+)
+from partsafe.traces import events as ev
+from partsafe.traces.events import Event
+
+METASTORE = "metastore"
+PARTITION = 0
+Nodes = frozenset[str]
+
+VARIANT_DOCS = {
+    "fixed": "the design of IGNITE-16668: reentry through switch.reduce and switch.append",
+    "ig-restart-keeps-peer": "a restarted in-memory node starts raft at once in its old group, "
+                             "with its vote forgotten (seed 001 \"Problem\")",
+    "ig-single-planned": "the reduction goes through the single planned key, so the addition "
+                         "that returns the node overwrites it (seed 001, the [A,B,D] example)",
+    "ig-no-trigger-guard": "trigger invokes without the change trigger revision guard: a stale "
+                           "watch event replays an old rebalance (INVARIANTS.md §4.3)",
+    "ig-source-keeps-append": "not a flaw of the design: the current source's planned and finish "
+                              "branches never write switch.append (REBALANCE.md §11)",
+}
+
+FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
+
+
+# --- messages ------------------------------------------------------------------------------------
+
+
+@message
+class Invoke(NamedTuple):
+    op: str
+    iif: Iif
+    #: False for a fire-and-forget invoke (the trigger): its result is not awaited
+    answer: bool = True
+
+
+@message
+class Invoked(NamedTuple):
+    op: str
+    label: str
+    changed: bool
+
+
+@message
+class Read(NamedTuple):
+    op: str
+    keys: tuple[str, ...]
+
+
+@message
+class ReadReply(NamedTuple):
+    op: str
+    entries: tuple[Entry, ...]
+
+
+@message
+class Watch(NamedTuple):
+    """The changes of one revision, to every node in revision order (REBALANCE.md §2), with the
+    store at that revision: the node's local copy of the metastore when it handles the event
+    ("read stable locally at the event revision", §4)."""
+
+    changes: tuple[Entry, ...]
+    store: Store
+
+
+@message
+class RequestVote(NamedTuple):
+    term: int
+    last_term: int
+    last_index: int
+
+
+@message
+class Vote(NamedTuple):
+    term: int
+    granted: bool
+
+
+@message
+class AppendConf(NamedTuple):
+    """The leader's log (configuration entries only) and commit index."""
+
+    term: int
+    log: tuple[Conf, ...]
+    commit: int
+    #: the leader holds the partition's data (a catch-up brings it to the follower)
+    data: bool
+
+
+@message
+class Appended(NamedTuple):
+    term: int
+    index: int
+
+
+@message
+class HasData(NamedTuple):
+    """``HasDataRequest`` of the restart poll (REBALANCE.md §8.1)."""
+
+
+@message
+class HasDataReply(NamedTuple):
+    has_data: bool
+
+
+@message
+class Disappeared(NamedTuple):
+    """The physical topology reports that `node` left (``onDisappeared``)."""
+
+    node: str
+
+
+# --- states -------------------------------------------------------------------------------------
+
+
+class Conf(NamedTuple):
+    """A configuration entry of the raft log: `peers`, with `old` while it is a joint entry, and
+    the sequence token of the change (the pending's revision)."""
+
+    term: int
+    peers: Nodes
+    old: Nodes | None
+    token: int
+
+
+class Raft(NamedTuple):
+    term: int
+    voted: str | None
+    role: str
+    leader: str | None
+    log: tuple[Conf, ...]
+    commit: int
+    votes: Nodes = frozenset()
+    #: the leader's acknowledgements: (member, log length it holds)
+    acks: frozenset[tuple[str, int]] = frozenset()
+    #: a change asked for while another ran (EBUSY, retried): (peers, token)
+    want: tuple[Nodes, int] | None = None
+
+    @property
+    def last(self) -> Conf:
+        return self.log[-1]
+
+    def quorum(self, voters: Nodes) -> bool:
+        """Do `voters` make a majority of the latest configuration (of both halves of a joint
+        entry not known to be committed)?"""
+        conf = self.last
+        if not _majority(voters, conf.peers):
+            return False
+        return conf.old is None or len(self.log) <= self.commit or _majority(voters, conf.old)
+
+    @property
+    def members(self) -> Nodes:
+        """The peers of the latest configuration, and of its old half while it may be joint."""
+        conf = self.last
+        if conf.old is None or len(self.log) <= self.commit:
+            return conf.peers
+        return conf.peers | conf.old
+
+
+class Member(NamedTuple):
+    """A node of the cluster, for the one partition."""
+
+    data: bool
+    raft: Raft | None
+    #: the restart handler: None, "read", or the poll (asked, answered with data, answered empty)
+    poll: tuple[Nodes, Nodes, Nodes] | str | None = None
+    #: ``startPeerRemoval`` loops in progress: (node to remove, "read" | "invoke")
+    removals: frozenset[tuple[str, str]] = frozenset()
+    #: ``doStableKeySwitch`` in progress: (applied peers, "read" | "invoke")
+    switch: tuple[Nodes, str] | None = None
+    #: the new leader's read of pending (``onLeaderElected``)
+    elected: bool = False
+    #: the single-planned variant's reentry: the assignments still to plan
+    planned_reentry: tuple[Nodes, ...] = ()
+
+
+def _majority(voters: Nodes, peers: Nodes) -> bool:
+    return len(voters & peers) * 2 > len(peers)
+
+
+def calculate_assignments(data_nodes: Iterable[str], partition: int, replicas: int) -> Nodes:
+    """Rendezvous assignment (REBALANCE.md §3): data nodes ranked by a hash of (node, partition),
+    the first `replicas` of them."""
+    ranked = sorted(data_nodes, key=lambda n: (mmh3.hash64(f"{n}:{partition}", signed=False)[0], n))
+    return frozenset(ranked[:replicas])
+
+
+def _sorted(nodes: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(nodes))
+
+
+class _Out:
+    """What one handler call does: the state it leaves, messages, events."""
+
+    __slots__ = ("events", "node", "sends", "st")
+
+    def __init__(self, node: str, st: Member) -> None:
+        self.node = node
+        self.st = st
+        self.sends: list[tuple[str, Hashable]] = []
+        self.events: list[Event] = []
+
+    def step(self) -> Step:
+        return Step(self.st, tuple(self.sends), tuple(self.events))
+
+    def raft(self, **changes: object) -> None:
+        assert self.st.raft is not None
+        self.st = self.st._replace(raft=self.st.raft._replace(**changes))
+
+
+class IgniteRebalance(Protocol):
+    """One partition of an in-memory table on `nodes` members (all of them data nodes and peers
+    at the start, the first one leader), `spares` further running nodes, and the metastore."""
+
+    name = "ignite-rebalance"
+    fifo = True
+
+    def __init__(self, nodes: int = 3, spares: int = 1, replicas: int = 3,
+                 variant: str = "fixed", persistent: bool = False,
+                 on_disappeared: bool = False, max_term: int = 4) -> None:
+        if variant not in VARIANT_DOCS:
+            raise ValueError(f"unknown variant {variant!r}")
+        self.variant = variant
+        self.members = tuple(chr(ord("A") + i) for i in range(nodes + spares))
+        self.initial_data_nodes = frozenset(self.members[:nodes])
+        self.nodes = (*self.members, METASTORE)
+        self.replicas = replicas
+        self.persistent = persistent
+        self.on_disappeared = on_disappeared
+        self.max_term = max_term
+        stable = calculate_assignments(self.initial_data_nodes, PARTITION, replicas)
+        self.initial_store = Store((Entry(DATA_NODES, self.initial_data_nodes, Rev(1)),
+                                    Entry(STABLE, stable, Rev(1))), Rev(1))
+        self.initial_stable = stable
+        self.leader0 = min(stable)
+
+    # -- initial states -----------------------------------------------------------------------
+
+    def initial(self, node: NodeId) -> Hashable | None:
+        if node == METASTORE:
+            return self.initial_store
+        stable = self.initial_stable
+        raft = None
+        if node in stable:
+            leader = self.leader0
+            raft = Raft(1, leader, LEADER if node == leader else FOLLOWER, leader,
+                        (Conf(0, stable, None, 0),), 1,
+                        acks=frozenset((m, 1) for m in stable) if node == leader else frozenset())
+        return Member(node in stable, raft)
+
+    def initial_events(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
+        if node == METASTORE:
+            return tuple(self._changed(METASTORE, e) for e in self.initial_store.entries)
+        st = cast(Member, state)
+        if st.raft is None:
+            return ()
+        out: list[Event] = [ev.RaftStarted(member=node, peers=_sorted(self.initial_stable),
+                                           reason="start"),
+                            ev.RaftVote(member=node, term=1, candidate=self.leader0)]
+        if node == self.leader0:
+            out.append(ev.RaftLeader(member=node, term=1, votes=_sorted(self.initial_stable)))
+        return tuple(out)
+
+    def is_reliable(self, src: NodeId, dst: NodeId, msg: Hashable) -> bool:
+        return src == METASTORE or dst == METASTORE
+
+    def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
+        """A fire-and-forget invoke every branch of which needs the change trigger below a
+        revision the trigger has reached: it can never write (the trigger never goes down when
+        every writer is guarded) and nobody awaits its answer."""
+        if node != METASTORE or type(msg) is not Invoke:
+            return False
+        call = cast(Invoke, msg)
+        if call.answer:
+            return False
+        guard = _trigger_guard(call.iif)
+        if guard is None:
+            return False
+        trigger = cast(Store, state).value(TRIGGER)
+        return trigger is not None and cast(int, trigger) >= guard
+
+    # -- the metastore ------------------------------------------------------------------------
+
+    def _metastore(self, store: Store, src: str, msg: Hashable) -> Step:
+        if type(msg) is Read:
+            read = cast(Read, msg)
+            entries = tuple(store.get(k) or Entry(k, None, 0) for k in read.keys)
+            return Step(store, ((src, ReadReply(read.op, entries)),))
+        if type(msg) is not Invoke:
+            return Step(store)
+        call = cast(Invoke, msg)
+        after, label, changes = invoke(store, call.iif)
+        sends: list[tuple[str, Hashable]] = []
+        if call.answer:
+            sends.append((src, Invoked(call.op, label, bool(changes))))
+        if not changes:
+            return Step(store, tuple(sends))
+        events: list[Event] = [ev.MetastoreInvoke(
+            member=src, keys=tuple(c.key for c in changes), condition=label, ok=True,
+            revision=after.revision, expected=tuple(sorted(_revision_guards(call.iif))))]
+        events.extend(self._changed(src, c) for c in changes)
+        sends.extend((m, Watch(changes, after)) for m in self.members)
+        return Step(after, tuple(sends), tuple(events))
+
+    @staticmethod
+    def _changed(member: str, e: Entry) -> ev.AssignmentsChanged:
+        if e.key == TRIGGER:
+            return ev.AssignmentsChanged(member=member, partition=PARTITION, key=e.key, nodes=(),
+                                         revision=e.rev, removed=e.value is None,
+                                         value=cast(int | None, e.value))
+        return ev.AssignmentsChanged(member=member, partition=PARTITION, key=e.key,
+                                     nodes=_sorted(cast(Nodes, e.value or ())),
+                                     revision=e.rev, removed=e.value is None)
+
+    def admin_requests(self, node: NodeId, state: Hashable) -> Iterable[Hashable]:
+        """Baseline changes, made at the metastore: a running node joins the data nodes or one
+        leaves them (never the last)."""
+        if node != METASTORE:
+            return ()
+        data = cast(Nodes, cast(Store, state).value(DATA_NODES))
+        out: list[Hashable] = [("baseline-add", m) for m in self.members if m not in data]
+        if len(data) > 1:
+            out.extend(("baseline-remove", m) for m in sorted(data))
+        return out
+
+    def on_admin(self, node: NodeId, state: Hashable, request: Hashable) -> Step:
+        store = cast(Store, state)
+        kind, who = cast(tuple[str, str], request)
+        data = cast(Nodes, store.value(DATA_NODES))
+        new = data | {who} if kind == "baseline-add" else data - {who}
+        step = self._metastore(store, "operator", Invoke("baseline", Iif(All(()),
+                                                                          (Put(DATA_NODES, new),))))
+        return Step(step.state, step.sends[1:], step.events)  # no answer to the operator
+
+    # -- inputs -------------------------------------------------------------------------------
+
+    def on_message(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> Step:
+        if node == METASTORE:
+            return self._metastore(cast(Store, state), src, msg)
+        out = _Out(node, cast(Member, state))
+        handler = self._HANDLERS.get(type(msg).__name__)
+        if handler is not None:
+            handler(self, out, src, msg)
+        return out.step()
+
+    def on_restart(self, node: NodeId, state: Hashable) -> Step | None:
+        """The node stops and starts again (§8.1). In-memory storage loses the data and the raft
+        meta (term, vote, log); persistent storage keeps both and starts raft normally."""
+        if node == METASTORE:
+            return None
+        st = cast(Member, state)
+        out = _Out(node, st._replace(poll=None, removals=frozenset(), switch=None, elected=False,
+                                     planned_reentry=()))
+        out.events.append(ev.NodeRestarted(member=node, in_memory=not self.persistent))
+        if self.persistent:
+            if st.raft is not None:
+                out.raft(role=FOLLOWER, leader=None, votes=frozenset(), acks=frozenset(),
+                         want=None)
+                out.events.append(ev.RaftStarted(member=node, peers=_sorted(st.raft.members),
+                                                 reason="start"))
+            return out.step()
+        out.st = out.st._replace(data=False, raft=None)
+        if self.variant == "ig-restart-keeps-peer" and st.raft is not None:
+            self._start_raft(out, st.raft.last.peers, "start")  # its group, its vote forgotten
+            return out.step()
+        out.st = out.st._replace(poll="read")
+        out.sends.append((METASTORE, Read("restart", (STABLE, PENDING, DATA_NODES))))
+        if self.on_disappeared:
+            out.sends.extend((m, Disappeared(node)) for m in self.members if m != node)
+        return out.step()
+
+    # -- failure detection: election timeouts ---------------------------------------------------
+
+    def monitored(self, node: NodeId, state: Hashable) -> Iterable[NodeId]:
+        """A follower watches its leader; a node without a leader (or a candidate) times out on
+        its own, while its term may still grow within the scope."""
+        if node == METASTORE:
+            return ()
+        raft = cast(Member, state).raft
+        if raft is None or raft.role == LEADER or raft.term >= self.max_term:
+            return ()
+        if node not in raft.members:
+            return ()
+        if raft.role == FOLLOWER and raft.leader is not None and raft.leader != node:
+            return (raft.leader,)
+        return (node,)
+
+    def heartbeat_targets(self, node: NodeId, state: Hashable) -> frozenset[NodeId]:
+        """A leader keeps every node's election timer from firing: JRaft's pre-vote and leader
+        stickiness stop a node that was removed without hearing of it (and so gets no more
+        heartbeats) from disrupting the group, which this abstracts."""
+        if node == METASTORE:
+            return frozenset()
+        raft = cast(Member, state).raft
+        if raft is None or raft.role != LEADER:
+            return frozenset()
+        return frozenset(self.members) - {node}
+
+    def on_suspect(self, node: NodeId, state: Hashable, suspect: NodeId, reason: str) -> Step:
+        """The election timeout: a new term, a vote for itself, RequestVote to the peers."""
+        out = _Out(node, cast(Member, state))
+        raft = out.st.raft
+        if raft is None or raft.role == LEADER or raft.term >= self.max_term:
+            return out.step()
+        self._elect(out)
+        return out.step()
+
+    def _elect(self, out: _Out) -> None:
+        raft = cast(Raft, out.st.raft)
+        node = out.node
+        term = raft.term + 1
+        out.raft(term=term, voted=node, role=CANDIDATE, leader=None, votes=frozenset({node}),
+                 acks=frozenset(), want=None)
+        out.events.append(ev.RaftVote(member=node, term=term, candidate=node))
+        last = len(raft.log)
+        request = RequestVote(term, raft.last.term, last)
+        out.sends.extend((m, request) for m in sorted(raft.members - {node}))
+        self._maybe_win(out)
+
+    # -- raft -------------------------------------------------------------------------------------
+
+    def _start_raft(self, out: _Out, peers: Nodes, reason: str) -> None:
+        """Start a raft node with empty meta and `peers` as its configuration."""
+        out.st = out.st._replace(raft=Raft(0, None, FOLLOWER, None, (Conf(0, peers, None, 0),), 1),
+                                 poll=None)
+        out.events.append(ev.RaftStarted(member=out.node, peers=_sorted(peers), reason=reason))
+
+    def _on_request_vote(self, out: _Out, src: str, msg: RequestVote) -> None:
+        raft = out.st.raft
+        if raft is None:
+            return
+        if msg.term > raft.term:
+            if raft.leader is not None:
+                # JRaft's leader stickiness: while its leader's lease holds, a node ignores a
+                # higher term (a removed peer that never heard of its removal cannot disrupt)
+                out.sends.append((src, Vote(raft.term, False)))
+                return
+            out.raft(term=msg.term, voted=None, role=FOLLOWER, leader=None, votes=frozenset(),
+                     acks=frozenset(), want=None)
+            raft = cast(Raft, out.st.raft)
+        grant = (msg.term == raft.term and raft.voted in (None, src)
+                 and (msg.last_term, msg.last_index) >= (raft.last.term, len(raft.log)))
+        if grant:
+            out.raft(voted=src)
+            out.events.append(ev.RaftVote(member=out.node, term=msg.term, candidate=src))
+        out.sends.append((src, Vote(raft.term, grant)))
+
+    def _on_vote(self, out: _Out, src: str, msg: Vote) -> None:
+        raft = out.st.raft
+        if raft is None:
+            return
+        if msg.term > raft.term:
+            self._step_down(out, msg.term)
+            return
+        if raft.role != CANDIDATE or msg.term != raft.term or not msg.granted:
+            return
+        out.raft(votes=raft.votes | {src})
+        self._maybe_win(out)
+
+    def _maybe_win(self, out: _Out) -> None:
+        raft = cast(Raft, out.st.raft)
+        if raft.role != CANDIDATE or not raft.quorum(raft.votes):
+            return
+        node = out.node
+        out.raft(role=LEADER, leader=node, acks=frozenset({(node, len(raft.log))}))
+        out.events.append(ev.RaftLeader(member=node, term=raft.term, votes=_sorted(raft.votes)))
+        self._broadcast(out)
+        # onLeaderElected: a linearizable read of pending re-drives the rebalance (§10)
+        out.st = out.st._replace(elected=True)
+        out.sends.append((METASTORE, Read("elected", (PENDING,))))
+
+    def _step_down(self, out: _Out, term: int) -> None:
+        out.raft(term=term, voted=None, role=FOLLOWER, leader=None, votes=frozenset(),
+                 acks=frozenset(), want=None)
+
+    def _broadcast(self, out: _Out) -> None:
+        raft = cast(Raft, out.st.raft)
+        msg = AppendConf(raft.term, raft.log, raft.commit, out.st.data)
+        out.sends.extend((m, msg) for m in sorted(raft.members - {out.node}))
+
+    def _on_append(self, out: _Out, src: str, msg: AppendConf) -> None:
+        raft = out.st.raft
+        if raft is None:
+            return
+        if msg.term < raft.term:
+            out.sends.append((src, Appended(raft.term, -1)))
+            return
+        voted = raft.voted if msg.term == raft.term else None
+        out.raft(term=msg.term, voted=voted, role=FOLLOWER, leader=src, votes=frozenset(),
+                 acks=frozenset(), want=None, log=msg.log,
+                 commit=min(len(msg.log), max(raft.commit, msg.commit)))
+        if msg.data and not out.st.data:
+            out.st = out.st._replace(data=True)
+        out.sends.append((src, Appended(msg.term, len(msg.log))))
+
+    def _on_appended(self, out: _Out, src: str, msg: Appended) -> None:
+        raft = out.st.raft
+        if raft is None:
+            return
+        if msg.term > raft.term:
+            self._step_down(out, msg.term)
+            return
+        if raft.role != LEADER or msg.term != raft.term or msg.index < 0:
+            return
+        acks = frozenset((m, i) for m, i in raft.acks if m != src) | {(src, msg.index)}
+        out.raft(acks=acks)
+        self._maybe_commit(out)
+
+    def _maybe_commit(self, out: _Out) -> None:
+        raft = cast(Raft, out.st.raft)
+        last = len(raft.log)
+        if raft.commit >= last:
+            return
+        holders = frozenset(m for m, i in raft.acks if i >= last)
+        conf = raft.last
+        if not (_majority(holders, conf.peers) and (conf.old is None
+                                                     or _majority(holders, conf.old))):
+            return
+        out.raft(commit=last)
+        # onNewPeersConfigurationApplied: the stable switch (§5); a leader that is no longer a
+        # peer steps down
+        self._start_switch(out, conf.peers)
+        if out.node not in conf.peers:
+            out.raft(role=FOLLOWER, leader=None, acks=frozenset())
+            return
+        want = raft.want
+        if want is not None:
+            out.raft(want=None)
+            self._change_peers(out, *want)
+
+    def _change_peers(self, out: _Out, peers: Nodes, token: int) -> None:
+        """``changePeersAndLearnersAsync(peers, term, token)`` at the leader (§4)."""
+        raft = out.st.raft
+        if raft is None or raft.role != LEADER:
+            return  # EPERM: not the leader
+        conf = raft.last
+        if token < conf.token:
+            return  # ESTALE
+        if raft.commit < len(raft.log):
+            out.raft(want=(peers, token))  # EBUSY: retried once the running change ends
+            return
+        if conf.peers == peers and conf.token == token:
+            self._start_switch(out, peers)  # the same configuration: the callback again
+            return
+        log = (*raft.log, Conf(raft.term, peers, conf.peers, token))
+        out.raft(log=log, acks=frozenset({(out.node, len(log))}))
+        out.events.append(ev.RaftPeersChanged(member=out.node, peers=_sorted(peers),
+                                              term=raft.term))
+        self._broadcast(out)
+        self._maybe_commit(out)
+
+    # -- watches -------------------------------------------------------------------------------
+
+    def _on_watch(self, out: _Out, src: str, msg: Watch) -> None:
+        view = msg.store
+        for c in msg.changes:
+            if c.key == DATA_NODES:
+                self._trigger(out, view, cast(Nodes, c.value), c.rev)
+            elif c.key == REDUCE and c.value:
+                self._reduce_changed(out, view, cast(Nodes, c.value), c.rev)
+            elif c.key == PENDING and c.value is not None:
+                self._pending_changed(out, view, cast(Nodes, c.value), c.rev)
+            elif c.key == STABLE and c.value is not None:
+                self._stable_changed(out, view, cast(Nodes, c.value))
+
+    def _calc(self, view: Store) -> Nodes:
+        return calculate_assignments(cast(Nodes, view.value(DATA_NODES) or ()), PARTITION,
+                                     self.replicas)
+
+    def _guard(self, rev: int) -> Below | All:
+        return All(()) if self.variant == "ig-no-trigger-guard" else Below(TRIGGER, rev)
+
+    def _trigger(self, out: _Out, view: Store, data_nodes: Nodes, rev: int) -> None:
+        """``updatePendingAssignmentsKeys`` (§3): one nested invoke guarded by the trigger."""
+        target = calculate_assignments(data_nodes, PARTITION, self.replicas)
+        iif = trigger_invoke(target, rev, cast(Nodes | None, view.value(STABLE)),
+                             guarded=self.variant != "ig-no-trigger-guard")
+        out.sends.append((METASTORE, Invoke("trigger", iif, answer=False)))
+
+    def _reduce_changed(self, out: _Out, view: Store, reduce: Nodes, rev: int) -> None:
+        """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"; §8.2)."""
+        calc = self._calc(view)
+        guard = self._guard(rev)
+        iif = Iif(All((guard, Absent(PENDING), Absent(STABLE))),
+                  (Put(PENDING, calc - reduce), Put(STABLE, calc), Put(TRIGGER, rev)),
+                  Iif(All((guard, Absent(PENDING))),
+                      (Put(PENDING, calc - reduce), Put(TRIGGER, rev)), (),
+                      "REDUCTION_STARTED", "REDUCTION_NOT_STARTED"),
+                  "REDUCTION_STARTED_WITH_STABLE")
+        out.sends.append((METASTORE, Invoke("reduce", iif, answer=False)))
+
+    def _pending_changed(self, out: _Out, view: Store, pending: Nodes, rev: int) -> None:
+        """The pending handler (§4): start raft if joining; the leader changes peers."""
+        st = out.st
+        stable = cast(Nodes | None, view.value(STABLE)) or frozenset()
+        if out.node in pending and out.node not in stable and st.raft is None:
+            self._start_raft(out, stable, "joining")
+            return
+        if st.raft is not None and st.raft.role == LEADER:
+            self._change_peers(out, pending, rev)
+
+    def _stable_changed(self, out: _Out, view: Store, stable: Nodes) -> None:
+        """The stable handler (§7): a node in neither stable nor pending stops its replica."""
+        pending = cast(Nodes | None, view.value(PENDING)) or frozenset()
+        if out.node not in stable and out.node not in pending and out.st.raft is not None:
+            out.st = out.st._replace(raft=None, data=False)
+
+    # -- metastore answers --------------------------------------------------------------------
+
+    def _on_read_reply(self, out: _Out, src: str, msg: ReadReply) -> None:
+        values = {e.key: e for e in msg.entries}
+        op = msg.op
+        if op == "restart" and out.st.poll == "read":
+            self._restart_read(out, values)
+        elif op == "elected" and out.st.elected:
+            out.st = out.st._replace(elected=False)
+            raft = out.st.raft
+            pending = values[PENDING]
+            if raft is None or raft.role != LEADER or pending.value is None:
+                return
+            peers = cast(Nodes, pending.value)
+            if raft.last.peers == peers and raft.commit >= len(raft.log):
+                self._start_switch(out, peers)
+            else:
+                self._change_peers(out, peers, pending.rev)
+        elif op.startswith("removal:"):
+            who = op.split(":", 1)[1]
+            if (who, "read") in out.st.removals:
+                self._removal_invoke(out, who, values[REDUCE])
+        elif op == "switch" and out.st.switch is not None and out.st.switch[1] == "read":
+            self._switch_invoke(out, values)
+
+    def _on_invoked(self, out: _Out, src: str, msg: Invoked) -> None:
+        op = msg.op
+        if op.startswith("removal:"):
+            who = op.split(":", 1)[1]
+            if (who, "invoke") not in out.st.removals:
+                return
+            removals = out.st.removals - {(who, "invoke")}
+            if msg.changed:
+                out.st = out.st._replace(removals=removals)
+                out.events.append(ev.ReductionRequested(member=out.node, node=who))
+            else:  # another writer came first: read again (the retry loop)
+                out.st = out.st._replace(removals=removals | {(who, "read")})
+                out.sends.append((METASTORE, Read(op, (REDUCE,))))
+        elif op == "switch" and out.st.switch is not None and out.st.switch[1] == "invoke":
+            peers = out.st.switch[0]
+            if msg.changed:
+                out.st = out.st._replace(switch=None)
+            else:  # "Rebalance keys changed": read again and recompute
+                out.st = out.st._replace(switch=(peers, "read"))
+                out.sends.append((METASTORE, Read("switch", _SWITCH_KEYS)))
+        elif op == "reentry" and out.st.planned_reentry:
+            self._planned_reentry_next(out)
+
+    # -- the restart handler -------------------------------------------------------------------
+
+    def _restart_read(self, out: _Out, values: dict[str, Entry]) -> None:
+        node = out.node
+        stable = cast(Nodes | None, values[STABLE].value) or frozenset()
+        pending = cast(Nodes | None, values[PENDING].value) or frozenset()
+        calc = calculate_assignments(cast(Nodes | None, values[DATA_NODES].value) or (),
+                                     PARTITION, self.replicas)
+        if node not in stable:
+            out.st = out.st._replace(poll=None)
+            if node in pending:
+                self._start_raft(out, stable, "joining")
+            return
+        others = stable - {node}
+        if not others:
+            self._start_raft(out, stable, "full-restart")
+            return
+        out.st = out.st._replace(poll=(others, frozenset(), frozenset()))
+        if self.variant == "ig-single-planned":
+            out.st = out.st._replace(planned_reentry=(calc - {node}, calc))
+        out.sends.extend((m, HasData()) for m in sorted(others))
+
+    def _on_has_data(self, out: _Out, src: str, msg: HasData) -> None:
+        out.sends.append((src, HasDataReply(out.st.data)))
+
+    def _on_has_data_reply(self, out: _Out, src: str, msg: HasDataReply) -> None:
+        poll = out.st.poll
+        if not isinstance(poll, tuple) or src not in poll[0]:
+            return
+        asked, full, empty = poll
+        full, empty = (full | {src}, empty) if msg.has_data else (full, empty | {src})
+        out.st = out.st._replace(poll=(asked, full, empty))
+        if full | empty == asked:
+            self._poll_decide(out)
+
+    def timers(self, node: NodeId, state: Hashable) -> Iterable[Hashable]:
+        if node != METASTORE and isinstance(cast(Member, state).poll, tuple):
+            return (("has-data-timeout",),)
+        return ()
+
+    def is_timeout(self, timer: Hashable) -> bool:
+        return True
+
+    def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
+        """The poll's 3 s timeout (§8.1): peers that did not answer count as UNKNOWN."""
+        out = _Out(node, cast(Member, state))
+        if isinstance(out.st.poll, tuple):
+            self._poll_decide(out)
+        return out.step()
+
+    def _poll_decide(self, out: _Out) -> None:
+        asked, full, empty = cast(tuple[Nodes, Nodes, Nodes], out.st.poll)
+        peers = asked | {out.node}
+        plans = out.st.planned_reentry
+        out.st = out.st._replace(poll=None, planned_reentry=())
+        if empty == asked:  # every peer is empty: a full partition restart
+            self._start_raft(out, peers, "full-restart")
+        elif len(full) >= len(peers) // 2 + 1:  # a majority has the data: leave, come back
+            if self.variant == "ig-single-planned":
+                out.st = out.st._replace(planned_reentry=plans)
+                out.events.append(ev.ReductionRequested(member=out.node, node=out.node))
+                self._planned_reentry_next(out)
+            else:
+                self._start_removal(out, out.node)
+        # otherwise: no majority, nothing to do (seed 001: "Do nothing")
+
+    def _on_disappeared(self, out: _Out, src: str, msg: Disappeared) -> None:
+        """``onDisappeared``: the leader asks for the removal of a peer that left."""
+        raft = out.st.raft
+        if raft is not None and raft.role == LEADER and msg.node in raft.members:
+            self._start_removal(out, msg.node)
+
+    def _start_removal(self, out: _Out, who: str) -> None:
+        """``startPeerRemoval``: add `who` to switch.reduce in a read / CAS retry loop."""
+        if any(w == who for w, _ in out.st.removals):
+            return
+        out.st = out.st._replace(removals=out.st.removals | {(who, "read")})
+        out.sends.append((METASTORE, Read(f"removal:{who}", (REDUCE,))))
+
+    def _removal_invoke(self, out: _Out, who: str, reduce: Entry) -> None:
+        out.st = out.st._replace(removals=(out.st.removals - {(who, "read")}) | {(who, "invoke")})
+        if reduce.value is None:
+            iif = Iif(Absent(REDUCE), (Put(REDUCE, frozenset({who})),))
+        else:
+            iif = Iif(RevisionIs(REDUCE, reduce.rev),
+                      (Put(REDUCE, cast(Nodes, reduce.value) | {who}),))
+        out.sends.append((METASTORE, Invoke(f"removal:{who}", iif)))
+
+    def _planned_reentry_next(self, out: _Out) -> None:
+        """The single-planned variant: the reduction, then the addition that returns the node,
+        each through the one planned key (pending when no rebalance runs)."""
+        todo = out.st.planned_reentry
+        if not todo:
+            return
+        out.st = out.st._replace(planned_reentry=todo[1:])
+        iif = Iif(Exists(PENDING), (Put(PLANNED, todo[0]),), (Put(PENDING, todo[0]),),
+                  "PLANNED_KEY_UPDATED", "PENDING_KEY_UPDATED")
+        out.sends.append((METASTORE, Invoke("reentry", iif)))
+
+    # -- rebalance done ------------------------------------------------------------------------
+
+    def _start_switch(self, out: _Out, peers: Nodes) -> None:
+        out.st = out.st._replace(switch=(peers, "read"))
+        out.sends.append((METASTORE, Read("switch", _SWITCH_KEYS)))
+
+    def _switch_invoke(self, out: _Out, values: dict[str, Entry]) -> None:
+        """``doStableKeySwitch`` (seed 001 "On rebalance done"; §5): the design's set arithmetic
+        and branches, guarded by the revisions read."""
+        applied = cast(tuple[Nodes, str], out.st.switch)[0]
+        pending = values[PENDING]
+        if pending.value != applied:
+            out.st = out.st._replace(switch=None)  # stale or foreign configuration
+            return
+        def nodes(key: str) -> Nodes:
+            return cast(Nodes | None, values[key].value) or frozenset()
+        stable, reduce, append = nodes(STABLE), nodes(REDUCE), nodes(APPEND)
+        calc = calculate_assignments(nodes(DATA_NODES), PARTITION, self.replicas)
+        reduced = reduce - applied
+        added = applied - stable
+        new_reduce = reduce - reduced
+        new_append = ((append | reduced) - added) & calc
+        pending_reduction = applied - reduce
+        pending_addition = (applied | reduced) & calc
+        guards: tuple[RevisionIs | Absent, ...] = tuple(
+            RevisionIs(k, values[k].rev) for k in (STABLE, PENDING, REDUCE, APPEND))
+
+        def put(key: str, value: Nodes) -> Op:
+            return Put(key, value) if value else Remove(key)
+
+        switch_keys = (put(REDUCE, new_reduce), put(APPEND, new_append))
+        if new_append:
+            ops: tuple[Op, ...] = (Put(STABLE, applied), Put(PENDING, pending_addition),
+                                   *switch_keys)
+            label = "SWITCH_APPEND_SUCCESS"
+        elif new_reduce:
+            ops = (Put(STABLE, applied), Put(PENDING, pending_reduction), *switch_keys)
+            label = "SWITCH_REDUCE_SUCCESS"
+        elif values[PLANNED].value is not None:
+            guards = (*guards, RevisionIs(PLANNED, values[PLANNED].rev))
+            ops = (Put(STABLE, applied), Put(PENDING, nodes(PLANNED)), Remove(PLANNED))
+            label = "SCHEDULE_PENDING_REBALANCE_SUCCESS"
+            if self.variant != "ig-source-keeps-append":
+                ops = (*ops, put(APPEND, new_append))
+        else:
+            guards = (*guards, Absent(PLANNED))
+            ops = (Put(STABLE, applied), Remove(PENDING))
+            label = "FINISH_REBALANCE_SUCCESS"
+            if self.variant != "ig-source-keeps-append":
+                ops = (*ops, put(APPEND, new_append))
+        out.st = out.st._replace(switch=(applied, "invoke"))
+        out.sends.append((METASTORE, Invoke("switch", Iif(All(guards), ops, (), label,
+                                                          "REBALANCE_KEYS_CHANGED"))))
+
+    _HANDLERS: ClassVar[dict[str, Callable[..., None]]] = {
+        "RequestVote": _on_request_vote,
+        "Vote": _on_vote,
+        "AppendConf": _on_append,
+        "Appended": _on_appended,
+        "Watch": _on_watch,
+        "ReadReply": _on_read_reply,
+        "Invoked": _on_invoked,
+        "HasData": _on_has_data,
+        "HasDataReply": _on_has_data_reply,
+        "Disappeared": _on_disappeared,
+    }
+
+    # -- presentation --------------------------------------------------------------------------
+
+    def describe(self, node: NodeId, state: Hashable) -> object:
+        if node == METASTORE:
+            store = cast(Store, state)
+            return {e.key: _show(e.value) + f" @{int(e.rev)}" for e in store.entries} | {
+                "revision": int(store.revision)}
+        st = cast(Member, state)
+        view: dict[str, object] = {"data": st.data}
+        raft = st.raft
+        if raft is None:
+            view["raft"] = "stopped"
+        else:
+            conf = raft.last
+            view["raft"] = (f"{raft.role} term {raft.term}"
+                            + (f", voted {raft.voted}" if raft.voted else "")
+                            + (f", leader {raft.leader}" if raft.leader else ""))
+            view["peers"] = _show(conf.peers) + (f" (joint with {_show(conf.old)})"
+                                                 if conf.old is not None
+                                                 and raft.commit < len(raft.log) else "")
+        for key in ("poll", "removals", "switch"):
+            value = getattr(st, key)
+            if value:
+                view[key] = repr(value)
+        return view
+
+    def describe_message(self, msg: Hashable) -> str:
+        kind = type(msg).__name__
+        if kind == "Invoke":
+            return f"Invoke({cast(Invoke, msg).op})"
+        if kind == "Watch":
+            return "Watch(" + ", ".join(f"{c.key}={_show(c.value)}@{int(c.rev)}"
+                                        for c in cast(Watch, msg).changes) + ")"
+        if kind == "AppendConf":
+            m = cast(AppendConf, msg)
+            return f"AppendConf(term {m.term}, peers {_show(m.log[-1].peers)}, commit {m.commit})"
+        return repr(msg)
+
+
+_SWITCH_KEYS = (STABLE, PENDING, PLANNED, REDUCE, APPEND, DATA_NODES)
+
+
+def trigger_invoke(target: Nodes, rev: int, zone_stable: Nodes | None,
+                   guarded: bool = True) -> Iif:
+    """The invoke of ``updatePendingAssignmentsKeys`` (REBALANCE.md §3) for an event at `rev`
+    whose calculated assignments are `target`; `zone_stable` is the stable set the caller
+    knows (the zone configuration's), which decides when the metastore has no stable key."""
+    stamp = Put(TRIGGER, rev)
+    is_new = zone_stable != target
+    new = AnyOf((All((Exists(STABLE), ValueIsNot(STABLE, target))),
+                 All((Absent(STABLE),)) if is_new else AnyOf(())))
+    return Iif(Below(TRIGGER, rev) if guarded else All(()), Iif(
+        All((Absent(PENDING), new)),
+        (Put(PENDING, target), stamp),
+        Iif(All((Exists(PENDING), ValueIsNot(PENDING, target))),
+            (Put(PLANNED, target), stamp),
+            Iif(ValueIs(PENDING, target), (Remove(PLANNED), stamp),
+                Iif(Absent(PENDING), (Remove(PLANNED), stamp), (),
+                    "PLANNED_KEY_REMOVED_EMPTY_PENDING", "ASSIGNMENT_NOT_UPDATED"),
+                "PLANNED_KEY_REMOVED_EQUALS_PENDING"),
+            "PLANNED_KEY_UPDATED"),
+        "PENDING_KEY_UPDATED"), (), "triggered", "OUTDATED_UPDATE_RECEIVED")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, frozenset):
+        return "[" + ",".join(sorted(value)) + "]"
+    return "-" if value is None else str(value)
+
+
+def _trigger_guard(iif: Iif) -> int | None:
+    """The revision r if every branch of `iif` that writes requires ``Below(TRIGGER, r)``."""
+    revs: set[int] = set()
+
+    def below(cond: object) -> int | None:
+        if isinstance(cond, Below) and cond.key == TRIGGER:
+            return cond.value
+        if isinstance(cond, All):
+            found = [r for c in cond.conditions if (r := below(c)) is not None]
+            return found[0] if found else None
+        return None
+
+    def walk(node: Iif | tuple[Op, ...], guarded: int | None) -> bool:
+        if not isinstance(node, Iif):
+            if not node:
+                return True
+            if guarded is None:
+                return False
+            revs.add(guarded)
+            return True
+        r = below(node.condition)
+        return walk(node.success, r if r is not None else guarded) and walk(node.failure,
+                                                                             guarded)
+
+    if not walk(iif, None) or len(revs) != 1:
+        return None
+    return revs.pop()
+
+
+def _revision_guards(iif: Iif) -> list[tuple[str, int]]:
+    """The revision equalities an invoke requires (its CAS guards), for the IGN-CAS monitor."""
+    out: list[tuple[str, int]] = []
+
+    def walk(cond: object) -> None:
+        if isinstance(cond, RevisionIs):
+            out.append((cond.key, int(cond.rev)))
+        elif isinstance(cond, All):
+            for c in cond.conditions:
+                walk(c)
+
+    walk(iif.condition)
+    return out

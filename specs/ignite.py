@@ -1,0 +1,399 @@
+"""Ignite 3 rebalance specs (seed 001, IGNITE-16668; ../shared/ignite/INVARIANTS.md).
+
+Each monitor watches the events of the metastore (`metastore_invoke`, `assignments_changed`) and of
+raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Monitor
+states are small immutable values (frozensets of pairs); revisions kept in them are compared only
+by order, as the protocol compares them. IGN-FINITE is a property of the state graph, not of one
+run: the explorer checks it as a lasso (checker/ignite.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import NamedTuple
+
+from partsafe.refimpl.ignite import calculate_assignments
+from partsafe.refimpl.metastore import (
+    APPEND,
+    DATA_NODES,
+    PENDING,
+    PLANNED,
+    REDUCE,
+    STABLE,
+    TRIGGER,
+)
+from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
+from partsafe.specs.registry import Spec, register
+from partsafe.traces.events import (
+    AssignmentsChanged,
+    Event,
+    MetastoreInvoke,
+    NodeRestarted,
+    RaftLeader,
+    RaftPeersChanged,
+    RaftStarted,
+    RaftVote,
+    ReductionRequested,
+)
+
+Keys = frozenset[tuple[str, frozenset[str] | None]]
+
+
+def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
+    """The assignments keys after `e` (absent keys are not in the pairs)."""
+    if e.removed:
+        return frozenset(kv for kv in keys if kv[0] != e.key)
+    return assign(keys, e.key, frozenset(e.nodes))
+
+
+# --- IGN-ONE-LEADER -------------------------------------------------------------------------------
+
+
+class OneLeader(Monitor):
+    """IGN-ONE-LEADER (INVARIANTS.md S1): at most one raft leader per term."""
+
+    spec = "IGN-ONE-LEADER"
+    observes = frozenset({RaftLeader.TYPE})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, RaftLeader)
+        leaders: Pairs = state  # type: ignore[assignment]
+        other = lookup(leaders, event.term)
+        if other is None:
+            return assign(leaders, event.term, event.member), None
+        if other != event.member:
+            return leaders, (f"{event.member} became leader in term {event.term}, in which "
+                             f"{other} is leader already")
+        return leaders, None
+
+
+# --- IGN-RESTART ----------------------------------------------------------------------------------
+
+#: a restarted in-memory node: removed from the peers yet (1), removed and not yet back (2)
+RESTARTED, REMOVED = 1, 2
+
+
+class Restart(Monitor):
+    """IGN-RESTART (INVARIANTS.md S2): no leader counts a vote that a node restarted with
+    in-memory storage granted after its restart, until a configuration without it and then one
+    with it were put in place (a full partition restart is exempt). The node may grant votes
+    before that, to a candidate whose configuration still lists it: the joint quorum keeps such
+    a vote from electing anyone, and this monitor checks that it never does. A vote granted
+    before the restart and delivered after it is the old incarnation's, and counts."""
+
+    spec = "IGN-RESTART"
+    observes = frozenset({NodeRestarted.TYPE, RaftPeersChanged.TYPE, RaftLeader.TYPE,
+                          RaftStarted.TYPE, RaftVote.TYPE})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        # node -> (phase, votes (term, candidate) it granted since its restart)
+        nodes: Pairs = state  # type: ignore[assignment]
+        if isinstance(event, NodeRestarted):
+            if event.in_memory:
+                return assign(nodes, event.member, (RESTARTED, frozenset())), None
+            return nodes, None
+        if isinstance(event, RaftStarted):
+            if event.reason == "full-restart":
+                return frozenset(kv for kv in nodes if kv[0] != event.member), None
+            return nodes, None
+        if isinstance(event, RaftVote):
+            entry = lookup(nodes, event.member)
+            if entry is None:
+                return nodes, None
+            phase, votes = entry
+            return assign(nodes, event.member,
+                          (phase, votes | {(event.term, event.candidate)})), None
+        if isinstance(event, RaftPeersChanged):
+            peers = set(event.peers)
+            out = []
+            for node, (phase, votes) in nodes:
+                if phase == RESTARTED and node not in peers:
+                    out.append((node, (REMOVED, votes)))
+                elif phase == REMOVED and node in peers:
+                    continue  # added back
+                else:
+                    out.append((node, (phase, votes)))
+            return frozenset(out), None
+        assert isinstance(event, RaftLeader)
+        for voter in event.votes:
+            entry = lookup(nodes, voter)
+            if entry is None or (event.term, event.member) not in entry[1]:
+                continue
+            when = ("before it was removed from the peers" if entry[0] == RESTARTED
+                    else "before it was added back to the peers")
+            return nodes, (f"{event.member} became leader in term {event.term} counting the "
+                           f"vote {voter} granted after its in-memory restart, {when}")
+        return nodes, None
+
+
+# --- IGN-NO-LOST-REDUCTION ------------------------------------------------------------------------
+
+
+class _Reductions(NamedTuple):
+    keys: Pairs
+    #: nodes whose removal was requested and not yet done
+    outstanding: frozenset[str]
+
+
+def _carried(keys: Pairs, node: str) -> bool:
+    """Is the removal of `node` still recorded: in switch.reduce, or as a pending or planned
+    assignment without it?"""
+    reduce = lookup(keys, REDUCE) or frozenset()
+    pending, planned = lookup(keys, PENDING), lookup(keys, PLANNED)
+    return (node in reduce or (pending is not None and node not in pending)
+            or (planned is not None and node not in planned))
+
+
+class NoLostReduction(Monitor):
+    """IGN-NO-LOST-REDUCTION (INVARIANTS.md S8): once a node's removal is requested, it stays
+    recorded (in switch.reduce, or in a pending or planned assignment without the node) until a
+    stable assignment without the node is written; no write may drop it."""
+
+    spec = "IGN-NO-LOST-REDUCTION"
+    observes = frozenset({AssignmentsChanged.TYPE, ReductionRequested.TYPE})
+
+    def initial(self) -> Hashable:
+        return _Reductions(NO_PAIRS, frozenset())
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        st: _Reductions = state  # type: ignore[assignment]
+        if isinstance(event, ReductionRequested):
+            stable = lookup(st.keys, STABLE)
+            if stable is not None and event.node not in stable:
+                return st, None  # already done
+            return st._replace(outstanding=st.outstanding | {event.node}), None
+        assert isinstance(event, AssignmentsChanged)
+        if event.key not in (STABLE, PENDING, PLANNED, REDUCE):
+            return st, None
+        keys = _mirror(st.keys, event)
+        outstanding = st.outstanding
+        if event.key == STABLE and not event.removed:
+            outstanding = frozenset(n for n in outstanding if n in event.nodes)
+            return _Reductions(keys, outstanding), None
+        lost = sorted(n for n in outstanding if _carried(st.keys, n) and not _carried(keys, n))
+        if lost:
+            return (_Reductions(keys, outstanding - set(lost)),
+                    f"the requested removal of {', '.join(lost)} is lost: {event.key} was set "
+                    f"to [{','.join(event.nodes)}] at revision {event.revision} while no key "
+                    f"records it any more and stable still holds it")
+        return _Reductions(keys, outstanding), None
+
+
+# --- IGN-STALE-TRIGGER ----------------------------------------------------------------------------
+
+
+class StaleTrigger(Monitor):
+    """IGN-STALE-TRIGGER (INVARIANTS.md S5): every write of the change trigger is strictly
+    greater than its previous value: a stale trigger event never writes."""
+
+    spec = "IGN-STALE-TRIGGER"
+    observes = frozenset({AssignmentsChanged.TYPE})
+
+    def initial(self) -> Hashable:
+        return None
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, AssignmentsChanged)
+        if event.key != TRIGGER or event.value is None:
+            return state, None
+        old = state
+        if old is not None and event.value <= old:  # type: ignore[operator]
+            return event.value, (f"the change trigger went from revision {old} to "
+                                 f"{event.value}: a stale trigger event wrote assignments")
+        return event.value, None
+
+
+# --- IGN-CAS --------------------------------------------------------------------------------------
+
+
+class Cas(Monitor):
+    """IGN-CAS: an invoke whose revision guards do not hold (a key changed since it was read)
+    changes nothing."""
+
+    spec = "IGN-CAS"
+    observes = frozenset({AssignmentsChanged.TYPE, MetastoreInvoke.TYPE})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        revisions: Pairs = state  # type: ignore[assignment]
+        if isinstance(event, AssignmentsChanged):
+            if event.removed:
+                return frozenset(kv for kv in revisions if kv[0] != event.key), None
+            return assign(revisions, event.key, event.revision), None
+        assert isinstance(event, MetastoreInvoke)
+        if not event.ok:
+            return revisions, None
+        stale = [f"{key} (expected revision {rev}, found {lookup(revisions, key, 0)})"
+                 for key, rev in event.expected if lookup(revisions, key, 0) != rev]
+        if stale:
+            return revisions, (f"an invoke for {event.member} changed {', '.join(event.keys)} "
+                               f"although {', '.join(stale)} changed since it was read")
+        return revisions, None
+
+
+# --- IGN-CONVERGE ---------------------------------------------------------------------------------
+
+
+class _Converge(NamedTuple):
+    keys: Pairs
+    #: the latest term seen, and the leader of that term (None: no live leader known)
+    term: int
+    leader: str | None
+    #: the latest configuration put in place, and the nodes restarted in memory that have not
+    #: started raft again
+    peers: frozenset[str]
+    down: frozenset[str]
+
+
+class Converge(Monitor):
+    """IGN-CONVERGE (INVARIANTS.md L1): once faults stop, while a live leader exists and the
+    configuration keeps a live majority, stable equals the calculated assignments of the data
+    nodes, and pending, planned and both switch keys are empty."""
+
+    spec = "IGN-CONVERGE"
+    observes = frozenset({AssignmentsChanged.TYPE, RaftLeader.TYPE, RaftVote.TYPE,
+                          NodeRestarted.TYPE, RaftStarted.TYPE, RaftPeersChanged.TYPE})
+
+    def __init__(self, replicas: int = 1 << 30, partition: int = 0) -> None:
+        self.replicas = replicas
+        self.partition = partition
+
+    def initial(self) -> Hashable:
+        return _Converge(NO_PAIRS, 0, None, frozenset(), frozenset())
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        st: _Converge = state  # type: ignore[assignment]
+        if isinstance(event, AssignmentsChanged):
+            if event.key == TRIGGER:
+                return st, None
+            keys = _mirror(st.keys, event)
+            peers = st.peers or (frozenset(event.nodes) if event.key == STABLE else st.peers)
+            return st._replace(keys=keys, peers=peers), None
+        if isinstance(event, RaftLeader):
+            if event.term >= st.term:
+                return st._replace(term=event.term, leader=event.member), None
+            return st, None
+        if isinstance(event, RaftVote):
+            if event.term > st.term:
+                return st._replace(term=event.term, leader=None), None
+            return st, None
+        if isinstance(event, NodeRestarted):
+            down = st.down | {event.member} if event.in_memory else st.down
+            leader = None if event.member == st.leader else st.leader
+            return st._replace(down=down, leader=leader), None
+        if isinstance(event, RaftStarted):
+            return st._replace(down=st.down - {event.member}), None
+        assert isinstance(event, RaftPeersChanged)
+        peers = frozenset(event.peers)
+        leader = st.leader if st.leader in peers else None
+        return st._replace(peers=peers, leader=leader), None
+
+    def at_quiescence(self, state: Hashable) -> str | None:
+        st: _Converge = state  # type: ignore[assignment]
+        if st.leader is None or st.leader in st.down:
+            return None  # no live leader: nothing can move (raft's liveness, not this spec)
+        stable = lookup(st.keys, STABLE)
+        for peers in (st.peers, stable):  # the latest configuration, and the committed one
+            if not peers or len(peers - st.down) * 2 <= len(peers):
+                return None  # the group lost its majority: in-memory data is gone
+
+        data = lookup(st.keys, DATA_NODES)
+        if data is None:
+            return None
+        calc = calculate_assignments(data, self.partition, self.replicas)
+        problems = []
+        if stable != calc:
+            problems.append(f"stable is {_show(stable)}, the calculated assignments "
+                            f"{_show(calc)}")
+        for key in (PENDING, PLANNED, REDUCE, APPEND):
+            value = lookup(st.keys, key)
+            if value:
+                problems.append(f"{key} still holds {_show(value)}")
+        if problems:
+            return "the rebalance stopped short: " + "; ".join(problems)
+        return None
+
+
+def _show(nodes: frozenset[str] | None) -> str:
+    return "-" if nodes is None else "[" + ",".join(sorted(nodes)) + "]"
+
+
+def ignite_monitors(replicas: int) -> list[Monitor]:
+    return [OneLeader(), Restart(), NoLostReduction(), StaleTrigger(), Cas(),
+            Converge(replicas)]
+
+
+MONITORS: tuple[type[Monitor], ...] = (OneLeader, Restart, NoLostReduction, StaleTrigger, Cas,
+                                      Converge)
+
+register(Spec(
+    id="IGN-ONE-LEADER", title="At most one raft leader per term",
+    statement="For the partition's raft group and every term, at most one node becomes leader, "
+              "restarts of in-memory nodes included.",
+    seed="001", section="Problem (Upd 1); INVARIANTS.md S1", kind="event monitor",
+    monitor=OneLeader,
+    rationale="Raft persists term and votedFor so that a node votes once per term. An in-memory "
+              "raft node forgets both on restart: it can vote for A in term t, restart, and vote "
+              "for B in term t, and two leaders are elected."))
+register(Spec(
+    id="IGN-RESTART", title="A restarted in-memory node votes only after leaving and rejoining",
+    statement="No leader counts the vote of a node restarted with in-memory storage until a "
+              "configuration without it and then one with it were put in place by a leader; a "
+              "full partition restart (every peer empty) is exempt.",
+    seed="001", section="Solution; INVARIANTS.md S2, S2'", kind="event monitor",
+    monitor=Restart,
+    rationale="\"It's possible to remove and then return back the restarting node from the peers "
+              "of the corresponding raft group. The peer-removal process should be finished "
+              "before the restarting of the corresponding raft server node.\""))
+register(Spec(
+    id="IGN-NO-LOST-REDUCTION", title="A needed reduction is never overwritten",
+    statement="Once a node's removal is requested, it stays recorded (in switch.reduce, or as a "
+              "pending or planned assignment without the node) until a stable assignment "
+              "without the node is written.",
+    seed="001", section="the assignments.planned example; INVARIANTS.md S8",
+    kind="event monitor", monitor=NoLostReduction,
+    rationale="With a single planned key, the addition [A,B,C,D] overwrites the reduction "
+              "[A,B,D] and no raft reconfiguration takes place: the restarted node stays a "
+              "stale voter. switch.reduce is written only by union-CAS and by the revision-"
+              "guarded stable switch."))
+register(Spec(
+    id="IGN-STALE-TRIGGER", title="A stale trigger never overwrites newer assignments",
+    statement="Every write of the change trigger revision is strictly greater than its previous "
+              "value: an event older than one already handled writes nothing.",
+    seed="001", section="On assignments.switch.reduce change; INVARIANTS.md S5",
+    kind="event monitor", monitor=StaleTrigger,
+    rationale="Every node handles every watch event; the trigger guard lets the first act and "
+              "turns a late or replayed event into OUTDATED_UPDATE_RECEIVED."))
+register(Spec(
+    id="IGN-CAS", title="A stale invoke changes nothing",
+    statement="An invoke whose revision guards no longer hold (a key it read changed since) "
+              "changes no key.",
+    seed="001", section="On rebalance done (retryPreconditions); INVARIANTS.md S6, S7",
+    kind="event monitor", monitor=Cas,
+    rationale="The stable switch and the peer removal are read-compute-write loops; only the "
+              "revision guards keep a concurrent writer's change from being overwritten."))
+register(Spec(
+    id="IGN-CONVERGE", title="The rebalance converges",
+    statement="Once faults stop, while a live leader exists and both the latest and the stable "
+              "configuration keep a live majority, stable equals the calculated assignments of "
+              "the data nodes and pending, planned, switch.reduce and switch.append are empty.",
+    seed="001", section="the design's convergence claim; INVARIANTS.md L1",
+    kind="quiescence check", monitor=Converge,
+    rationale="Every trigger must end in a stable switch to its target; keys left behind start "
+              "spurious rebalances later."))
+register(Spec(
+    id="IGN-FINITE", title="Each trigger leads to finitely many stable switches",
+    statement="No reachable cycle of the state graph writes stable: a lasso is a rebalance that "
+              "never ends.",
+    seed="001", section="On rebalance done; INVARIANTS.md L3", kind="lasso",
+    rationale="A switch.append that the final branch never clears would select the append "
+              "branch at every later stable switch, with the same peers, for ever "
+              "(REBALANCE.md §11)."))

@@ -1,0 +1,394 @@
+"""Ignite 3 rebalance (seed 001): the metastore, the handlers, the monitors and the model."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+
+from partsafe.checker import catalog
+from partsafe.checker.actor import World
+from partsafe.checker.explore import explore
+from partsafe.checker.ignite import revision_ranks
+from partsafe.refimpl.actor import Step
+from partsafe.refimpl.ignite import (
+    METASTORE,
+    HasData,
+    HasDataReply,
+    IgniteRebalance,
+    Invoke,
+    Member,
+    Read,
+    ReadReply,
+    calculate_assignments,
+    trigger_invoke,
+)
+from partsafe.refimpl.metastore import (
+    APPEND,
+    DATA_NODES,
+    PENDING,
+    PLANNED,
+    REDUCE,
+    STABLE,
+    TRIGGER,
+    Absent,
+    All,
+    AnyOf,
+    Below,
+    Entry,
+    Exists,
+    Iif,
+    Put,
+    Remove,
+    Rev,
+    RevisionIs,
+    Store,
+    ValueIs,
+    ValueIsNot,
+    holds,
+    invoke,
+)
+from partsafe.specs import ignite as specs
+from partsafe.specs.monitor import run
+from partsafe.traces.events import (
+    AssignmentsChanged,
+    MetastoreInvoke,
+    NodeRestarted,
+    RaftLeader,
+    RaftPeersChanged,
+    RaftStarted,
+    RaftVote,
+    ReductionRequested,
+)
+
+N = frozenset
+
+
+def store(**keys: Any) -> Store:
+    """A store whose keys (STABLE=..., given by their constant names) are at revision 1."""
+    names = {"stable": STABLE, "pending": PENDING, "planned": PLANNED, "reduce": REDUCE,
+             "append": APPEND, "trigger": TRIGGER, "data": DATA_NODES}
+    entries = sorted((Entry(names[k], v, Rev(1)) for k, v in keys.items() if v is not None),
+                     key=lambda e: e.key)
+    return Store(tuple(entries), Rev(1))
+
+
+# --- the metastore --------------------------------------------------------------------------------
+
+
+def test_conditions() -> None:
+    s = store(stable=N("AB"), trigger=Rev(5))
+    assert holds(s, Exists(STABLE)) and holds(s, Absent(PENDING))
+    assert not holds(s, Absent(STABLE)) and not holds(s, Exists(PENDING))
+    assert holds(s, RevisionIs(STABLE, 1)) and holds(s, RevisionIs(PENDING, 0))
+    assert not holds(s, RevisionIs(STABLE, 2))
+    assert holds(s, Below(TRIGGER, 6)) and not holds(s, Below(TRIGGER, 5))
+    assert holds(s, Below(PLANNED, 1))  # absent counts as below
+    assert holds(s, ValueIs(STABLE, N("AB"))) and holds(s, ValueIsNot(STABLE, N("A")))
+    assert not holds(s, ValueIsNot(PENDING, N("A")))  # absent is neither equal nor different
+    assert holds(s, All(())) and not holds(s, AnyOf(()))
+    assert holds(s, AnyOf((Absent(STABLE), Exists(STABLE))))
+
+
+def test_invoke_makes_one_revision_per_invoke_and_none_for_no_change() -> None:
+    s = store(stable=N("AB"))
+    after, label, changes = invoke(s, Iif(Exists(STABLE), (Put(PENDING, N("A")),
+                                                           Remove(STABLE))))
+    assert label == "success" and after.revision == 2
+    assert [(c.key, c.value, c.rev) for c in changes] == [(PENDING, N("A"), 2), (STABLE, None, 2)]
+    assert after.value(PENDING) == N("A") and after.get(STABLE) is None
+    same, label, changes = invoke(s, Iif(Absent(STABLE), (Put(PENDING, N("A")),),
+                                         (Remove(PLANNED),), "yes", "no"))
+    assert (same, label, changes) == (s, "no", ())
+
+
+def test_nested_iif_takes_the_first_branch_that_holds() -> None:
+    iif = Iif(Absent(STABLE), (Put(PENDING, N("A")),),
+              Iif(ValueIs(STABLE, N("AB")), (Put(PLANNED, N("B")),), (), "inner", "none"),
+              "outer")
+    assert invoke(store(), iif)[1] == "outer"
+    assert invoke(store(stable=N("AB")), iif)[1] == "inner"
+    assert invoke(store(stable=N("A")), iif)[1] == "none"
+
+
+def test_calculated_assignments_rank_by_hash() -> None:
+    assert calculate_assignments("ABC", 0, 5) == N("ABC")
+    three = calculate_assignments("ABCD", 0, 3)
+    assert len(three) == 3 and three <= N("ABCD")
+    assert calculate_assignments("DCBA", 0, 3) == three  # order of the input does not matter
+    assert calculate_assignments("ABCD", 0, 1) <= three
+
+
+# --- the trigger: ZoneRebalanceUtilUpdateAssignmentsTest's table (INVARIANTS.md §5) -------------
+
+A = {k: N({f"node{k}"}) for k in range(1, 5)}
+_ = None
+# (nodes, zoneCfg, stable, pending, planned) -> (stable, pending, planned), as a1..a4 indices
+VECTORS = [
+    (1, 2, _, _, _, _, 1, _), (1, 1, _, _, _, _, _, _), (1, 2, _, 3, _, _, 3, 1),
+    (1, 1, _, 3, _, _, 3, 1), (1, 2, 3, _, _, 3, 1, _), (1, 1, 3, _, _, 3, 1, _),
+    (1, 2, 1, _, _, 1, _, _), (1, 1, 1, _, _, 1, _, _), (1, 2, 2, _, _, 2, 1, _),
+    (1, 2, 4, 3, _, 4, 3, 1), (1, 1, 3, 2, _, 3, 2, 1), (1, 2, 1, 3, _, 1, 3, 1),
+    (1, 2, 2, 3, _, 2, 3, 1), (1, 1, 1, 2, _, 1, 2, 1), (1, 1, 1, 2, 3, 1, 2, 1),
+    (1, 4, 1, 2, 1, 1, 2, 1), (2, 2, 1, 2, 1, 1, 2, _), (2, 4, 1, 2, 1, 1, 2, _),
+]
+
+
+@pytest.mark.parametrize("row", range(len(VECTORS)), ids=lambda r: f"row{r + 1}")
+def test_trigger_update_vectors(row: int) -> None:
+    nodes, zone, stable, pending, planned, *expected = VECTORS[row]
+
+    def a(k: int | None) -> frozenset[str] | None:
+        return None if k is None else A[k]
+
+    before = store(stable=a(stable), pending=a(pending), planned=a(planned), trigger=Rev(1))
+    after, _, _ = invoke(before, trigger_invoke(A[nodes], Rev(1000), a(zone)))
+    assert (after.value(STABLE), after.value(PENDING), after.value(PLANNED)) == tuple(
+        a(k) for k in expected)
+    assert after.value(TRIGGER) == 1000
+
+
+def test_a_stale_trigger_changes_nothing_unless_unguarded() -> None:
+    before = store(stable=N("AB"), trigger=Rev(7))
+    assert invoke(before, trigger_invoke(N("ABC"), Rev(5), N("AB")))[1] == \
+        "OUTDATED_UPDATE_RECEIVED"
+    after, label, _ = invoke(before, trigger_invoke(N("ABC"), Rev(5), N("AB"), guarded=False))
+    assert label == "PENDING_KEY_UPDATED" and after.value(TRIGGER) == 5
+
+
+# --- handlers ---------------------------------------------------------------------------------
+
+
+def proto(variant: str = "fixed") -> IgniteRebalance:
+    return IgniteRebalance(nodes=3, spares=0, replicas=3, variant=variant)
+
+
+def read_reply(p: IgniteRebalance, node: str, st: Member, op: str, s: Store) -> Step:
+    keys = {"restart": (STABLE, PENDING, DATA_NODES)}.get(
+        op, (STABLE, PENDING, PLANNED, REDUCE, APPEND, DATA_NODES))
+    return p.on_message(node, st, METASTORE,
+                        ReadReply(op, tuple(s.get(k) or Entry(k, None, 0) for k in keys)))
+
+
+def restarted(p: IgniteRebalance, node: str, answers: dict[str, bool]) -> Step:
+    """`node` restarts, reads the metastore, polls its peers and gets `answers`."""
+    step = p.on_restart(node, p.initial(node))
+    assert step is not None and cast(Member, step.state).raft is None
+    assert (METASTORE, Read("restart", (STABLE, PENDING, DATA_NODES))) in step.sends
+    step = read_reply(p, node, cast(Member, step.state), "restart", p.initial_store)
+    assert {d for d, m in step.sends if m == HasData()} == N("ABC") - {node}
+    for peer, has in answers.items():
+        step = p.on_message(node, step.state, peer, HasDataReply(has))
+    return step
+
+
+def test_restart_with_a_majority_asks_for_its_removal_and_does_not_start_raft() -> None:
+    p = proto()
+    step = restarted(p, "C", {"A": True, "B": True})
+    st = cast(Member, step.state)
+    assert st.raft is None and st.removals == N({("C", "read")})
+    assert (METASTORE, Read("removal:C", (REDUCE,))) in step.sends
+
+
+def test_restart_without_a_majority_does_nothing() -> None:
+    step = restarted(proto(), "C", {"A": True, "B": False})
+    st = cast(Member, step.state)
+    assert st.raft is None and not st.removals and st.poll is None and not step.sends
+
+
+def test_full_partition_restart_starts_raft() -> None:
+    step = restarted(proto(), "C", {"A": False, "B": False})
+    st = cast(Member, step.state)
+    assert st.raft is not None and st.raft.term == 0
+    assert [e.TYPE for e in step.events] == ["raft_started"]
+
+
+def test_a_poll_that_times_out_counts_missing_answers_as_unknown() -> None:
+    p = proto()
+    step = restarted(p, "C", {"A": True})
+    assert list(p.timers("C", step.state)) == [("has-data-timeout",)]
+    after = p.on_timer("C", step.state, ("has-data-timeout",))
+    assert cast(Member, after.state).poll is None and not after.sends  # 1 of 3: no majority
+
+
+def test_restart_keeps_peer_variant_starts_raft_with_its_vote_forgotten() -> None:
+    p = proto("ig-restart-keeps-peer")
+    step = p.on_restart("C", p.initial("C"))
+    assert step is not None
+    raft = cast(Member, step.state).raft
+    assert raft is not None and raft.voted is None and raft.term == 0
+    assert raft.members == N("ABC")
+
+
+def switch(p: IgniteRebalance, applied: frozenset[str], s: Store) -> tuple[str, Store]:
+    """The leader's stable switch for `applied` on metastore `s`: the branch and the store."""
+    st = cast(Member, p.initial("A"))._replace(switch=(applied, "read"))
+    step = read_reply(p, "A", st, "switch", s)
+    (dst, msg), = step.sends
+    assert dst == METASTORE and isinstance(msg, Invoke)
+    after, label, _ = invoke(s, msg.iif)
+    return label, after
+
+
+def test_worked_trace_of_a_reentry() -> None:
+    """REBALANCE.md §8.4: C restarts; [A,B] is applied, then [A,B,C]."""
+    for variant, append_left in (("fixed", None), ("ig-source-keeps-append", N("C"))):
+        p = proto(variant)
+        s = store(stable=N("ABC"), pending=N("AB"), reduce=N("C"), data=N("ABC"))
+        label, s = switch(p, N("AB"), s)
+        assert label == "SWITCH_APPEND_SUCCESS"
+        assert (s.value(STABLE), s.value(PENDING), s.value(REDUCE), s.value(APPEND)) == (
+            N("AB"), N("ABC"), None, N("C"))
+        label, s = switch(p, N("ABC"), s)
+        assert label == "FINISH_REBALANCE_SUCCESS"
+        assert (s.value(STABLE), s.value(PENDING), s.value(APPEND)) == (N("ABC"), None,
+                                                                         append_left)
+
+
+def test_the_switch_moves_planned_to_pending_after_the_switch_keys() -> None:
+    p = proto()
+    s = store(stable=N("ABC"), pending=N("AB"), reduce=N("C"), planned=N("ABC"), data=N("ABC"))
+    assert switch(p, N("AB"), s)[0] == "SWITCH_APPEND_SUCCESS"  # the switch keys come first
+    s = store(stable=N("AB"), pending=N("AB"), planned=N("A"), data=N("ABC"))
+    label, s = switch(p, N("AB"), s)
+    assert label == "SCHEDULE_PENDING_REBALANCE_SUCCESS"
+    assert (s.value(PENDING), s.value(PLANNED)) == (N("A"), None)
+
+
+def test_a_stale_applied_configuration_changes_nothing() -> None:
+    p = proto()
+    st = cast(Member, p.initial("A"))._replace(switch=(N("AB"), "read"))
+    step = read_reply(p, "A", st, "switch", store(stable=N("ABC"), pending=N("AC")))
+    assert not step.sends and cast(Member, step.state).switch is None
+
+
+def test_dead_trigger_invokes_once_the_trigger_moved_past_them() -> None:
+    p = proto()
+    call = Invoke("trigger", trigger_invoke(N("AB"), Rev(3), N("ABC")), answer=False)
+    assert p.is_dead(METASTORE, store(trigger=Rev(3)), "B", call)
+    assert not p.is_dead(METASTORE, store(trigger=Rev(2)), "B", call)
+    unguarded = Invoke("trigger", trigger_invoke(N("AB"), Rev(3), N("ABC"), guarded=False),
+                       answer=False)
+    assert not p.is_dead(METASTORE, store(trigger=Rev(9)), "B", unguarded)
+
+
+# --- monitors: each catches a violation and holds on a correct run ------------------------------
+
+
+def ch(key: str, nodes: str, rev: int, removed: bool = False) -> AssignmentsChanged:
+    return AssignmentsChanged(member="A", partition=0, key=key, nodes=tuple(nodes),
+                              revision=rev, removed=removed)
+
+
+def test_one_leader() -> None:
+    m = specs.OneLeader()
+    ok = [RaftLeader(member="A", term=1), RaftLeader(member="B", term=2),
+          RaftLeader(member="A", term=1)]
+    assert run(m, ok) == []
+    [(_, msg)] = run(m, [*ok, RaftLeader(member="C", term=2)])
+    assert "C became leader in term 2" in msg
+
+
+def test_restart_counts_no_vote_of_a_restarted_node_before_it_is_back() -> None:
+    m = specs.Restart()
+    restart = [NodeRestarted(member="C", in_memory=True),
+               RaftVote(member="C", term=2, candidate="B")]
+    bad = [*restart, RaftLeader(member="B", term=2, votes=("B", "C"))]
+    [(_, msg)] = run(m, bad)
+    assert "counting the vote C granted after its in-memory restart" in msg
+    # removed and added back first: fine; a vote from before the restart: fine
+    back = [NodeRestarted(member="C", in_memory=True),
+            RaftPeersChanged(member="A", peers=("A", "B")),
+            RaftPeersChanged(member="A", peers=("A", "B", "C")),
+            RaftVote(member="C", term=2, candidate="B"), RaftLeader(member="B", term=2,
+                                                                     votes=("B", "C"))]
+    assert run(m, back) == []
+    before = [RaftVote(member="C", term=2, candidate="B"), NodeRestarted(member="C",
+                                                                         in_memory=True),
+              RaftLeader(member="B", term=2, votes=("B", "C"))]
+    assert run(m, before) == []
+    full = [*restart[:1], RaftStarted(member="C", peers=("A", "B", "C"), reason="full-restart"),
+            *restart[1:], RaftLeader(member="B", term=2, votes=("B", "C"))]
+    assert run(m, full) == []
+
+
+def test_no_lost_reduction() -> None:
+    m = specs.NoLostReduction()
+    start = [ch(STABLE, "ABC", 1), ch(PENDING, "ABCD", 2), ReductionRequested(member="C", node="C")]
+    lost = [*start, ch(PLANNED, "ABD", 3), ch(PLANNED, "ABCD", 4)]
+    [(_, msg)] = run(m, lost)
+    assert "removal of C is lost" in msg
+    kept = [*start, ch(REDUCE, "C", 3), ch(PLANNED, "ABCD", 4), ch(STABLE, "ABD", 5),
+            ch(REDUCE, "", 5, removed=True)]
+    assert run(m, kept) == []
+
+
+def test_stale_trigger() -> None:
+    m = specs.StaleTrigger()
+
+    def trig(v: int) -> AssignmentsChanged:
+        return AssignmentsChanged(member="A", partition=0, key=TRIGGER, nodes=(), revision=v,
+                                  value=v)
+
+    assert run(m, [trig(2), trig(5)]) == []
+    [(_, msg)] = run(m, [trig(2), trig(5), trig(3)])
+    assert "from revision 5 to 3" in msg
+
+
+def test_cas() -> None:
+    m = specs.Cas()
+
+    def inv(expected: int) -> MetastoreInvoke:
+        return MetastoreInvoke(member="A", keys=(STABLE,), condition="x", ok=True, revision=9,
+                               expected=((STABLE, expected),))
+
+    assert run(m, [ch(STABLE, "AB", 3), inv(3)]) == []
+    [(_, msg)] = run(m, [ch(STABLE, "AB", 3), ch(STABLE, "A", 4), inv(3)])
+    assert "expected revision 3, found 4" in msg
+
+
+def test_converge() -> None:
+    m = specs.Converge(replicas=3)
+    base = [ch(DATA_NODES, "ABC", 1), ch(STABLE, "ABC", 1), RaftLeader(member="A", term=1)]
+    assert run(m, base, quiescent_at_end=True) == []
+    [(_, msg)] = run(m, [*base, ch(APPEND, "C", 2)], quiescent_at_end=True)
+    assert "switch.append still holds [C]" in msg
+    # no live leader, or a lost majority: nothing is judged
+    assert run(m, [*base, ch(APPEND, "C", 2), NodeRestarted(member="A", in_memory=True)],
+               quiescent_at_end=True) == []
+
+
+# --- the model ------------------------------------------------------------------------------------
+
+SMALL = {"restarts": 1, "baseline-changes": 0, "spares": 0, "replicas": 3}
+
+
+def test_revision_ranks_keep_order_and_equality() -> None:
+    m = catalog.IGNITE.make("fixed", SMALL)
+    world = next(iter(m.init_states()))
+    s = Store((Entry(STABLE, N("A"), Rev(4)), Entry(TRIGGER, Rev(9), Rev(9))), Rev(9))
+    nodes = (*world.nodes[:-1], s)
+    ranked = revision_ranks(World(nodes, world.network, world.budget, world.monitors, ()))
+    out = cast(Store, ranked.nodes[-1])
+    # the monitors hold revision 1 of the initial keys: 4 and 9 become 2 and 3
+    assert out == Store((Entry(STABLE, N("A"), Rev(2)), Entry(TRIGGER, Rev(3), Rev(3))), Rev(3))
+    assert revision_ranks(ranked) is ranked
+
+
+def test_fixed_design_is_clean_at_the_default_scope() -> None:
+    m = catalog.IGNITE.make("fixed", SMALL)
+    r = explore(m, action_kinds=catalog.IGNITE.action_kinds)
+    assert r.result == "ok", [v.message for v in r.violations]
+    assert all(g.reached for g in r.goals)
+
+
+@pytest.mark.parametrize(("variant", "spec", "scope"), [
+    ("ig-restart-keeps-peer", "IGN-RESTART", SMALL),
+    ("ig-no-trigger-guard", "IGN-STALE-TRIGGER", SMALL),
+    ("ig-source-keeps-append", "IGN-CONVERGE", SMALL),
+    ("ig-single-planned", "IGN-NO-LOST-REDUCTION", {**SMALL, "baseline-changes": 1}),
+])
+def test_each_variant_breaks_its_spec(variant: str, spec: str, scope: dict[str, int]) -> None:
+    m = catalog.IGNITE.make(variant, scope)
+    r = explore(m, stop_at_first=False, until=spec)
+    assert spec in {v.spec for v in r.violations}
