@@ -374,10 +374,10 @@ IGNITE = ModelEntry(
     seed="001",
     params={
         "nodes": Param(3, "nodes holding the partition at the start (A is its raft leader)", 1),
-        "spares": Param(1, "further running nodes a baseline change may add"),
-        "replicas": Param(4, "the partition's replica count (calculated assignments)", 1),
-        "restarts": Param(2, "node restarts (in-memory storage unless --persistent 1)"),
-        "baseline-changes": Param(1, "baseline changes (a node joins or leaves the data nodes)"),
+        "spares": Param(0, "further running nodes a baseline change may add"),
+        "replicas": Param(3, "the partition's replica count (calculated assignments)", 1),
+        "restarts": Param(1, "node restarts (in-memory storage unless --persistent 1)"),
+        "baseline-changes": Param(0, "baseline changes (a node joins or leaves the data nodes)"),
         "losses": Param(0, "lost raft messages (the metastore is reliable)"),
         "reorders": Param(0, "raft messages that overtake an earlier one"),
         "persistent": Param(0, "1: persistent storage (raft meta survives restarts)"),
@@ -387,10 +387,11 @@ IGNITE = ModelEntry(
     },
     variants=IGNITE_VARIANTS,
     build=build_ignite,
+    # ig-single-planned needs a baseline change as well as a restart: the fixed design at that
+    # scope is too large for the zoo's clean run (tests/test_ignite.py finds the flaw there)
     zoo={
-        "ig-restart-keeps-peer": ("IGN-ONE-LEADER", {"baseline-changes": 0}),
-        "ig-single-planned": ("IGN-NO-LOST-REDUCTION", {"restarts": 1}),
-        "ig-no-trigger-guard": ("IGN-STALE-TRIGGER", {"restarts": 1}),
+        "ig-restart-keeps-peer": ("IGN-RESTART", {}),
+        "ig-no-trigger-guard": ("IGN-STALE-TRIGGER", {}),
     },
     action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder"),
 )

@@ -129,7 +129,7 @@ def build_ignite(variant: str, scope: dict[str, int]) -> IgniteModel:
     budget = Budget(restarts=scope["restarts"], admin=scope["baseline-changes"],
                     losses=scope["losses"], reorders=scope["reorders"])
     goals = ignite_goals(proto)
-    if not scope["restarts"]:
+    if not scope["restarts"] or scope["persistent"]:  # no reentry without in-memory restarts
         goals = tuple(g for g in goals if g.name not in ("reduction-started", "switch-append",
                                                          "restarted-node-rejoins"))
     model = IgniteModel(proto, budget, ignite_monitors(scope["replicas"]), goals=goals,

@@ -507,14 +507,20 @@ class IgniteRebalance(Protocol):
             out.events.append(ev.RaftVote(member=out.node, term=msg.term, candidate=src))
         out.sends.append((src, Vote(raft.term, grant)))
 
-    def _on_vote(self, out: _Out, src: str, msg: Vote) -> None:
+    def _answered(self, out: _Out, term: int, role: str) -> Raft | None:
+        """The node's raft if an answer from `term` is for its current term and `role`; an
+        answer from a newer term makes it step down."""
         raft = out.st.raft
         if raft is None:
-            return
-        if msg.term > raft.term:
-            self._step_down(out, msg.term)
-            return
-        if raft.role != CANDIDATE or msg.term != raft.term or not msg.granted:
+            return None
+        if term > raft.term:
+            self._step_down(out, term)
+            return None
+        return raft if raft.role == role and term == raft.term else None
+
+    def _on_vote(self, out: _Out, src: str, msg: Vote) -> None:
+        raft = self._answered(out, msg.term, CANDIDATE)
+        if raft is None or not msg.granted:
             return
         out.raft(votes=raft.votes | {src})
         self._maybe_win(out)
@@ -556,13 +562,8 @@ class IgniteRebalance(Protocol):
         out.sends.append((src, Appended(msg.term, len(msg.log))))
 
     def _on_appended(self, out: _Out, src: str, msg: Appended) -> None:
-        raft = out.st.raft
-        if raft is None:
-            return
-        if msg.term > raft.term:
-            self._step_down(out, msg.term)
-            return
-        if raft.role != LEADER or msg.term != raft.term or msg.index < 0:
+        raft = self._answered(out, msg.term, LEADER)
+        if raft is None or msg.index < 0:
             return
         acks = frozenset((m, i) for m, i in raft.acks if m != src) | {(src, msg.index)}
         out.raft(acks=acks)

@@ -120,6 +120,8 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
         ("migration", "hz37-backup-clear-first"): (True, "DATA-REPLICAS"),
         ("shutdown", "hz36-shutdown"): (True, "SHUT-LEAVE-EMPTY"),
         ("parallel", "hz40-global-order-parallel"): (True, "PT-MASTER-ONLY"),
+        ("ignite-rebalance", "ig-restart-keeps-peer"): (True, "IGN-RESTART"),
+        ("ignite-rebalance", "ig-no-trigger-guard"): (True, "IGN-STALE-TRIGGER"),
         ("twophase", "tm-commit-early"): (True, "TC-CONSISTENT"),
         ("planner", "hz37-naive-order"): (True, "PLAN-NO-DECREASE"),
     }
