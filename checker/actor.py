@@ -600,6 +600,9 @@ def dead_claim_errors(model: ActorModel, limit: int = 10) -> list[str]:
     after every change of the receiver's state. Up to `limit` counterexamples, described."""
     full = shallow_copy(model)
     full.discard_dead = False
+    # without the canonical form: a renumbering would give the same message other numbers in the
+    # next state (the scopes checked here end without it)
+    full._canonical = None
     p = model.protocol
     errors: list[str] = []
     seen = set(full.init_states())

@@ -132,6 +132,8 @@ def build_ignite(variant: str, scope: dict[str, int]) -> IgniteModel:
     if not scope["restarts"] or scope["persistent"]:  # no reentry without in-memory restarts
         goals = tuple(g for g in goals if g.name not in ("reduction-started", "switch-append",
                                                          "restarted-node-rejoins"))
+        if not scope["baseline-changes"]:  # and then no rebalance at all
+            goals = tuple(g for g in goals if g.name != "rebalance-finished")
     model = IgniteModel(proto, budget, ignite_monitors(scope["replicas"]), goals=goals,
                         scope={k: scope[k] for k in ("nodes", "spares", "replicas",
                                                      "baseline-changes", "persistent",

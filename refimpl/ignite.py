@@ -329,7 +329,10 @@ class IgniteRebalance(Protocol):
     def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
         """A fire-and-forget invoke every branch of which needs the change trigger below a
         revision the trigger has reached: it can never write (the trigger never goes down when
-        every writer is guarded) and nobody awaits its answer."""
+        every writer is guarded) and nobody awaits its answer. A watch event no handler of the
+        node reacts to, whatever the node's state (`_inert`)."""
+        if type(msg) is Watch:
+            return node != METASTORE and self._inert(node, cast(Watch, msg))
         if node != METASTORE or type(msg) is not Invoke:
             return False
         call = cast(Invoke, msg)
@@ -625,6 +628,22 @@ class IgniteRebalance(Protocol):
                 self._pending_changed(out, view, cast(Nodes, c.value), c.rev)
             elif c.key == STABLE and c.value is not None:
                 self._stable_changed(out, view, cast(Nodes, c.value))
+
+    @staticmethod
+    def _inert(node: str, msg: Watch) -> bool:
+        """No change of the event can make a handler act at `node`: only stable sets that name
+        it (or whose pending at that revision names it), pending removals, and keys no watch
+        handler reads. Data-node, switch.reduce and pending changes always may."""
+        pending = cast(Nodes | None, msg.store.value(PENDING)) or frozenset()
+        for c in msg.changes:
+            if c.key in (DATA_NODES, REDUCE) and c.value:
+                return False
+            if c.key == PENDING and c.value is not None:
+                return False
+            if c.key == STABLE and c.value is not None and node not in cast(Nodes, c.value) \
+                    and node not in pending:
+                return False
+        return True
 
     def _calc(self, view: Store) -> Nodes:
         return calculate_assignments(cast(Nodes, view.value(DATA_NODES) or ()), PARTITION,

@@ -7,7 +7,7 @@ from typing import Any, cast
 import pytest
 
 from partsafe.checker import catalog
-from partsafe.checker.actor import World
+from partsafe.checker.actor import World, dead_claim_errors
 from partsafe.checker.explore import explore
 from partsafe.checker.ignite import revision_ranks
 from partsafe.refimpl.actor import Step
@@ -20,6 +20,7 @@ from partsafe.refimpl.ignite import (
     Member,
     Read,
     ReadReply,
+    Watch,
     calculate_assignments,
     trigger_invoke,
 )
@@ -392,3 +393,21 @@ def test_each_variant_breaks_its_spec(variant: str, spec: str, scope: dict[str, 
     m = catalog.IGNITE.make(variant, scope)
     r = explore(m, stop_at_first=False, until=spec)
     assert spec in {v.spec for v in r.violations}
+
+
+def test_dead_claims_hold_over_the_reachable_states() -> None:
+    """Trigger invokes past the trigger and inert watch events are dropped as dead: checked over
+    the unreduced search of the default scope (`dead_claim_errors`)."""
+    assert dead_claim_errors(catalog.IGNITE.make("fixed", {})) == []
+
+
+def test_inert_watch_events_are_dead_and_others_are_not() -> None:
+    p = proto()
+    s = store(stable=N("AB"), pending=N("AB"))
+    assert p.is_dead("A", p.initial("A"), METASTORE, Watch((Entry(STABLE, N("AB"), Rev(2)),), s))
+    # C is in neither stable nor pending: its stable handler stops its replica
+    assert not p.is_dead("C", p.initial("C"), METASTORE,
+                         Watch((Entry(STABLE, N("AB"), Rev(2)),), store(stable=N("AB"))))
+    for key, value in ((PENDING, N("AB")), (REDUCE, N("C")), (DATA_NODES, N("AB"))):
+        assert not p.is_dead("A", p.initial("A"), METASTORE, Watch((Entry(key, value, Rev(2)),), s))
+    assert p.is_dead("A", p.initial("A"), METASTORE, Watch((Entry(PENDING, None, Rev(2)),), s))
