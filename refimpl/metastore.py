@@ -39,8 +39,6 @@ REDUCE = "assignments.switch.reduce"
 APPEND = "assignments.switch.append"
 TRIGGER = "pending.change.trigger"
 DATA_NODES = "dataNodes"
-#: the keys of one partition's rebalance, in the order views show them
-ASSIGNMENT_KEYS = (STABLE, PENDING, PLANNED, REDUCE, APPEND)
 
 
 class Entry(NamedTuple):
@@ -133,10 +131,6 @@ class Store(NamedTuple):
     def value(self, key: str) -> Hashable:
         e = self.get(key)
         return None if e is None else e.value
-
-    def rev(self, key: str) -> int:
-        e = self.get(key)
-        return NO_REV if e is None else e.rev
 
 
 def holds(store: Store, cond: Condition) -> bool:

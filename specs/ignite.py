@@ -36,8 +36,6 @@ from partsafe.traces.events import (
     ReductionRequested,
 )
 
-Keys = frozenset[tuple[str, frozenset[str] | None]]
-
 
 def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
     """The assignments keys after `e` (absent keys are not in the pairs)."""

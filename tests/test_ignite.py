@@ -411,3 +411,20 @@ def test_inert_watch_events_are_dead_and_others_are_not() -> None:
     for key, value in ((PENDING, N("AB")), (REDUCE, N("C")), (DATA_NODES, N("AB"))):
         assert not p.is_dead("A", p.initial("A"), METASTORE, Watch((Entry(key, value, Rev(2)),), s))
     assert p.is_dead("A", p.initial("A"), METASTORE, Watch((Entry(PENDING, None, Rev(2)),), s))
+
+
+def test_ign_finite_marks_exactly_the_invokes_that_write_stable() -> None:
+    """IGN-FINITE's marker: an invoke delivered to the metastore that writes stable; a lasso
+    through such a step is a rebalance that never ends (the lasso search itself is tested in
+    tests/test_explore.py)."""
+    m = catalog.IGNITE.make("fixed", {})
+    (lasso,) = m.lassos()
+    world = next(iter(m.init_states()))
+    writes = Invoke("switch", Iif(All(()), (Put(STABLE, N("AB")),)))
+    other = Invoke("switch", Iif(All(()), (Put(PLANNED, N("AB")),)))
+    refused = Invoke("switch", Iif(Absent(STABLE), (Put(STABLE, N("AB")),)))
+    assert lasso.spec == "IGN-FINITE"
+    assert lasso.marked(world, ("deliver", "A", METASTORE, writes), world)
+    assert not lasso.marked(world, ("deliver", "A", METASTORE, other), world)
+    assert not lasso.marked(world, ("deliver", "A", METASTORE, refused), world)
+    assert not lasso.marked(world, ("restart", "A"), world)
