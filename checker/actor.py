@@ -181,6 +181,11 @@ class ActorModel(Model[World]):
         world = self._observe(world, events)
         return [self._canonical(world) if self._canonical else world]
 
+    def init_events(self, world: World) -> tuple[Event, ...]:
+        p = self.protocol
+        return tuple(e for n, st in zip(self.names, world.nodes, strict=True)
+                     if st is not None and st is not CRASHED for e in p.initial_events(n, st))
+
     def successors(self, world: World) -> list[tuple[Action, World]]:
         out: list[tuple[Action, World]] = []
         p = self.protocol

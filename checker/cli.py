@@ -383,6 +383,167 @@ def replay(file: str, as_json: bool) -> None:
     sys.exit(EXIT_VIOLATION if reproduced else EXIT_OK)
 
 
+def _byte_progress(paths: tuple[str, ...], enabled: bool | None):
+    """A rich progress bar over the input bytes on stderr (for a terminal, or when asked)."""
+    from contextlib import nullcontext
+
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    console = _stderr()
+    if enabled is False or (enabled is None and not console.is_terminal):
+        return nullcontext(None)
+    total = 0
+    for raw in paths:
+        p = Path(raw)
+        files = [f for f in p.rglob("*") if f.is_file()] if p.is_dir() else [p]
+        total += sum(f.stat().st_size for f in files if f.exists())
+    bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                   TimeRemainingColumn(), console=console, transient=True)
+
+    class _Bar:
+        def __enter__(self):
+            bar.__enter__()
+            task = bar.add_task("scanning", total=total or None)
+            return lambda n: bar.advance(task, n)
+
+        def __exit__(self, *exc: object) -> None:
+            bar.__exit__(None, None, None)
+
+    return _Bar()
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--engine", type=click.Choice(["local", "auto"]), default="auto",
+              show_default=True, help="where the monitors run (auto: local)")
+@click.option("--format", "fmt", type=click.Choice(["auto", "log", "jsonl"]), default="auto",
+              show_default=True,
+              help="log: a Hazelcast log in any layout; jsonl: canonical events")
+@click.option("--stuck-after", type=float, default=600.0, show_default=True,
+              help="seconds after which a rebalance with no end is reported (a warning)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
+              help="also write a JUnit XML report to this file")
+@click.option("--progress/--no-progress", default=None,
+              help="a progress bar on stderr (default: when stderr is a terminal)")
+def validate(paths: tuple[str, ...], engine: str, fmt: str, stuck_after: float, as_json: bool,
+             junit_file: str | None, progress: bool | None) -> None:
+    """Check the logs of a real cluster (files or directories) against the specs.
+
+    Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
+    malformed with file and line. Exit status: 0 no violation, 1 a violation, 2 bad input.
+    """
+    from partsafe.checker.validate import InputError
+    from partsafe.checker.validate import validate as run_validate
+    from partsafe.checker.validate_view import render_report, validate_junit
+
+    if stuck_after <= 0:
+        _fail("--stuck-after must be positive")
+    try:
+        with _byte_progress(paths, progress if not as_json else False) as advance:
+            report = run_validate(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
+                                  progress=advance)
+    except InputError as exc:
+        _fail(str(exc))
+    if junit_file:
+        Path(junit_file).write_text(validate_junit(report))
+    if as_json:
+        click.echo(dumps(report.as_dict()))
+    else:
+        render_report(_stdout(), report)
+    sys.exit(EXIT_VIOLATION if report.violations else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["auto", "log", "jsonl"]), default="auto",
+              show_default=True,
+              help="log: a Hazelcast log in any layout; jsonl: canonical events")
+def parse(paths: tuple[str, ...], fmt: str) -> None:
+    """Print the events found in logs as canonical JSON Lines (one event a line, file order).
+
+    The line accounting and any malformed lines go to stderr.
+    """
+    from partsafe.traces.events import dumps as event_line
+    from partsafe.traces.scanner import InputError, Scanner, expand
+
+    scanner = Scanner(fmt)
+    out = click.get_text_stream("stdout")
+    try:
+        for path in expand(list(paths)):
+            for ev in scanner.scan(path, str(path)):
+                out.write(event_line(ev))
+                out.write("\n")
+    except InputError as exc:
+        _fail(str(exc))
+    acc = scanner.accounting
+    err = _stderr()
+    for m in acc.malformed:
+        err.print(f"{m.file}:{m.line}: malformed: {m.reason}", markup=False)
+    err.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + {acc.ignored_lines:,} "
+              f"ignored + {len(acc.malformed):,} malformed; {acc.events:,} events")
+
+
+@main.command()
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--events", "events_file", type=click.Path(dir_okay=False, writable=True),
+              help="write the trace's events as canonical JSON Lines to this file")
+@click.option("--log", "log_dir", type=click.Path(file_okay=False, writable=True),
+              help="write the trace as Hazelcast log text, one file per member, in this directory")
+def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
+    """Export a counterexample (from `check --trace-out`) as events and as log text, which
+    `partsafe validate` reads back."""
+    from partsafe.traces.events import EventFormatError, from_dict, write_jsonl
+    from partsafe.traces.writer import LogWriter
+
+    if not events_file and not log_dir:
+        _fail("give --events FILE, --log DIR or both")
+    try:
+        doc = json.loads(Path(trace).read_text())
+        steps = doc["steps"]
+    except OSError as exc:
+        _fail(f"{trace}: cannot read: {exc.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        _fail(f"{trace}: not JSON: {exc}")
+    except (KeyError, TypeError):
+        _fail(f"{trace}: not a counterexample artifact (no 'steps'); write one with "
+              "`partsafe check --trace-out FILE`")
+    events = []
+    try:
+        steps = [{"step": 0, "events": doc.get("init_events", [])}, *steps]
+        for step in steps:
+            for obj in step.get("events", []):
+                events.append(from_dict({**obj, "order": step["step"]},
+                                        f"{trace}: step {step.get('step')}"))
+    except (EventFormatError, AttributeError, KeyError) as exc:
+        _fail(f"{trace}: {exc}")
+    if events_file:
+        with open(events_file, "w") as out:
+            write_jsonl(events, out)
+    written = 0
+    if log_dir:
+        writer = LogWriter()
+        folder = Path(log_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        streams: dict[str, Any] = {}
+
+        def stream(member: str) -> Any:
+            if member not in streams:
+                name = writer.address(member).replace(":", "-")
+                streams[member] = (folder / f"member-{name}.log").open("w")
+            return streams[member]
+
+        try:
+            written = writer.write(events, stream)
+        finally:
+            for f in streams.values():
+                f.close()
+    click.echo(f"{len(events)} events"
+               + (f" -> {events_file}" if events_file else "")
+               + (f"; {written} log lines in {len(streams)} member file(s) -> {log_dir}"
+                  if log_dir else ""))
+
+
 @main.command()
 @click.argument("current")
 @click.argument("target")

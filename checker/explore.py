@@ -418,7 +418,8 @@ def _follow(model: Model[Any], rep: Callable[[Any], Any] | None, trace: Trace,
 
 def step_views(model: Model[Any], trace: Trace) -> list[StepView]:
     """Readable steps of a trace: action, node, events and the state after each step."""
-    views = [StepView("init", None, (), model.describe_state(trace.init))]
+    views = [StepView("init", None, model.init_events(trace.init),
+                      model.describe_state(trace.init))]
     prev = trace.init
     for action, state in trace.steps:
         text, node = model.describe_action(action)

@@ -102,6 +102,10 @@ class Model(ABC, Generic[S]):
                 out.append((action, nxt))
         return out
 
+    def init_events(self, state: S) -> tuple[Event, ...]:
+        """The events an initial state comes with (the member lists the nodes start with)."""
+        return ()
+
     def properties(self) -> Sequence[Property[S]]:
         return ()
 

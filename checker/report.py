@@ -103,6 +103,7 @@ def artifact(model: Model[Any], result: Result, params: dict[str, int]) -> dict[
         "spec": v.spec,
         "message": v.message,
         "init": v.trace.init_index,
+        "init_events": [event_json(e) for e in model.init_events(v.trace.init)],
         "steps": steps_json(model, v.trace)[1:],
     }
 

@@ -31,6 +31,7 @@ from partsafe.traces.events import (
     MemberLeft,
     MemberListInstalled,
     MemberRemoved,
+    MemberStarted,
     MigrationCommitted,
     MigrationRolledBack,
     MigrationStarted,
@@ -40,6 +41,7 @@ from partsafe.traces.events import (
     ReplicaSynced,
     ShutdownAllowed,
     ShutdownRequested,
+    ShutdownRequestHandled,
 )
 
 #: the current table: per partition ``(version, replicas)``, with the global version for 3.7
@@ -372,27 +374,39 @@ class OnlySource(Monitor):
     004: the master repartitions without the shutdown-requested members, so they only give data
     away; a member that requested shutdown refuses what a master that did not hear of the request
     yet sends it. A violation is a ``migration_started`` of role destination at a member that
-    requested shutdown (and did not crash since; the master's own starts are not judged, as the
-    request may still be on its way). State: the members that requested shutdown.
+    requested shutdown (and did not crash since), or a master that, after handling a member's
+    shutdown request (``shutdown_request_handled``), starts a migration with that member as its
+    destination. The master's own starts are not judged before it handled the request, as the
+    request may still be on its way. State: the members that requested shutdown, and the
+    (master, requester) pairs of handled requests.
     """
 
     spec = "SHUT-ONLY-SOURCE"
-    observes = frozenset({"shutdown_requested", "migration_started", "member_crashed"})
+    observes = frozenset({"shutdown_requested", "shutdown_request_handled", "migration_started",
+                          "member_crashed", "member_started"})
 
     def initial(self) -> Hashable:
-        return frozenset()
+        return (frozenset(), frozenset())
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        leaving: frozenset[str] = state  # type: ignore[assignment]
+        leaving, handled = state  # type: ignore[misc]
+        me = event.member
         if isinstance(event, ShutdownRequested):
-            return leaving | {event.member}, None
-        if isinstance(event, MemberCrashed):
-            return leaving - {event.member}, None
+            return (leaving | {me}, handled), None
+        if isinstance(event, ShutdownRequestHandled):
+            return (leaving, handled | {(me, event.requester)}), None
+        if isinstance(event, MemberCrashed | MemberStarted):
+            return (leaving - {me},
+                    frozenset(h for h in handled if me not in h)), None
         assert isinstance(event, MigrationStarted)
-        if event.role == "destination" and event.member in leaving:
-            return state, (f"{event.member} requested shutdown and starts migration "
+        if event.role == "destination" and me in leaving:
+            return state, (f"{me} requested shutdown and starts migration "
                            f"{event.migration} of partition {event.partition} as its "
                            "destination")
+        if event.role == "master" and (me, event.destination) in handled:
+            return state, (f"{me} handled the shutdown request of {event.destination} and then "
+                           f"starts migration {event.migration} of partition {event.partition} "
+                           "with it as the destination")
         return state, None
 
 

@@ -21,6 +21,12 @@ def view_of(ev: MemberListInstalled) -> View:
     return (ev.version, ev.members)
 
 
+def incarnation(ev: MemberListInstalled, master: str) -> str:
+    """`master` of a list, told apart from its other incarnations by its UUID when the list shows
+    UUIDs (a cluster restart starts versions again under new UUIDs)."""
+    return f"{master}/{ev.uuids[0]}" if ev.uuids else master
+
+
 def show(view: View | None) -> str:
     if view is None:
         return "no view"
@@ -41,20 +47,22 @@ class ViewOrder(Monitor):
     """
 
     spec = "MEM-VIEW-ORDER"
-    observes = frozenset({"member_list_installed"})
+    observes = frozenset({"member_list_installed", "member_started"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        assert isinstance(event, MemberListInstalled)
         sequences, positions = state  # type: ignore[misc]
-        p, w = event.member, view_of(event)
+        p = event.member
+        if not isinstance(event, MemberListInstalled):  # a new incarnation starts afresh
+            return (sequences, frozenset(kv for kv in positions if kv[0][0] != p)), None
+        w = view_of(event)
         if not w[1]:
             return state, None
-        master = w[1][0]
+        master = incarnation(event, w[1][0])
         published: tuple[View, ...] = lookup(sequences, master, ())
-        if p == master:
+        if p == w[1][0]:
             if published and published[-1] == w:
                 return state, None
             published = (*published, w)
@@ -129,24 +137,26 @@ class VersionOrder(Monitor):
 
     Per member, installed versions strictly increase. Per master, a version names one list: two
     members holding the same version from the same master hold the same members. Legacy lists
-    (version None) carry no version and are not judged. State: last version per member, and the
-    list of each (master, version) seen.
+    (version None) carry no version and are not judged. A member that (re)starts is a new
+    incarnation whose versions start again; a master is told apart from its other incarnations by
+    its UUID when the lists show UUIDs. State: last version per member, and the list of each
+    (master, version) seen.
     """
 
     spec = "MEM-VERSION"
-    observes = frozenset({"member_list_installed", "member_crashed"})
+    observes = frozenset({"member_list_installed", "member_crashed", "member_started"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         last, lists = state  # type: ignore[misc]
-        if not isinstance(event, MemberListInstalled):  # a crashed member applies nothing more
+        if not isinstance(event, MemberListInstalled):  # a crashed or restarted member starts
             return (frozenset(kv for kv in last if kv[0] != event.member), lists), None
         version = event.version
         if version is None:
             return state, None
-        master = event.master or (event.members[0] if event.members else "")
+        master = incarnation(event, event.master or (event.members[0] if event.members else ""))
         message = None
         before = lookup(last, event.member)
         if before is not None and version <= before:
@@ -171,7 +181,7 @@ class MasterOnly(Monitor):
     spec = "MEM-MASTER-ONLY"
     observes = frozenset({"member_list_installed", "member_joined", "member_removed",
                           "member_suspected", "explicit_suspicion", "suspicion_removed",
-                          "mastership_claim_started", "member_crashed"})
+                          "mastership_claim_started", "member_crashed", "member_started"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -180,7 +190,7 @@ class MasterOnly(Monitor):
         pairs: Pairs = state  # type: ignore[assignment]
         me = event.member
         kind = event.TYPE
-        if kind == "member_crashed":  # nothing a crashed member did afterwards needs judging
+        if kind in ("member_crashed", "member_started"):  # a crashed member is judged no more
             return frozenset(kv for kv in pairs if kv[0] != me), None
         members, suspects = lookup(pairs, me, ((), frozenset()))
         if kind == "member_list_installed":

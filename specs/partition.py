@@ -29,9 +29,12 @@ from partsafe.traces.events import (
     MemberRemoved,
     MigrationCommitted,
     MigrationRolledBack,
+    MigrationsCompleted,
     MigrationStarted,
     PartitionTableApplied,
     PartitionTablePublished,
+    PartitionVersionApplied,
+    Repartitioning,
 )
 
 #: migration roles in the order 000 §2.1 has them commit: destination, then master, then source
@@ -59,12 +62,16 @@ class TableVersion(Monitor):
     3.7 (000 §1.1): the global `version` a member applies is never smaller than the last one it
     applied (equal is a republish). 4.1 (003 §1.2): for every partition p, `partition_versions[p]`
     is never smaller than the last version of p the member applied; partitions beyond the shorter
-    of the two tables are not compared. A crashed member is forgotten (it comes back with nothing).
-    State: per member, the last global version and the last partition versions it applied.
+    of the two tables are not compared. A log shows single partitions' versions
+    (``partition_version_applied``, a completed migration applied): each must exceed the last
+    version of that partition the member applied that way. A crashed or restarted member is
+    forgotten (it comes back with nothing). State: per member, the last global version and the
+    last partition versions it applied, and per (member, partition) the last single version.
     """
 
     spec = "PT-VERSION"
-    observes = frozenset({"partition_table_applied", "member_crashed"})
+    observes = frozenset({"partition_table_applied", "partition_version_applied",
+                          "member_crashed", "member_started"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -72,8 +79,17 @@ class TableVersion(Monitor):
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
         me = event.member
+        if isinstance(event, PartitionVersionApplied):
+            key = (me, event.partition)
+            before = lookup(pairs, key)
+            message = None
+            if before is not None and event.version <= before:
+                message = (f"{me} applies version {event.version} of partition "
+                           f"{event.partition} after version {before}")
+            return assign(pairs, key, event.version), message
         if not isinstance(event, PartitionTableApplied):
-            return _without(pairs, lambda k: k != me), None
+            return _without(pairs, lambda k: k != me and not (isinstance(k, tuple)
+                                                               and k[0] == me)), None
         version, versions = lookup(pairs, me, (None, None))
         message = None
         if event.version is not None:
@@ -575,6 +591,48 @@ MONITORS: tuple[type[Monitor], ...] = (MasterOnly, TableVersion, MostRecent, Sta
                                        Atomic, RejectStale, OnePerPartition, MaxParallel,
                                        PlannedVersion)
 
+# --- MIG-STATS ------------------------------------------------------------------------------------
+
+
+class MigrationStats(Monitor):
+    """MIG-STATS: the master's migration statistics add up.
+
+    LOG_FORMATS.md §9: ``Repartitioning cluster data. Migration tasks count: N`` starts a rebalance
+    of N planned migrations (``MigrationStats.markNewRepartition``), and its end logs the
+    statistics: planned = completed + remaining always, and a rebalance that reports all tasks
+    completed has nothing remaining; the planned count is the N of the member's last
+    repartitioning, when that was seen. State: per member, the planned count of its last
+    repartitioning.
+    """
+
+    spec = "MIG-STATS"
+    observes = frozenset({"repartitioning", "migrations_completed", "member_crashed",
+                          "member_started"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        if isinstance(event, Repartitioning):
+            return (assign(pairs, me, event.planned) if event.planned else pairs), None
+        if not isinstance(event, MigrationsCompleted):
+            return _without(pairs, lambda k: k != me), None
+        e = event
+        if e.planned != e.completed + e.remaining:
+            return state, (f"{me} reports {e.planned} planned migrations but {e.completed} "
+                           f"completed and {e.remaining} remaining ({e.outcome})")
+        if e.outcome == "completed" and e.remaining:
+            return state, (f"{me} reports all migration tasks completed with {e.remaining} of "
+                           f"{e.planned} remaining")
+        planned = lookup(pairs, me)
+        if planned is not None and e.planned != planned:
+            return state, (f"{me} repartitioned with {planned} migration tasks but its "
+                           f"statistics ({e.outcome}) count {e.planned} planned")
+        return state, None
+
+
 register(Spec(
     id="PT-VERSION", title="Partition table versions never go back",
     statement="At every member, the global partition table version it applies (3.7) never "
@@ -695,3 +753,15 @@ register(Spec(
     rationale="A participant with an undecided migration does not know its own replica indices "
               "yet; one with a stale table acts on replicas that moved. Either corrupts the "
               "replica data the migration is about."))
+
+register(Spec(
+    id="MIG-STATS", title="Migration statistics add up",
+    statement="At the end of a rebalance (and while it runs) the master's statistics satisfy "
+              "planned = completed + remaining; a rebalance reported complete has nothing "
+              "remaining, and its planned count is the task count of the repartitioning that "
+              "started it.",
+    seed="000", section="§3 (repartitioning); LOG_FORMATS.md §9", kind="event monitor",
+    monitor=MigrationStats,
+    rationale="The statistics are what an operator reads to know whether a rebalance finished; "
+              "counts that do not add up mean migrations were lost from the plan or counted "
+              "twice."))

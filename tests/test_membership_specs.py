@@ -96,7 +96,7 @@ def test_view_order_holds() -> None:
 
 
 def test_view_order_ignores_other_events() -> None:
-    assert ViewOrder.observes == frozenset({"member_list_installed"})
+    assert ViewOrder.observes == frozenset({"member_list_installed", "member_started"})
     events = [inst("A", 2, AB), MemberCrashed(member="A"), inst("B", 3, ABC), inst("B", 2, AB)]
     assert messages(ViewOrder(), events) == []
 

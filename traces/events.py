@@ -73,6 +73,17 @@ class MemberListInstalled(Event):
     version: int | None
     members: Members
     master: str | None = None
+    #: the members' UUIDs in list order, when the log shows them (a restarted member has a new
+    #: one: they tell incarnations apart); empty in the explorer
+    uuids: tuple[str, ...] = ()
+
+
+@_ev("member_started")
+class MemberStarted(Event):
+    """`member` (re)starts: a new incarnation, with a new UUID when known (LifecycleService
+    ``STARTING``, or the ``starting at`` banner)."""
+
+    uuid: str | None = None
 
 
 @_ev("member_suspected")
@@ -137,6 +148,21 @@ class MemberJoined(Event):
     version: int | None = None
 
 
+@_ev("split_brain_merge")
+class SplitBrainMerge(Event):
+    """`member` leaves its side of a split and merges into the cluster of `target` (002)."""
+
+    target: str
+
+
+@_ev("cluster_state_changed")
+class ClusterStateChanged(Event):
+    """`member` commits the cluster state change from `old` to `new` (ACTIVE, FROZEN, ...)."""
+
+    old: str
+    new: str
+
+
 @_ev("member_crashed")
 class MemberCrashed(Event):
     """`member` crashed (crash-stop)."""
@@ -180,6 +206,23 @@ class PartitionTablePublished(Event):
     partitions: tuple[int, ...] | None = None
 
 
+@_ev("partition_version_applied")
+class PartitionVersionApplied(Event):
+    """`member` applied version `version` of one partition (4.1, 003 §1.2), as a log shows it
+    for a completed migration (``initialPartitionVersion + partitionVersionIncrement``)."""
+
+    partition: int
+    version: int
+
+
+@_ev("partition_table_fetch")
+class PartitionTableFetch(Event):
+    """A new master's fetch of every member's partition table (000 §1.2): `phase` is
+    ``fetching``, ``determined`` or ``applying``."""
+
+    phase: str
+
+
 @_ev("repartitioning")
 class Repartitioning(Event):
     """Master `member` repartitioned and planned `planned` migrations."""
@@ -207,6 +250,16 @@ class MigrationStarted(Event):
     source_endpoint: str | None = None
     planned_version: int | None = None
     partition_version: int | None = None
+
+
+@_ev("migration_failed")
+class MigrationFailed(Event):
+    """The master `member` gave up on a migration (failed, its commit failed, or it was marked
+    FAILED after a master change); `reason` is the log's wording."""
+
+    migration: str
+    partition: int | None = None
+    reason: str = ""
 
 
 @_ev("migration_committed")
@@ -246,6 +299,14 @@ class ShutdownRequested(Event):
     pass
 
 
+@_ev("shutdown_request_handled")
+class ShutdownRequestHandled(Event):
+    """Master `member` handled the shutdown request of `requester` (004): it repartitions
+    without it from now on."""
+
+    requester: str
+
+
 @_ev("shutdown_allowed")
 class ShutdownAllowed(Event):
     """Master `member` tells `leaving` that it may shut down (004, ProcessShutdownRequestsTask);
@@ -268,9 +329,16 @@ class PartitionLost(Event):
 
 @_ev("migrations_completed")
 class MigrationsCompleted(Event):
+    """Master `member`'s migration statistics (``MigrationStats``): at the end of a rebalance
+    (`outcome` ``completed``, ``failed`` or ``aborted``) or while it runs (``progress``, with
+    the queue's `tasks` left)."""
+
     planned: int
     completed: int
     remaining: int
+    outcome: str = "completed"
+    total_completed: int | None = None
+    tasks: int | None = None
 
 
 # --- Ignite 3 (001) ---------------------------------------------------------------------------

@@ -1,0 +1,449 @@
+"""The log scanner and the validator: layouts, multi-line records, accounting, bad input, every
+spec judged on logs (caught and holding), the real excerpts, the round trip from the explorer."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from partsafe.checker import validate as v
+from partsafe.checker.cli import main
+from partsafe.traces import events as ev
+from partsafe.traces.scanner import InputError, Scanner
+
+LOGS = Path(__file__).parent / "data" / "logs"
+U = ["ad55fb38-9dd0-47a5-ab5b-504916c9e85f", "3f234cd8-050d-4ed2-9615-51b3c2593f26",
+     "7fb07cd0-5a46-422d-801d-05e6da0b9a63", "2f8cbb60-1823-4fba-8d13-2fa9dbf89822"]
+
+
+def scan(tmp_path: Path, text: str | bytes, name: str = "m.log", fmt: str = "auto"):
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    scanner = Scanner(fmt)
+    events = list(scanner.scan(path, name))
+    acc = scanner.accounting
+    assert acc.lines == acc.parsed_lines + acc.ignored_lines + len(acc.malformed)
+    assert acc.ignored_lines >= 0
+    return events, acc
+
+
+def check(tmp_path: Path, files: dict[str, str]) -> v.Report:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    report = v.validate([str(tmp_path / n) for n in files])
+    acc = report.accounting
+    assert acc.lines == acc.parsed_lines + acc.ignored_lines + len(acc.malformed)
+    return report
+
+
+def log4j(ts: str, me: str, message: str, level: str = "INFO",
+          logger: str = "c.h.i.c.ClusterService") -> str:
+    """The distribution's rolling-file layout: ``%d [%5p] [%t] [%c{.1}]: %m%n``."""
+    host, port = me.rsplit(":", 1)
+    return (f"2023-11-14 {ts},000 [{level:>5}] [hz.main] [{logger}]: [{host}]:{port} [dev] "
+            f"[5.3.0] {message}\n")
+
+
+def members(version: int, me: str, listed: list[tuple[str, str]]) -> str:
+    lines = "".join(f"\tMember [{a.split(':')[0]}]:{a.split(':')[1]} - {u}"
+                    f"{' this' if a == me else ''}\n" for a, u in listed)
+    return f"\n\nMembers {{size:{len(listed)}, ver:{version}}} [\n{lines}]\n\n"
+
+
+A, B, C = "10.0.0.1:5701", "10.0.0.2:5701", "10.0.0.3:5701"
+
+
+def lists(ts: str, me: str, version: int, listed: list[tuple[str, str]]) -> str:
+    return log4j(ts, me, members(version, me, listed))
+
+
+# --- layouts --------------------------------------------------------------------------------------
+
+
+def test_spring_boot_real_logs_give_their_member_lists() -> None:
+    events = list(Scanner().scan(LOGS / "hz_05.log"))
+    (installed,) = [e for e in events if isinstance(e, ev.MemberListInstalled)]
+    assert installed.member == "192.168.1.8:5702"
+    assert (installed.version, installed.members) == (4, ("192.168.1.8:5701", "192.168.1.8:5702"))
+    assert installed.uuids == ("ad55fb38-9dd0-47a5-ab5b-504916c9e85f",
+                               "3f234cd8-050d-4ed2-9615-51b3c2593f26")
+    assert installed.source == ev.Source(str(LOGS / "hz_05.log"), 37)
+
+
+def test_legacy_member_lists_with_mixed_indentation() -> None:
+    events = [e for e in Scanner().scan(LOGS / "hz_28.log")
+              if isinstance(e, ev.MemberListInstalled)]
+    assert [(e.version, len(e.members)) for e in events] == [(None, 1), (None, 2)]
+    assert events[1].members == ("10.244.37.2:5701", "10.244.86.3:5701")
+
+
+def test_redacted_placeholders_are_members_too() -> None:
+    events = list(Scanner().scan(LOGS / "hz_08.log"))
+    kinds = [e.TYPE for e in events]
+    assert kinds == ["member_removed", "member_list_installed", "repartitioning"]
+    assert events[0].member == "<ip>:<portA>" and events[0].removed == "<ip>:<portB>"
+
+
+def test_test_harness_layout_with_brackets_in_the_test_name() -> None:
+    events = list(Scanner().scan(LOGS / "hz_11.log"))
+    assert [e.TYPE for e in events] == ["shutdown_request_handled", "repartitioning"]
+    assert events[0].member == "127.0.0.1:5701"
+    assert events[0].requester == "127.0.0.1:5703"
+
+
+def test_log4j2_distribution_layout(tmp_path: Path) -> None:
+    text = (log4j("10:00:00", A, "[10.0.0.1]:5701 is STARTING", logger="c.h.c.LifecycleService")
+            + lists("10:00:01", A, 1, [(A, U[0])])
+            + log4j("10:00:02", A, "Repartitioning cluster data. Migration tasks count: 3",
+                    logger="c.h.i.p.i.MigrationManager"))
+    events, acc = scan(tmp_path, text)
+    assert [e.TYPE for e in events] == ["member_started", "member_list_installed",
+                                        "repartitioning"]
+    assert events[1].source.line == 2 and events[1].order is not None
+    assert acc.parsed_lines == 1 + 5 + 1  # the record: prefix line, blank, header, 1, closing
+
+
+def test_java_util_logging_two_line_records_in_other_locales(tmp_path: Path) -> None:
+    text = ("Nov 14, 2023 10:00:01 AM com.hazelcast.internal.cluster.ClusterService\n"
+            "INFO: [10.0.0.1]:5701 [dev] [5.3.0] \n\nMembers {size:1, ver:1} [\n"
+            f"\tMember [10.0.0.1]:5701 - {U[0]} this\n]\n\n"
+            "14.11.2023 10:00:02 com.hazelcast.internal.cluster.impl.MembershipManager\n"
+            f"WARNUNG: [10.0.0.1]:5701 [dev] [5.3.0] Member [10.0.0.2]:5701 - {U[1]} is "
+            "suspected to be dead for reason: No connection\n")
+    events, _ = scan(tmp_path, text)
+    assert [e.TYPE for e in events] == ["member_list_installed", "member_suspected"]
+    assert events[0].member == A and events[1].suspect == B
+
+
+def test_docker_compose_interleaved_members_out_of_time_order(tmp_path: Path) -> None:
+    text = ("hz1-1  | 2023-11-14 10:00:02,000 [ INFO] [hz.main] [c.h.i.c.ClusterService]: "
+            "[10.0.0.1]:5701 [dev] [5.3.0] \n"
+            "hz2-1  | 2023-11-14 10:00:01,000 [ INFO] [hz.main] [c.h.i.c.ClusterService]: "
+            "[10.0.0.2]:5701 [dev] [5.3.0] \n"
+            "hz1-1  | \nhz2-1  | \nhz1-1  | Members {size:2, ver:2} [\n"
+            "hz2-1  | Members {size:2, ver:2} [\n"
+            f"hz1-1  | \tMember [10.0.0.1]:5701 - {U[0]} this\n"
+            f"hz2-1  | \tMember [10.0.0.1]:5701 - {U[0]}\n"
+            f"hz2-1  | \tMember [10.0.0.2]:5701 - {U[1]} this\n"
+            f"hz1-1  | \tMember [10.0.0.2]:5701 - {U[1]}\n"
+            "hz2-1  | ]\nhz1-1  | ]\n")
+    events, acc = scan(tmp_path, text)
+    got = sorted((e.member, e.members) for e in events)
+    assert got == [(A, (A, B)), (B, (A, B))]
+    assert acc.parsed_lines == 12 and acc.malformed == []
+
+
+def test_docker_timestamps_before_everything(tmp_path: Path) -> None:
+    line = log4j("10:00:00", A, "Removing Member [10.0.0.2]:5701 - " + U[1],
+                 logger="c.h.i.c.i.MembershipManager")
+    events, _ = scan(tmp_path, "2023-11-14T10:00:00.123456789Z " + line)
+    assert events[0].TYPE == "member_removed" and events[0].removed == B
+
+
+def test_json_per_line_with_the_member_list_in_one_message(tmp_path: Path) -> None:
+    message = f"[10.0.0.1]:5701 [dev] [5.3.0] {members(3, A, [(A, U[0]), (B, U[1])])}"
+    lines = [json.dumps({"@timestamp": "2023-11-14T10:00:00.000Z", "log.level": "INFO",
+                         "message": message, "log.logger": "com.hazelcast.internal.cluster"}),
+             json.dumps({"log": "2023-11-14 10:00:01,000 [ INFO] [hz.main] [c.h.i.p.i.Migra"
+                                "tionManager]: [10.0.0.1]:5701 [dev] [5.3.0] Partition balance "
+                                "is ok, no need to repartition.\n", "stream": "stdout",
+                         "time": "2023-11-14T10:00:01Z"})]
+    events, acc = scan(tmp_path, "\n".join(lines) + "\n")
+    assert [e.TYPE for e in events] == ["member_list_installed", "repartitioning"]
+    assert events[0].members == (A, B) and acc.parsed_lines == 2
+
+
+def test_hard_wrapped_lines_are_joined_back(tmp_path: Path) -> None:
+    message = ("Mastership is claimed with: MembersView{version=5, members=[MemberInfo{"
+               f"address=[10.0.0.2]:5701, uuid={U[1]}, liteMember=false, "
+               "memberListJoinVersion=2}]}")
+    line = log4j("10:00:00", B, message, logger="c.h.i.c.i.MembershipManager")
+    wrapped = "\n".join(line[i:i + 120] for i in range(0, len(line), 120))
+    events, acc = scan(tmp_path, wrapped)
+    assert [e.TYPE for e in events] == ["mastership_claimed"]
+    assert events[0].version == 5 and events[0].members == (B,)
+    assert acc.malformed == [] and acc.parsed_lines == acc.lines == 3
+
+
+def test_stack_traces_are_ignored(tmp_path: Path) -> None:
+    text = (log4j("10:00:00", A, "Migration failed: boom", level="WARN")
+            + "java.lang.IllegalStateException: partition migration failed\n"
+            "\tat com.hazelcast.internal.partition.impl.MigrationManager.run(MigrationManager"
+            ".java:10)\n\t... 3 more\n")
+    _, acc = scan(tmp_path, text)
+    assert acc.malformed == [] and acc.lines == 4
+
+
+# --- member lists: the messy ones -----------------------------------------------------------------
+
+
+def test_a_member_list_with_a_wrong_stated_size_is_used_with_a_note(tmp_path: Path) -> None:
+    text = log4j("10:00:00", A, members(3, A, [(A, U[0]), (B, U[1])]).replace("size:2", "size:3"))
+    (path := tmp_path / "m.log").write_text(text)
+    report = v.validate([str(path)])
+    assert report.result == "ok"
+    assert any("states size 3 but lists 2" in w.message for w in report.warnings)
+
+
+def test_member_lines_without_their_header_are_malformed(tmp_path: Path) -> None:
+    text = f"\tMember [10.0.0.1]:5701 - {U[0]} this\n\tMember [10.0.0.2]:5701 - {U[1]}\n]\n"
+    events, acc = scan(tmp_path, text)
+    assert events == []
+    assert [m.line for m in acc.malformed] == [1, 2]
+    assert "header is missing" in acc.malformed[0].reason
+
+
+def test_a_member_list_cut_off_at_the_end_of_the_file_is_malformed(tmp_path: Path) -> None:
+    text = log4j("10:00:00", A, f"\n\nMembers {{size:2, ver:2}} [\n\tMember [10.0.0.1]:5701 - "
+                 f"{U[0]} this")
+    events, acc = scan(tmp_path, text.rstrip("\n"))
+    assert events == []
+    assert [m.line for m in acc.malformed] == [1, 2, 3, 4]
+
+
+def test_cp_group_lists_are_not_member_lists(tmp_path: Path) -> None:
+    text = log4j("10:00:00", A, "\n\nCP Group Members {groupId: default(1234), size:2, term:1, "
+                 "logIndex:0} [\n\tCPMember{uuid=" + U[0] + ", address=[10.0.0.1]:5701}\n"
+                 "\tCPMember{uuid=" + U[1] + ", address=[10.0.0.2]:5701}\n]\n",
+                 logger="c.h.c.i.RaftService")
+    events, acc = scan(tmp_path, text)
+    assert events == [] and acc.malformed == []
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+
+def test_bad_inputs_get_a_clear_message(tmp_path: Path) -> None:
+    (tmp_path / "bin").write_bytes(bytes(range(256)) * 400)
+    (tmp_path / "empty").mkdir()
+    for path, words in ((tmp_path / "bin", "binary data"), (tmp_path / "nope", "no such file"),
+                        (tmp_path / "empty", "no files")):
+        with pytest.raises(InputError, match=words):
+            v.validate([str(path)])
+        result = CliRunner().invoke(main, ["validate", str(path)])
+        assert result.exit_code == 2, result.output
+        assert words in result.output and "Traceback" not in result.output
+
+
+def test_non_utf8_bytes_and_an_empty_file(tmp_path: Path) -> None:
+    text = log4j("10:00:00", A, "Removing Member [10.0.0.2]:5701 - " + U[1]).encode()
+    events, acc = scan(tmp_path, b"\xff\xfe garbage \xc3\x28\n" + text)
+    assert [e.TYPE for e in events] == ["member_removed"] and acc.lines == 2
+    (tmp_path / "e.log").write_bytes(b"")
+    report = v.validate([str(tmp_path / "e.log")])
+    assert report.accounting.lines == 0 and "empty file" in report.warnings[0].message
+
+
+def test_gzip_and_directories(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.log.gz").write_bytes(gzip.compress((LOGS / "hz_05.log").read_bytes()))
+    report = v.validate([str(tmp_path / "logs")])
+    assert report.accounting.lines == 55 and report.members == {"192.168.1.8:5702": 1}
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from((LOGS / "hz_05.log").read_bytes().splitlines()
+                                + (LOGS / "hz_28.log").read_bytes().splitlines()), max_size=40),
+       st.data())
+def test_mutated_real_lines_never_break_the_accounting(tmp_path: Path, lines: list[bytes],
+                                                       data: st.DataObject) -> None:
+    mutated = []
+    for line in lines:
+        if line and data.draw(st.booleans()):
+            i = data.draw(st.integers(0, len(line) - 1))
+            line = line[:i] + data.draw(st.binary(max_size=4)) + line[i + 1:]
+        mutated.append(line)
+    scan(tmp_path, b"\n".join(mutated) + data.draw(st.sampled_from([b"", b"\n"])))
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=3000))
+def test_random_bytes_never_break_the_accounting(tmp_path: Path, blob: bytes) -> None:
+    try:
+        scan(tmp_path, blob)
+    except InputError as exc:  # binary data, or a gzip header with no stream after it
+        assert "binary data" in str(exc) or "cannot be read" in str(exc)
+
+
+# --- specs on logs: caught and holding ------------------------------------------------------------
+
+
+def specs_of(report: v.Report) -> list[str]:
+    return [x.spec for x in report.violations]
+
+
+def test_mem_version_caught_within_one_incarnation(tmp_path: Path) -> None:
+    text = lists("10:00:00", A, 5, [(A, U[0]), (B, U[1])]) + lists("10:00:01", A, 4, [(A, U[0])])
+    report = check(tmp_path, {"a.log": text})
+    assert specs_of(report) == ["MEM-VERSION"]
+    assert [s.line for s in report.violations[0].sources] == [1, 9]
+
+
+def test_mem_version_holds_across_a_restart(tmp_path: Path) -> None:
+    text = (lists("10:00:00", A, 5, [(A, U[0]), (B, U[1])])
+            + log4j("10:01:00", A, "[10.0.0.1]:5701 is STARTING")
+            + lists("10:01:01", A, 1, [(A, U[2])]))
+    report = check(tmp_path, {"a.log": text})
+    assert report.result == "ok" and report.members == {A: 2}
+
+
+def test_one_version_names_one_list_across_members(tmp_path: Path) -> None:
+    good = {"a.log": lists("10:00:00", A, 2, [(A, U[0]), (B, U[1])]),
+            "b.log": lists("10:00:00", B, 2, [(A, U[0]), (B, U[1])])}
+    assert check(tmp_path, good).result == "ok"
+    bad = {"a2.log": lists("10:00:00", A, 3, [(A, U[0]), (B, U[1])]),
+           "c.log": lists("10:00:00", C, 3, [(A, U[0]), (C, U[2])])}
+    assert "MEM-VERSION" in specs_of(check(tmp_path, bad))
+
+
+def test_view_integrity(tmp_path: Path) -> None:
+    assert specs_of(check(tmp_path, {"a.log": lists("10:00:00", A, 2, [(B, U[1])])})) == [
+        "MEM-VIEW-INTEGRITY"]
+    assert check(tmp_path, {"b.log": lists("10:00:00", A, 2, [(A, U[0])])}).result == "ok"
+
+
+def test_view_order(tmp_path: Path) -> None:
+    ab, abc = [(A, U[0]), (B, U[1])], [(A, U[0]), (B, U[1]), (C, U[2])]
+    master = lists("10:00:00", A, 2, ab) + lists("10:00:02", A, 3, abc)
+    bad = lists("10:00:03", B, 3, abc) + lists("10:00:04", B, 2, ab)
+    assert "MEM-VIEW-ORDER" in specs_of(check(tmp_path, {"a.log": master, "b.log": bad}))
+    good = lists("10:00:01", B, 2, ab) + lists("10:00:03", B, 3, abc)
+    assert check(tmp_path, {"a.log": master, "b.log": good}).result == "ok"
+
+
+def test_master_only_removal(tmp_path: Path) -> None:
+    ab = [(A, U[0]), (B, U[1])]
+    remove = log4j("10:00:01", B, "Removing Member [10.0.0.1]:5701 - " + U[0])
+    assert specs_of(check(tmp_path, {"b.log": lists("10:00:00", B, 2, ab) + remove})) == [
+        "MEM-MASTER-ONLY"]
+    remove = log4j("10:00:01", A, "Removing Member [10.0.0.2]:5701 - " + U[1])
+    assert check(tmp_path, {"a.log": lists("10:00:00", A, 2, ab) + remove}).result == "ok"
+
+
+def test_migration_statistics(tmp_path: Path) -> None:
+    def run(tasks: int, planned: int, completed: int, remaining: int) -> str:
+        return (log4j("10:00:00", A, f"Repartitioning cluster data. Migration tasks count: {tasks}")
+                + log4j("10:00:01", A, "All migration tasks have been completed. (repartitionTime"
+                        f"=Tue Nov 14 10:00:00 UTC 2023, plannedMigrations={planned}, "
+                        f"completedMigrations={completed}, remainingMigrations={remaining}, "
+                        f"totalCompletedMigrations={completed})"))
+
+    assert check(tmp_path, {"a.log": run(4, 4, 4, 0)}).result == "ok"
+    assert specs_of(check(tmp_path, {"b.log": run(4, 4, 3, 0)})) == ["MIG-STATS"]
+    assert specs_of(check(tmp_path, {"c.log": run(5, 4, 4, 0)})) == ["MIG-STATS"]
+
+
+def migration(uid: str, partition: int, destination: str, initial: int, status: str) -> str:
+    host, port = destination.split(":")
+    return (f"MigrationInfo{{uuid={uid}, partitionId={partition}, source=[10.0.0.1]:5701 - "
+            f"{U[0]}, sourceCurrentReplicaIndex=0, sourceNewReplicaIndex=-1, destination=["
+            f"{host}]:{port} - {U[1]}, destinationCurrentReplicaIndex=-1, "
+            "destinationNewReplicaIndex=0, master=[10.0.0.1]:5701, initialPartitionVersion="
+            f"{initial}, partitionVersionIncrement=2, status={status}}}")
+
+
+def test_partition_versions_where_logged(tmp_path: Path) -> None:
+    def applied(initial: int) -> str:
+        return log4j("10:00:00", B, "Applying completed migration "
+                     + migration(U[3], 7, B, initial, "SUCCESS"), level="DEBUG")
+
+    assert check(tmp_path, {"a.log": applied(1) + applied(3)}).result == "ok"
+    assert specs_of(check(tmp_path, {"b.log": applied(3) + applied(1)})) == ["PT-VERSION"]
+
+
+def test_shutdown_requester_is_never_a_destination(tmp_path: Path) -> None:
+    handled = log4j("10:00:00", A, f"Shutdown request of Member [10.0.0.2]:5701 - {U[1]} is "
+                    "handled", logger="c.h.i.p.i.MigrationManager")
+    start = log4j("10:00:01", A, "Starting Migration: " + migration(U[3], 1, B, 1, "ACTIVE"),
+                  level="DEBUG")
+    assert specs_of(check(tmp_path, {"a.log": handled + start})) == ["SHUT-ONLY-SOURCE"]
+    assert check(tmp_path, {"b.log": start + handled}).result == "ok"
+
+
+def test_lost_partitions_and_stuck_rebalances_are_warnings(tmp_path: Path) -> None:
+    text = (log4j("10:00:00", A, "Repartitioning cluster data. Migration tasks count: 9")
+            + log4j("10:00:01", A, "partitionId=3 is completely lost!", level="WARN")
+            + log4j("10:30:00", A, "Removing Member [10.0.0.2]:5701 - " + U[1]))
+    report = check(tmp_path, {"a.log": text})
+    assert report.result == "ok"
+    assert sorted(w.kind for w in report.warnings) == ["migration-stuck", "partition-lost"]
+
+
+# --- the real excerpts, the command line, the round trip ------------------------------------------
+
+
+def test_every_real_excerpt_validates_clean_with_every_line_accounted_for() -> None:
+    index = {e["file"]: e for e in json.loads((LOGS / "index.json").read_text())}
+    for name, entry in index.items():
+        report = v.validate([str(LOGS / name)])
+        acc = report.accounting
+        assert report.result == "ok", (name, report.violations)
+        assert acc.lines == entry["line_count"], name
+        assert acc.malformed == [], (name, acc.malformed)
+        assert acc.events > 0, name
+    together = v.validate([str(LOGS / n) for n in ("hz_06.log", "hz_07.log", "hz_08.log")])
+    assert together.result == "ok" and set(together.members) == {"<ip>:<portA>", "<ip>:<portB>"}
+
+
+def test_validate_json_follows_the_contract() -> None:
+    result = CliRunner().invoke(main, ["validate", *map(str, sorted(LOGS.glob("*.log"))),
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    for key in ("lines", "parsed_lines", "ignored_lines", "malformed", "events", "members",
+                "violations", "result"):
+        assert key in doc
+    assert doc["lines"] == doc["parsed_lines"] + doc["ignored_lines"] + len(doc["malformed"])
+    assert doc["lines"] == 181 and doc["result"] == "ok"
+
+
+def test_parse_prints_canonical_json_lines() -> None:
+    result = CliRunner().invoke(main, ["parse", str(LOGS / "hz_06.log")])
+    assert result.exit_code == 0
+    docs = [json.loads(line) for line in result.stdout.splitlines()]
+    assert docs[0] == {"type": "member_list_installed", "member": "<ip>:<portA>", "version": 4,
+                       "members": ["<ip>:<portA>", "<ip>:<portB>"], "master": "<ip>:<portA>",
+                       "uuids": [U[3], U[2]], "order": docs[0]["order"],
+                       "source": {"file": str(LOGS / "hz_06.log"), "line": 2}}
+    assert [d["type"] for d in docs] == ["member_list_installed", "repartitioning",
+                                         "migrations_completed"]
+
+
+def test_events_round_trip_through_json_lines(tmp_path: Path) -> None:
+    events = list(Scanner().scan(LOGS / "hz_06.log"))
+    with open(tmp_path / "e.jsonl", "w") as out:
+        ev.write_jsonl(events, out)
+    again = list(Scanner().scan(tmp_path / "e.jsonl"))
+    assert again == events and [e.source for e in again] == [e.source for e in events]
+
+
+@pytest.mark.parametrize(("variant", "spec", "scope"), [
+    ("hz38-unordered-members", "MEM-VIEW-ORDER", ["--suspicions", "0", "--publishes", "1"]),
+    ("hz38-local-removal", "MEM-MASTER-ONLY", ["--joins", "0"]),
+    ("mutant-no-self-check", "MEM-VIEW-INTEGRITY", ["--joins", "0"]),
+])
+def test_counterexamples_exported_as_events_and_log_text_break_the_same_spec(
+        tmp_path: Path, variant: str, spec: str, scope: list[str]) -> None:
+    runner = CliRunner()
+    trace = tmp_path / "trace.json"
+    result = runner.invoke(main, ["check", "membership", "--variant", variant, *scope,
+                                  "--trace-out", str(trace), "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(trace.read_text())["spec"] == spec
+    result = runner.invoke(main, ["export", str(trace), "--events", str(tmp_path / "t.jsonl"),
+                                  "--log", str(tmp_path / "logs")])
+    assert result.exit_code == 0, result.output
+    for target in (tmp_path / "t.jsonl", tmp_path / "logs"):
+        result = runner.invoke(main, ["validate", str(target), "--json"])
+        assert result.exit_code == 1, result.output
+        doc = json.loads(result.output)
+        assert spec in {x["spec"] for x in doc["violations"]}
+        assert doc["malformed"] == []

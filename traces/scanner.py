@@ -1,0 +1,563 @@
+"""The log scanner: from files to events, with every line accounted for.
+
+The per-line path is the hot one: production logs are gigabytes of lines that say nothing about
+membership or partitions. So lines are never split one by one. The scanner reads a file in
+blocks, runs one Aho-Corasick search (ahocorasick-rs) for the keywords of every message it models
+(`partsafe.traces.payload.KEYWORDS`) over the raw bytes of a block, and touches only the lines
+that contain one; the other lines are counted by ``bytes.count`` and are *ignored*. A line with a
+keyword has its layout peeled (`partsafe.traces.layout`), its payload found after the member
+prefix and parsed by the lark grammar (`partsafe.traces.payload`). Multi-line records are
+assembled around it, within its own stream (a docker-compose service):
+
+- a member list (LOG_FORMATS.md §2): the prefix line whose message is empty, the blank lines,
+  the ``Members`` header, one line per member, the closing bracket;
+- a hard-wrapped message: the lines after it that do not start a record, joined back;
+- stack traces are lines of their own and are ignored.
+
+Accounting (DESIGN.md, "Bad input"): ``lines = parsed_lines + ignored_lines + len(malformed)``.
+A line is *parsed* when it belongs to a record the grammar understood, *malformed* when it belongs
+to one of our messages that does not parse (a member list cut off, a member line with no header),
+*ignored* otherwise.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import ahocorasick_rs
+
+from partsafe.traces import layout
+from partsafe.traces.events import (
+    EVENT_TYPES,
+    Event,
+    EventFormatError,
+    MemberListInstalled,
+    from_dict,
+)
+from partsafe.traces.payload import KEYWORDS, Origin, PayloadError, declared_size, parse_payload
+
+#: bytes read at a time; a record longer than SAFETY that straddles a block end is read whole
+BLOCK = 8 << 20
+#: a line longer than this is reported malformed and skipped
+MAX_LINE = 16 << 20
+#: how far back a member list's body looks for the prefix line it belongs to (lines)
+LOOKBACK = 64
+#: longest member list (member lines) and longest hard-wrapped message (continuation lines)
+MAX_MEMBERS = 10_000
+MAX_WRAP = 40
+_SCANNER_KEYWORDS = ("Members", "Member [")
+_MATCHER = ahocorasick_rs.BytesAhoCorasick(
+    [k.encode() for k in dict.fromkeys((*KEYWORDS, *_SCANNER_KEYWORDS))])
+_STACK = re.compile(r"\s*(?:at [\w$.<>]+\(|Caused by: |Suppressed: |\.\.\. \d+ (?:more|common))")
+_MEMBER_LINE = re.compile(r"\s+Member \[")
+_SPLITS = re.compile(r"\]:? |: | - | \| ")
+_CLOSING = frozenset({"]", "}"})
+
+
+class InputError(Exception):
+    """An input that cannot be read as a log at all (missing, a directory with no files, binary
+    data): the message names the path."""
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something a reader should know that is not a violation (a member list whose stated size
+    is not the number of members it lists, an empty file)."""
+
+    file: str
+    line: int
+    member: str
+    message: str
+
+
+@dataclass
+class Accounting:
+    """The line accounting of one or more files."""
+
+    lines: int = 0
+    parsed_lines: int = 0
+    malformed: list[Malformed] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    events: int = 0
+
+    @property
+    def ignored_lines(self) -> int:
+        return self.lines - self.parsed_lines - len(self.malformed)
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+def expand(paths: list[str]) -> list[Path]:
+    """The files to read: each path, or every regular file under a directory (sorted, hidden ones
+    skipped). Raises InputError naming the path that is missing or holds no file."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            if not found:
+                raise InputError(f"{raw}: a directory with no files in it")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        elif path.exists():
+            raise InputError(f"{raw}: not a regular file")
+        else:
+            raise InputError(f"{raw}: no such file")
+    return files
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        raw = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+    if head == b"\x1f\x8b":
+        return gzip.open(raw)  # type: ignore[return-value]
+    return raw
+
+
+def _check_text(path: Path, head: bytes) -> None:
+    """Refuse a file that is binary data, not a log: NUL bytes and other control bytes make up
+    more than a tenth of its first 64 KB."""
+    if not head or b"\x00" not in head:
+        return
+    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
+    if controls * 10 > len(head):
+        raise InputError(f"{path}: binary data ({controls} control bytes in the first "
+                         f"{len(head)}), not a log")
+
+
+# --- the scanner ---------------------------------------------------------------------------------
+
+
+class Scanner:
+    """Scan files into events; `accounting` adds up across files.
+
+    `fmt` is ``auto`` (canonical event JSON Lines when the first record is one, else a log in any
+    layout), ``log`` or ``jsonl``.
+    """
+
+    def __init__(self, fmt: str = "auto",
+                 progress: Callable[[int], None] | None = None) -> None:
+        if fmt not in ("auto", "log", "jsonl"):
+            raise ValueError(f"unknown format {fmt!r}")
+        self.fmt = fmt
+        self.accounting = Accounting()
+        self._progress = progress
+
+    def scan(self, path: Path, name: str | None = None) -> Iterator[Event]:
+        """The events of one file, in file order; `name` is how reports call the file."""
+        shown = name or str(path)
+        with _open(path) as f:
+            try:
+                head = f.peek(65536)[:65536] if hasattr(f, "peek") else b""
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                raise InputError(f"{path}: cannot be read ({exc})") from None
+            _check_text(path, head)
+            fmt = self.fmt
+            if fmt == "auto":
+                fmt = "jsonl" if _looks_like_events(head) else "log"
+            try:
+                if fmt == "jsonl":
+                    yield from self._scan_events(f, shown)
+                else:
+                    yield from _LogFile(self, shown).scan(f)
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                raise InputError(f"{path}: cannot be read ({exc})") from None
+
+    def _scan_events(self, f: IO[bytes], name: str) -> Iterator[Event]:
+        acc = self.accounting
+        for number, raw in enumerate(f, start=1):
+            acc.lines += 1
+            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if not text.strip():
+                continue
+            try:
+                ev = from_dict(_json_loads(text), f"{name}:{number}")
+            except EventFormatError as exc:
+                acc.malformed.append(Malformed(name, number, exc.reason))
+                continue
+            except ValueError as exc:
+                acc.malformed.append(Malformed(name, number, f"not JSON ({exc})"))
+                continue
+            acc.parsed_lines += 1
+            acc.events += 1
+            yield ev
+
+
+def _json_loads(text: str) -> object:
+    return json.loads(text)
+
+
+def _looks_like_events(head: bytes) -> bool:
+    """Whether a file is canonical event JSON Lines: its first non-blank line is a JSON object
+    with a known event ``type`` and a ``member``."""
+    for raw in head.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            obj = _json_loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return False
+        return (isinstance(obj, dict) and obj.get("type") in EVENT_TYPES
+                and isinstance(obj.get("member"), str))
+    return False
+
+
+class _LogFile:
+    """One log file being scanned (the state the block loop carries)."""
+
+    def __init__(self, scanner: Scanner, name: str) -> None:
+        self.acc = scanner.accounting
+        self.progress = scanner._progress
+        self.name = name
+        #: line numbers already parsed or reported (records reach forwards and backwards)
+        self.done: set[int] = set()
+        #: the last lines before the current block, for look-backs: (number, text)
+        self.context: deque[tuple[int, str]] = deque(maxlen=LOOKBACK)
+        #: the last member seen in each stream (a line without a prefix belongs to it)
+        self.stream_member: dict[str, str] = {}
+        self.out: list[Event] = []
+
+    # -- blocks
+
+    def scan(self, f: IO[bytes]) -> Iterator[Event]:
+        carry = b""
+        first = self.acc.lines  # lines of earlier files
+        number = 0  # lines of this file before the current block
+        while True:
+            chunk = f.read(BLOCK)
+            data = carry + chunk if carry else chunk
+            if not chunk:  # the last block: a last line without a newline is a line too
+                if data:
+                    self._block(data, number, final=True)
+                    number += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                break
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                if len(data) > MAX_LINE:
+                    number += 1
+                    self._malformed(number, f"a line longer than {MAX_LINE >> 20} MB")
+                    carry = _skip_line(f)
+                continue
+            end = self._block(data[:cut], number, final=False)
+            self._remember(data, end, number)
+            number += data.count(b"\n", 0, end)
+            carry = data[end:]
+            yield from self._flush()
+            if self.progress:
+                self.progress(len(chunk))
+        yield from self._flush()
+        self.acc.lines = first + number
+        if number == 0:
+            self.acc.notes.append(Note(self.name, 0, "", "empty file"))
+
+    def _flush(self) -> Iterator[Event]:
+        out, self.out = self.out, []
+        self.acc.events += len(out)
+        return iter(out)
+
+    def _remember(self, data: bytes, end: int, before: int) -> None:
+        """Keep the last lines before `end` for the next block's look-backs."""
+        start = end
+        for _ in range(LOOKBACK):
+            if start <= 0:
+                break
+            start = data.rfind(b"\n", 0, start - 1) + 1
+        lines = data[start:end].split(b"\n")[:-1]
+        base = before + data.count(b"\n", 0, end) - len(lines)
+        for i, raw in enumerate(lines):
+            self.context.append((base + i + 1, _decode(raw)))
+
+    def _block(self, block: bytes, before: int, *, final: bool) -> int:
+        """Scan `block` (its first line is line ``before + 1``). Returns the offset up to which
+        every line is accounted; a record running past a non-final block's end stops it early."""
+        self.block = block
+        self.final = final
+        at, at_line = 0, before + 1  # an offset at a line start, and that line's number
+        last_start = -1
+        for _kw, start, _end in _MATCHER.find_matches_as_indexes(block):
+            ls = block.rfind(b"\n", 0, start) + 1
+            if ls == last_start:
+                continue
+            last_start = ls
+            at_line += block.count(b"\n", at, ls)
+            at = ls
+            if at_line in self.done:
+                continue
+            le = block.find(b"\n", start)
+            if le < 0:
+                le = len(block)
+            if not self._line(ls, le, at_line):
+                return ls  # needs the next block: start it at this line
+        if len(self.done) > 4 * LOOKBACK:
+            self.done = {n for n in self.done if n >= at_line - LOOKBACK}
+        return len(block)
+
+    # -- lines
+
+    def _line(self, ls: int, le: int, number: int) -> bool:
+        """Handle the line at [ls, le) with a keyword; False when its record needs more data."""
+        p = layout.peel(_decode(self.block[ls:le]))
+        text = p.text
+        m = layout.PREFIX.search(text)
+        if m is not None:
+            member = layout.address(m) or self.stream_member.get(p.stream, "")
+            if member:
+                self.stream_member[p.stream] = member
+            payload = text[m.end():]
+            order = p.order if p.order is not None else self._order(text[:m.start()], ls)
+            if p.json and "\n" in payload:
+                return self._message(payload.strip("\n"), member, number, le, p.stream, order)
+            if not payload.strip():
+                return True  # a member list's head: its body is found from the header line
+            if payload.startswith("Members"):
+                return self._member_list(payload, [number], le, p.stream, member, order)
+            return self._message(payload, member, number, le, p.stream, order)
+        if text.lstrip().startswith("Members"):
+            head = self._head(ls, number, p.stream)
+            member, order = self.stream_member.get(p.stream, ""), p.order
+            numbers = [number]
+            if head is not None:
+                numbers[:0] = head[0]
+                member = head[1] or member
+                order = head[2] if head[2] is not None else order
+            return self._member_list(text, numbers, le, p.stream, member, order)
+        if _STACK.match(text):
+            return True
+        if _MEMBER_LINE.match(text):
+            self._malformed(number, "a member line with no `Members` header before it "
+                                    "(a member list whose header is missing)")
+            return True
+        self._no_prefix(text, p, number)
+        return True
+
+    def _message(self, payload: str, member: str, number: int, le: int, stream: str,
+                 order: int | None) -> bool:
+        origin = Origin(member, self.name, number, order)
+        try:
+            events = parse_payload(payload, origin)
+        except PayloadError as exc:
+            wrapped = self._unwrap(payload, origin, le, stream)
+            if wrapped is None:
+                if not self.final and self._near_end(le):
+                    return False
+                self._malformed(number, exc.reason)
+            return True
+        if events is not None:
+            self._parsed((number,), events)
+            if payload.startswith("Members"):
+                self._check_size(payload, events, number)
+        elif self._continued(le):  # cut by a hard wrap before its wording was complete?
+            self._unwrap(payload, origin, le, stream)
+        return True
+
+    def _continued(self, le: int) -> bool:
+        """Whether the line after offset `le` continues a record (not blank, not a new record,
+        not a stack trace)."""
+        end = self.block.find(b"\n", le + 1)
+        nxt = _decode(self.block[le + 1:end if end >= 0 else len(self.block)])
+        return bool(nxt.strip()) and not layout.RECORD_START.match(nxt) \
+            and not _STACK.match(nxt) and not nxt.startswith(("java.", "com.", "org."))
+
+    def _unwrap(self, payload: str, origin: Origin, le: int, stream: str) -> bool | None:
+        """A message hard-wrapped over the next lines: join them back (without and with a space
+        at each break); True when that parses."""
+        parts: list[str] = []
+        numbers: list[int] = []
+        pos, n = le + 1, origin.line
+        while len(parts) < MAX_WRAP and pos < len(self.block):
+            end = self.block.find(b"\n", pos)
+            end = len(self.block) if end < 0 else end
+            n += 1
+            q = layout.peel(_decode(self.block[pos:end]))
+            pos = end + 1
+            if q.stream != stream:
+                continue
+            if not q.text.strip() or layout.RECORD_START.match(q.text) or n in self.done:
+                break
+            parts.append(q.text)
+            numbers.append(n)
+            for glue in ("", " "):
+                try:
+                    events = parse_payload(payload + glue + glue.join(parts), origin)
+                except PayloadError:
+                    continue
+                if events is not None:
+                    self._parsed((origin.line, *numbers), events)
+                    return True
+        return None
+
+    def _no_prefix(self, text: str, p: layout.Peeled, number: int) -> None:
+        """A line without the member prefix (``logging.details`` off, a bare message): try the
+        message after each usual header separator."""
+        starts = [0, *(m.end() for m in _SPLITS.finditer(text, 0, 240))]
+        member = self.stream_member.get(p.stream, "")
+        origin = Origin(member, self.name, number, p.order)
+        for start in starts:
+            try:
+                events = parse_payload(text[start:], origin)
+            except PayloadError:
+                continue
+            if events is not None:
+                self._parsed((number,), events)
+                return
+
+    # -- member lists
+
+    def _member_list(self, header: str, numbers: list[int], le: int, stream: str, member: str,
+                     order: int | None) -> bool:
+        """A member list from its ``Members`` header line (`numbers` holds the lines before it
+        that belong to it: the prefix line and blank lines): the lines after it up to the closing
+        bracket are the members (LOG_FORMATS.md §2)."""
+        number = numbers[-1]
+        lines = [header.strip()]
+        pos, n = le + 1, number
+        closed = False
+        while pos < len(self.block) and len(lines) <= MAX_MEMBERS:
+            end = self.block.find(b"\n", pos)
+            end = len(self.block) if end < 0 else end
+            n += 1
+            q = layout.peel(_decode(self.block[pos:end]))
+            pos = end + 1
+            if q.stream != stream:
+                continue
+            stripped = q.text.strip()
+            if stripped in _CLOSING:
+                lines.append(stripped)
+                numbers.append(n)
+                closed = True
+                break
+            if layout.RECORD_START.match(q.text) and not q.text[:1].isspace():
+                break
+            if stripped.startswith("Member") or len(lines) == 1 or not stripped:
+                if stripped:
+                    lines.append(q.text.rstrip())
+                numbers.append(n)
+            else:  # a hard-wrapped member line: its rest
+                lines[-1] += stripped
+                numbers.append(n)
+        if not closed and not self.final and pos >= len(self.block):
+            return False
+        origin = Origin(member, self.name, numbers[0], order)
+        text = "\n".join(lines)
+        try:
+            events = parse_payload(text, origin)
+            if not closed:
+                raise PayloadError("a member list cut off before its closing bracket")
+        except PayloadError as exc:
+            for k in numbers:
+                self._malformed(k, exc.reason)
+            return True
+        if events is None:
+            return True
+        self._parsed(numbers, events)
+        self._check_size(text, events, numbers[0])
+        return True
+
+    def _check_size(self, text: str, events: list[Event], number: int) -> None:
+        """A note when a member list states another size than the members it lists."""
+        stated = declared_size(text)
+        for ev in events:
+            if isinstance(ev, MemberListInstalled) and stated is not None \
+                    and stated != len(ev.members):
+                self.acc.notes.append(Note(
+                    self.name, number, ev.member,
+                    f"member list version {ev.version} states size {stated} but lists "
+                    f"{len(ev.members)} members (the listed members are used)"))
+
+    def _head(self, ls: int, number: int, stream: str) -> tuple[list[int], str, int | None] | None:
+        """The prefix line a member list belongs to and the blank lines after it: their numbers,
+        the member, the timestamp."""
+        blanks: list[int] = []
+        for n, text in self._before(ls, number):
+            q = layout.peel(text)
+            if q.stream != stream or n in self.done:
+                continue
+            if not q.text.strip():
+                blanks.append(n)
+                continue
+            m = layout.PREFIX.search(q.text)
+            if m is None or q.text[m.end():].strip():
+                return None
+            member = layout.address(m) or self.stream_member.get(stream, "")
+            order = q.order if q.order is not None else layout.timestamp(q.text[:m.start()])
+            return [n, *reversed(blanks)], member, order
+        return None
+
+    def _before(self, ls: int, number: int) -> Iterator[tuple[int, str]]:
+        """The lines before offset `ls` (line `number`), nearest first, up to LOOKBACK (from the
+        context of the previous block when this one starts)."""
+        end = ls - 1
+        seen = 0
+        while end >= 0 and seen < LOOKBACK:
+            start = self.block.rfind(b"\n", 0, end) + 1
+            number -= 1
+            seen += 1
+            yield number, _decode(self.block[start:end])
+            end = start - 1
+        if seen < LOOKBACK:
+            yield from reversed(list(self.context)[-(LOOKBACK - seen):])
+
+    def _order(self, header: str, ls: int) -> int | None:
+        """A header's timestamp, or (java.util.logging's second line) the line before's."""
+        when = layout.timestamp(header) if header else None
+        if when is None and ls > 0:
+            prev = self.block.rfind(b"\n", 0, ls - 1) + 1
+            when = layout.timestamp(_decode(self.block[prev:ls - 1])[:80])
+        return when
+
+    def _near_end(self, le: int) -> bool:
+        return len(self.block) - le < 64 * 1024
+
+    # -- accounting
+
+    def _parsed(self, numbers: tuple[int, ...] | list[int], events: list[Event]) -> None:
+        for n in numbers:
+            if n not in self.done:
+                self.done.add(n)
+                self.acc.parsed_lines += 1
+        self.out.extend(events)
+
+    def _malformed(self, number: int, reason: str) -> None:
+        if number in self.done:
+            return
+        self.done.add(number)
+        self.acc.malformed.append(Malformed(self.name, number, reason))
+
+
+def _skip_line(f: IO[bytes]) -> bytes:
+    """Read past the end of the current line; what follows it."""
+    while True:
+        chunk = f.read(BLOCK)
+        if not chunk:
+            return b""
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return chunk[nl + 1:]
+
+
+def _decode(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return raw.decode("utf-8", "replace")

@@ -1,0 +1,212 @@
+"""From events back to Hazelcast log text (the inverse of `partsafe.traces.payload`).
+
+Each event that Hazelcast logs is written in the wording of LOG_FORMATS.md, after the member
+prefix, in the rolling-file layout of the distribution (``%d [%5p] [%t] [%c{.1}]: %m%n``, §0).
+Events Hazelcast does not log (a crash writes nothing, tables are not printed) are skipped and
+counted. Member names that are not addresses (the explorer's ``A``, ``B``, ...) become
+``10.0.0.N:5701`` and get a fixed UUID, so that a trace written and read back names the same
+members.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import IO
+
+from partsafe.traces import events as ev
+
+#: the start of the written clock: event ``order`` k is this plus k seconds
+EPOCH_MS = 1_700_000_000_000
+LOGGERS = {
+    "cluster": "c.h.i.c.ClusterService",
+    "membership": "c.h.i.c.i.MembershipManager",
+    "lifecycle": "c.h.c.LifecycleService",
+    "migration": "c.h.i.p.i.MigrationManager",
+    "partition": "c.h.i.p.InternalPartitionService",
+    "heartbeat": "c.h.i.c.i.ClusterHeartbeatManager",
+    "join": "c.h.i.c.i.TcpIpJoiner",
+    "state": "c.h.i.c.i.o.CommitClusterStateOp",
+    "suspicion": "c.h.i.c.i.o.ExplicitSuspicionOp",
+}
+
+
+@dataclass
+class LogWriter:
+    """Writes events as log lines; remembers each member's last list (a claim's line shows it)."""
+
+    cluster: str = "dev"
+    version: str = "5.3.0"
+    names: dict[str, str] = field(default_factory=dict)
+    views: dict[str, ev.MemberListInstalled] = field(default_factory=dict)
+    skipped: int = 0
+
+    # -- members
+
+    def address(self, member: str) -> str:
+        """``host:port`` for a member name."""
+        if ":" in member:
+            return member
+        if member not in self.names:
+            self.names[member] = f"10.0.0.{len(self.names) + 1}:5701"
+        return self.names[member]
+
+    def bracketed(self, member: str) -> str:
+        host, _, port = self.address(member).rpartition(":")
+        return f"[{host}]:{port}"
+
+    @staticmethod
+    def uuid(member: str) -> str:
+        return str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"partsafe:{member}"))
+
+    def member(self, name: str, uid: str | None = None) -> str:
+        return f"Member {self.bracketed(name)} - {uid or self.uuid(name)}"
+
+    def _infos(self, members: Iterable[str]) -> str:
+        return ", ".join(f"MemberInfo{{address={self.bracketed(m)}, uuid={self.uuid(m)}, "
+                         f"liteMember=false, memberListJoinVersion=1}}" for m in members)
+
+    def _view(self, version: int | None, members: Iterable[str]) -> str:
+        return f"MembersView{{version={version or 0}, members=[{self._infos(members)}]}}"
+
+    def _migration(self, e: ev.Event, status: str, partition: int | None,
+                   source: str | None = None, destination: str | None = None,
+                   initial: int = 0, increment: int = 1) -> str:
+        def replica(m: str | None) -> str:
+            return "null" if m is None else f"{self.bracketed(m)} - {self.uuid(m)}"
+
+        migration = getattr(e, "migration", "") or "00000000-0000-0000-0000-000000000000"
+        return (f"MigrationInfo{{uuid={migration}, partitionId={partition or 0}, "
+                f"source={replica(source)}, sourceCurrentReplicaIndex=0, "
+                f"sourceNewReplicaIndex=-1, destination={replica(destination)}, "
+                f"destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex=0, "
+                f"master={self.bracketed(e.member)}, initialPartitionVersion={initial}, "
+                f"partitionVersionIncrement={increment}, status={status}}}")
+
+    # -- messages
+
+    def message(self, e: ev.Event) -> tuple[str, str, str] | None:
+        """(level, logger key, message) for an event, or None when Hazelcast does not log it."""
+        me = self.bracketed(e.member)
+        if isinstance(e, ev.MemberListInstalled):
+            self.views[e.member] = e
+            uids = e.uuids if len(e.uuids) == len(e.members) else ()
+            lines = [f"\t{self.member(m, uids[i] if uids else None)}"
+                     + (" this" if m == e.member else "") for i, m in enumerate(e.members)]
+            if e.version is None:
+                return "INFO", "cluster", (f"\n\nMembers [{len(e.members)}] {{\n"
+                                           + "\n".join(lines) + "\n}\n")
+            return "INFO", "cluster", (f"\n\nMembers {{size:{len(e.members)}, ver:{e.version}}}"
+                                       " [\n" + "\n".join(lines) + "\n]\n")
+        if isinstance(e, ev.MemberStarted):
+            return "INFO", "lifecycle", f"{me} is STARTING"
+        if isinstance(e, ev.ShutdownRequested):
+            return "INFO", "lifecycle", f"{me} is SHUTTING_DOWN"
+        if isinstance(e, ev.MemberLeft):
+            return "INFO", "lifecycle", f"{me} is SHUTDOWN"
+        if isinstance(e, ev.MemberSuspected):
+            reason = e.reason or "explicit suspicion"
+            return ("WARNING", "membership",
+                    f"{self.member(e.suspect)} is suspected to be dead for reason: {reason}")
+        if isinstance(e, ev.SuspicionRemoved):
+            return ("INFO", "membership",
+                    f"Removed suspicion of {self.member(e.suspect)}. Reason: Valid heartbeat")
+        if isinstance(e, ev.ExplicitSuspicion):
+            return ("INFO", "suspicion",
+                    f"Received suspicion request from: {self.bracketed(e.sender)}")
+        if isinstance(e, ev.MastershipClaimStarted):
+            view = self.views.get(e.member)
+            local = self._view(view.version if view else 0, view.members if view else ())
+            suspected = ", ".join(self.member(m) for m in e.suspected)
+            return ("INFO", "membership", f"Local {local} with suspected members: [{suspected}] "
+                    "and initial addresses to ask: []")
+        if isinstance(e, ev.MastershipClaimed):
+            return ("INFO", "membership",
+                    f"Mastership is claimed with: {self._view(e.version, e.members)}")
+        if isinstance(e, ev.MastershipClaimAccepted):
+            view = self.views.get(e.member)
+            return ("WARNING", "cluster",
+                    f"Mastership of {self.bracketed(e.candidate)} is accepted. Response: "
+                    f"{self._view(e.version, view.members if view else ())}")
+        if isinstance(e, ev.MemberRemoved):
+            return "INFO", "membership", f"Removing {self.member(e.removed)}"
+        if isinstance(e, ev.SplitBrainMerge):
+            return "WARNING", "join", f"{me} is merging [tcp/ip] to {self.bracketed(e.target)}"
+        if isinstance(e, ev.ClusterStateChanged):
+            return ("INFO", "state",
+                    f"Changing cluster state from ClusterState{{state={e.old}, lock=null}} to "
+                    f"ClusterStateChange{{type=class com.hazelcast.cluster.ClusterState, "
+                    f"newState={e.new}}}, initiator: {me}, transient: false")
+        if isinstance(e, ev.PartitionTableFetch):
+            text = {"fetching": "Fetching partition tables from cluster to determine the most "
+                                "recent one... Local stamp: 0",
+                    "determined": "Most recent partition table is determined.",
+                    "applying": "Applying the most recent of partition state..."}.get(e.phase)
+            return ("INFO", "partition", text) if text else None
+        if isinstance(e, ev.Repartitioning):
+            if not e.planned:
+                return "INFO", "migration", "Partition balance is ok, no need to repartition."
+            return ("INFO", "migration",
+                    f"Repartitioning cluster data. Migration tasks count: {e.planned}")
+        if isinstance(e, ev.MigrationsCompleted):
+            stats = (f"repartitionTime={_date(e.order)}, plannedMigrations={e.planned}, "
+                     f"completedMigrations={e.completed}, remainingMigrations={e.remaining}, "
+                     f"totalCompletedMigrations={e.total_completed or e.completed}")
+            head = {"completed": "All migration tasks have been completed.",
+                    "failed": "Rebalance process was failed. Ignoring remaining migrations. "
+                              "Will recalculate the new migration plan.",
+                    "aborted": "Rebalance process was aborted. Ignoring remaining migrations. "
+                               "Will recalculate the new migration plan.",
+                    "progress": f"Remaining migration tasks: {e.tasks or e.remaining}."
+                    }.get(e.outcome)
+            return ("INFO", "migration", f"{head} ({stats})") if head else None
+        if isinstance(e, ev.MigrationStarted) and e.role == "master":
+            return ("FINE", "migration", "Starting Migration: " + self._migration(
+                e, "ACTIVE", e.partition, e.source_member, e.destination,
+                e.planned_version or 0))
+        if isinstance(e, ev.MigrationCommitted) and e.role == "master":
+            return ("FINE", "migration",
+                    "Finished Migration: " + self._migration(e, "SUCCESS", e.partition))
+        if isinstance(e, ev.MigrationFailed):
+            return ("WARNING", "migration",
+                    "Migration failed: " + self._migration(e, "FAILED", e.partition))
+        if isinstance(e, ev.PartitionVersionApplied):
+            return ("FINE", "partition", "Applying completed migration " + self._migration(
+                e, "SUCCESS", e.partition, initial=e.version - 1))
+        if isinstance(e, ev.PartitionLost):
+            return "WARNING", "migration", f"partitionId={e.partition} is completely lost!"
+        if isinstance(e, ev.ShutdownRequestHandled):
+            return ("INFO", "migration",
+                    f"Shutdown request of {self.member(e.requester)} is handled")
+        return None
+
+    def line(self, e: ev.Event, order: int) -> str | None:
+        """The log record of an event (possibly several lines, ending in a newline)."""
+        written = self.message(e)
+        if written is None:
+            self.skipped += 1
+            return None
+        level, logger, text = written
+        when = _date(order, layout=True)
+        level = {"WARNING": "WARN", "FINE": "DEBUG", "SEVERE": "ERROR"}.get(level, level)
+        return (f"{when} [{level:>5}] [hz.main] [{LOGGERS[logger]}]: {self.bracketed(e.member)} "
+                f"[{self.cluster}] [{self.version}] {text}\n")
+
+    def write(self, events: Iterable[ev.Event], out: Callable[[str], IO[str]]) -> int:
+        """Write each event to the stream `out(member)` gives; returns the lines written."""
+        n = 0
+        for i, e in enumerate(events):
+            text = self.line(e, e.order if e.order is not None else i)
+            if text is not None:
+                out(e.member).write(text)
+                n += text.count("\n")
+        return n
+
+
+def _date(order: int | None, layout: bool = False) -> str:
+    moment = datetime.fromtimestamp((EPOCH_MS + (order or 0) * 1000) / 1000, tz=UTC)
+    if layout:
+        return moment.strftime("%Y-%m-%d %H:%M:%S,000")
+    return moment.strftime("%a %b %d %H:%M:%S UTC %Y")
