@@ -25,7 +25,15 @@ from partsafe.traces.events import (
 # One plausible instance of every event type, with every field set to a non-default value.
 SAMPLES: list[Event] = [
     ev.MemberListInstalled(member="10.0.0.1:5701", version=7,
-                           members=("10.0.0.1:5701", "10.0.0.2:5701"), master="10.0.0.1:5701"),
+                           members=("10.0.0.1:5701", "10.0.0.2:5701"), master="10.0.0.1:5701",
+                           uuids=("u-1", "u-2")),
+    ev.MemberStarted(member="10.0.0.3:5701", uuid="u-3"),
+    ev.SplitBrainMerge(member="C", target="A"),
+    ev.ClusterStateChanged(member="A", old="ACTIVE", new="FROZEN"),
+    ev.PartitionVersionApplied(member="B", partition=7, version=12),
+    ev.PartitionTableFetch(member="C", phase="determined"),
+    ev.MigrationFailed(member="A", migration="m-19", partition=4, reason="commit failed"),
+    ev.ShutdownRequestHandled(member="A", requester="D"),
     ev.MemberSuspected(member="B", suspect="A", reason="no heartbeat"),
     ev.ExplicitSuspicion(member="C", sender="A", reason="not a member"),
     ev.SuspicionRemoved(member="B", suspect="A"),
@@ -52,7 +60,8 @@ SAMPLES: list[Event] = [
     ev.ShutdownAllowed(member="A", leaving="D"),
     ev.MemberLeft(member="D"),
     ev.PartitionLost(member="A", partition=8, lost_backup_count=1),
-    ev.MigrationsCompleted(member="A", planned=10, completed=7, remaining=3),
+    ev.MigrationsCompleted(member="A", planned=10, completed=7, remaining=3, outcome="progress",
+                           total_completed=20, tasks=3),
     ev.MetastoreInvoke(member="n1", keys=("stable.assignments", "planned.assignments"),
                        condition="revision(pending) < 42", ok=True, revision=43),
     ev.AssignmentsChanged(member="n1", partition=0, key="pending.assignments",
@@ -80,7 +89,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 33
+    assert len(SAMPLES) == len(EVENT_TYPES) == 40
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 
@@ -117,7 +126,7 @@ def test_round_trip_without_source_keeps_none() -> None:
 
 
 def test_nested_tuples_come_back_as_tuples() -> None:
-    (back,) = _round_trip([SAMPLES[11]])
+    (back,) = _round_trip([next(e for e in SAMPLES if isinstance(e, ev.PartitionTableApplied))])
     assert isinstance(back, ev.PartitionTableApplied)
     assert back.replicas == (("A", "B", None), ("B", None, "C"))
     assert isinstance(back.replicas[0], tuple)

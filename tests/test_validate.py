@@ -447,3 +447,17 @@ def test_counterexamples_exported_as_events_and_log_text_break_the_same_spec(
         doc = json.loads(result.output)
         assert spec in {x["spec"] for x in doc["violations"]}
         assert doc["malformed"] == []
+
+
+@pytest.mark.parametrize("block", [64, 300, 4096])
+def test_block_boundaries_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         block: int) -> None:
+    from partsafe.traces import scanner
+
+    text = "".join((LOGS / n).read_text() for n in ("hz_05.log", "hz_28.log", "hz_06.log"))
+    whole, acc = scan(tmp_path, text)
+    monkeypatch.setattr(scanner, "BLOCK", block)
+    small, acc_small = scan(tmp_path, text, name="m2.log")
+    assert [(e.TYPE, e.source.line) for e in small] == [(e.TYPE, e.source.line) for e in whole]
+    assert (acc_small.lines, acc_small.parsed_lines, acc_small.malformed) == (
+        acc.lines, acc.parsed_lines, acc.malformed)

@@ -22,6 +22,7 @@ to one of our messages that does not parse (a member list cut off, a member line
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -53,7 +54,8 @@ LOOKBACK = 64
 #: longest member list (member lines) and longest hard-wrapped message (continuation lines)
 MAX_MEMBERS = 10_000
 MAX_WRAP = 40
-_SCANNER_KEYWORDS = ("Members", "Member [")
+#: and a member list's lines, to report them when their header is missing
+_SCANNER_KEYWORDS = ("Members", "\tMember [", "  Member [")
 _MATCHER = ahocorasick_rs.BytesAhoCorasick(
     [k.encode() for k in dict.fromkeys((*KEYWORDS, *_SCANNER_KEYWORDS))])
 _STACK = re.compile(r"\s*(?:at [\w$.<>]+\(|Caused by: |Suppressed: |\.\.\. \d+ (?:more|common))")
@@ -237,6 +239,9 @@ class _LogFile:
         #: the last member seen in each stream (a line without a prefix belongs to it)
         self.stream_member: dict[str, str] = {}
         self.out: list[Event] = []
+        self.block, self.end, self.final = b"", 0, False
+        #: the line being handled: its layout's timestamp, its header, its offset
+        self._header: tuple[int | None, str, int] = (None, "", 0)
 
     # -- blocks
 
@@ -249,7 +254,7 @@ class _LogFile:
             data = carry + chunk if carry else chunk
             if not chunk:  # the last block: a last line without a newline is a line too
                 if data:
-                    self._block(data, number, final=True)
+                    self._block(data, number, final=True, limit=len(data))
                     number += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
                 break
             cut = data.rfind(b"\n") + 1
@@ -260,9 +265,10 @@ class _LogFile:
                     self._malformed(number, f"a line longer than {MAX_LINE >> 20} MB")
                     carry = _skip_line(f)
                 continue
-            end = self._block(data[:cut], number, final=False)
-            self._remember(data, end, number)
-            number += data.count(b"\n", 0, end)
+            end = self._block(data, number, final=False, limit=cut)
+            lines = data.count(b"\n", 0, end)
+            self._remember(data, end, number + lines)
+            number += lines
             carry = data[end:]
             yield from self._flush()
             if self.progress:
@@ -277,26 +283,31 @@ class _LogFile:
         self.acc.events += len(out)
         return iter(out)
 
-    def _remember(self, data: bytes, end: int, before: int) -> None:
-        """Keep the last lines before `end` for the next block's look-backs."""
+    def _remember(self, data: bytes, end: int, upto: int) -> None:
+        """Keep the last lines before `end` (line `upto` is the last of them) for the next
+        block's look-backs."""
         start = end
         for _ in range(LOOKBACK):
             if start <= 0:
                 break
             start = data.rfind(b"\n", 0, start - 1) + 1
         lines = data[start:end].split(b"\n")[:-1]
-        base = before + data.count(b"\n", 0, end) - len(lines)
+        base = upto - len(lines)
         for i, raw in enumerate(lines):
             self.context.append((base + i + 1, _decode(raw)))
 
-    def _block(self, block: bytes, before: int, *, final: bool) -> int:
-        """Scan `block` (its first line is line ``before + 1``). Returns the offset up to which
-        every line is accounted; a record running past a non-final block's end stops it early."""
+    def _block(self, block: bytes, before: int, *, final: bool, limit: int) -> int:
+        """Scan `block` up to offset `limit`, a line start (its first line is line
+        ``before + 1``). Returns the offset up to which every line is accounted; a record running
+        past a non-final block's end stops it early."""
         self.block = block
+        self.end = limit
         self.final = final
         at, at_line = 0, before + 1  # an offset at a line start, and that line's number
         last_start = -1
         for _kw, start, _end in _MATCHER.find_matches_as_indexes(block):
+            if start >= limit:
+                break
             ls = block.rfind(b"\n", 0, start) + 1
             if ls == last_start:
                 continue
@@ -305,14 +316,14 @@ class _LogFile:
             at = ls
             if at_line in self.done:
                 continue
-            le = block.find(b"\n", start)
+            le = block.find(b"\n", start, limit)
             if le < 0:
-                le = len(block)
+                le = limit
             if not self._line(ls, le, at_line):
                 return ls  # needs the next block: start it at this line
         if len(self.done) > 4 * LOOKBACK:
             self.done = {n for n in self.done if n >= at_line - LOOKBACK}
-        return len(block)
+        return limit
 
     # -- lines
 
@@ -326,14 +337,16 @@ class _LogFile:
             if member:
                 self.stream_member[p.stream] = member
             payload = text[m.end():]
-            order = p.order if p.order is not None else self._order(text[:m.start()], ls)
+            self._header = (p.order, text[:m.start()], ls)  # the timestamp, found when needed
             if p.json and "\n" in payload:
-                return self._message(payload.strip("\n"), member, number, le, p.stream, order)
+                return self._message(payload.strip("\n"), member, number, le, p.stream)
             if not payload.strip():
                 return True  # a member list's head: its body is found from the header line
             if payload.startswith("Members"):
-                return self._member_list(payload, [number], le, p.stream, member, order)
-            return self._message(payload, member, number, le, p.stream, order)
+                return self._member_list(payload, [number], le, p.stream, member,
+                                         self._when())
+            return self._message(payload, member, number, le, p.stream)
+        self._header = (p.order, "", ls)
         if text.lstrip().startswith("Members"):
             head = self._head(ls, number, p.stream)
             member, order = self.stream_member.get(p.stream, ""), p.order
@@ -352,9 +365,14 @@ class _LogFile:
         self._no_prefix(text, p, number)
         return True
 
-    def _message(self, payload: str, member: str, number: int, le: int, stream: str,
-                 order: int | None) -> bool:
-        origin = Origin(member, self.name, number, order)
+    def _when(self) -> int | None:
+        """The timestamp of the line being handled: its header's, or (java.util.logging's second
+        line) the line before's."""
+        order, header, ls = self._header
+        return order if order is not None else self._order(header, ls)
+
+    def _message(self, payload: str, member: str, number: int, le: int, stream: str) -> bool:
+        origin = Origin(member, self.name, number, None)
         try:
             events = parse_payload(payload, origin)
         except PayloadError as exc:
@@ -376,7 +394,7 @@ class _LogFile:
         """Whether the line after offset `le` continues a record (not blank, not a new record,
         not a stack trace)."""
         end = self.block.find(b"\n", le + 1)
-        nxt = _decode(self.block[le + 1:end if end >= 0 else len(self.block)])
+        nxt = _decode(self.block[le + 1:end if 0 <= end < self.end else self.end])
         return bool(nxt.strip()) and not layout.RECORD_START.match(nxt) \
             and not _STACK.match(nxt) and not nxt.startswith(("java.", "com.", "org."))
 
@@ -386,9 +404,9 @@ class _LogFile:
         parts: list[str] = []
         numbers: list[int] = []
         pos, n = le + 1, origin.line
-        while len(parts) < MAX_WRAP and pos < len(self.block):
-            end = self.block.find(b"\n", pos)
-            end = len(self.block) if end < 0 else end
+        while len(parts) < MAX_WRAP and pos < self.end:
+            end = self.block.find(b"\n", pos, self.end)
+            end = self.end if end < 0 else end
             n += 1
             q = layout.peel(_decode(self.block[pos:end]))
             pos = end + 1
@@ -434,9 +452,9 @@ class _LogFile:
         lines = [header.strip()]
         pos, n = le + 1, number
         closed = False
-        while pos < len(self.block) and len(lines) <= MAX_MEMBERS:
-            end = self.block.find(b"\n", pos)
-            end = len(self.block) if end < 0 else end
+        while pos < self.end and len(lines) <= MAX_MEMBERS:
+            end = self.block.find(b"\n", pos, self.end)
+            end = self.end if end < 0 else end
             n += 1
             q = layout.peel(_decode(self.block[pos:end]))
             pos = end + 1
@@ -457,7 +475,7 @@ class _LogFile:
             else:  # a hard-wrapped member line: its rest
                 lines[-1] += stripped
                 numbers.append(n)
-        if not closed and not self.final and pos >= len(self.block):
+        if not closed and not self.final and pos >= self.end:
             return False
         origin = Origin(member, self.name, numbers[0], order)
         text = "\n".join(lines)
@@ -528,7 +546,7 @@ class _LogFile:
         return when
 
     def _near_end(self, le: int) -> bool:
-        return len(self.block) - le < 64 * 1024
+        return self.end - le < 64 * 1024
 
     # -- accounting
 
@@ -537,6 +555,10 @@ class _LogFile:
             if n not in self.done:
                 self.done.add(n)
                 self.acc.parsed_lines += 1
+        if events and events[0].order is None:
+            when = self._when()
+            if when is not None:
+                events = [dataclasses.replace(e, order=when) for e in events]
         self.out.extend(events)
 
     def _malformed(self, number: int, reason: str) -> None:

@@ -1,0 +1,900 @@
+"""Events from the message payloads of Hazelcast member log lines (LOG_FORMATS.md §2-§12).
+
+A payload is the text after the member prefix ``[host]:port [cluster-name] [version] `` (§0): the
+caller strips the log layout and the prefix and joins the lines of a multi-line record (a member
+list) with ``"\\n"``. :func:`parse_payload` recognises the message family from its fixed wording
+with one precompiled regex, reads the simple fields of one-line messages with a regex built from
+the grammar's own terminals, and runs the lark grammar ``hazelcast.lark`` (one LALR parser with
+several start rules) over the structured parts: member lists, ``MembersView``/``MemberInfo``,
+``MigrationInfo``, ``MigrationStats``, ``PartitionLostEventImpl``, ``ClusterState`` changes.
+
+Addresses are normalised to ``host:port`` (``[10.0.0.1]:5701`` -> ``10.0.0.1:5701``, redacted
+``[<ip>]:<portA>`` -> ``<ip>:<portA>``, ``[fe80::1%eth0]:5701`` -> ``fe80::1%eth0:5701``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError, UnexpectedInput
+
+from partsafe.traces.events import (
+    ClusterStateChanged,
+    Event,
+    ExplicitSuspicion,
+    MastershipClaimAccepted,
+    MastershipClaimed,
+    MastershipClaimStarted,
+    MemberLeft,
+    MemberListInstalled,
+    MemberRemoved,
+    MemberStarted,
+    MemberSuspected,
+    MigrationCommitted,
+    MigrationFailed,
+    MigrationsCompleted,
+    MigrationStarted,
+    PartitionLost,
+    PartitionTableFetch,
+    PartitionVersionApplied,
+    PromotionCommitted,
+    Repartitioning,
+    ShutdownRequested,
+    ShutdownRequestHandled,
+    Source,
+    SplitBrainMerge,
+    SuspicionRemoved,
+)
+
+__all__ = ["KEYWORDS", "Origin", "PayloadError", "declared_size", "parse_payload"]
+
+
+class PayloadError(ValueError):
+    """A payload that is recognisably one of ours but does not parse; .reason is one sentence."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a payload comes from: the logging member, the file and the record's first line."""
+
+    member: str  # the logging member as "host:port" (no brackets), "" when unknown
+    file: str
+    line: int  # 1-based line where the record starts
+    order: int | None = None  # a timestamp-derived order key, or None
+
+
+#: Literal substrings: every payload for which :func:`parse_payload` returns non-None contains one
+#: of them (case-sensitive), so a caller may skip any line that has none.
+KEYWORDS: tuple[str, ...] = (
+    "Members ",  # §2 member lists (versioned and legacy)
+    "member list",  # §2 "Sending member list", §6 "Updating local member list version"
+    "Removing Member",  # §3 removals
+    "suspected to be dead",  # §4 suspicion
+    "Suspecting Member",  # §4 heartbeat timeout
+    "Shutdown request of",  # §11 shutdown request handled
+    "requested to shutdown",  # §11 shutdown request pending
+    "suspicion",  # §4 "Received suspicion request", "Removed suspicion"
+    "astership",  # §5 mastership claim
+    "MembersView",  # §5 "Local MembersView{...}"
+    " is START",  # §11 lifecycle STARTING / STARTED
+    " is SHUT",  # §11 lifecycle SHUTTING_DOWN / SHUTDOWN
+    " is MERG",  # §6/§11 lifecycle MERGING / MERGED / MERGE_FAILED
+    " is merging ",  # §6 split-brain merge
+    "should merge",  # §6 merge decision
+    " starting at ",  # §3 start banner
+    "ost recent",  # §7 partition-table fetch
+    "MigrationInfo{",  # §7-§9 migrations
+    "epartition",  # §9 "Repartitioning cluster data", "no need to repartition"
+    "Re-partitioning",  # §9 (3.x wording)
+    "migration tasks",  # §9 "All migration tasks ...", "Remaining migration tasks"
+    "Rebalance process",  # §9
+    "partitionId=",  # §10 promotions and partition loss
+    "LOST partitions",  # §10
+    "cluster state",  # §12
+)
+
+# --- the grammar ------------------------------------------------------------------------------
+
+
+class _Ref(NamedTuple):
+    """A member, replica or address as the grammar reads it (LOG_FORMATS.md §1)."""
+
+    address: str
+    uuid: str | None = None
+    this: bool = False
+    lite: bool = False
+
+
+class _Obj(NamedTuple):
+    """A Java ``Name{key=value, ...}`` toString (LOG_FORMATS.md §1)."""
+
+    name: str
+    fields: dict[str, Any]
+
+
+class _MemberList(NamedTuple):
+    """A member list (LOG_FORMATS.md §2); `version` is None for the legacy format."""
+
+    version: int | None
+    size: int
+    members: tuple[_Ref, ...]
+
+
+def _address(token: str) -> str:
+    """``[host]:port`` (or 3.0's ``Address[host]:port``) as ``host:port`` (LOG_FORMATS.md §1)."""
+    cut = token.rindex("]:")
+    return f"{token[token.index('[') + 1 : cut]}:{token[cut + 2 :]}"
+
+
+#: what a token may carry after its value: the separator that follows it (see hazelcast.lark)
+_SEPARATORS = ", \t\r\n"
+
+
+def _split_member(text: str) -> _Ref:
+    """The parts of a MEMBER token ``Member [h]:p[ - uuid][ this][ lite]``, a REPLICA token
+    ``[h]:p - uuid`` or an ADDRESS token: the terminal's regex fixed their shape, so splitting at
+    blanks is exact (LOG_FORMATS.md §1)."""
+    parts = text.removeprefix("Member").rstrip(_SEPARATORS).split()
+    uuid = parts[2] if len(parts) > 2 and parts[1] == "-" else None
+    flags = parts[3:] if uuid is not None else parts[1:]
+    return _Ref(_address(parts[0]), uuid, "this" in flags, "lite" in flags)
+
+
+class _Tokens(Transformer):
+    """Token callbacks: a token becomes its value when the parser shifts it (LOG_FORMATS.md §1).
+    A simple field token ``key=value`` becomes the pair ``(key, value)``."""
+
+    def ADDRESS(self, tok: Token) -> _Ref:
+        return _Ref(_address(tok.rstrip(_SEPARATORS)))
+
+    def REPLICA(self, tok: Token) -> _Ref:
+        return _split_member(tok)
+
+    def MEMBER(self, tok: Token) -> _Ref:
+        return _split_member(tok)
+
+    def FIELD(self, tok: Token) -> tuple[str, str | None]:
+        key, _eq, value = tok.partition("=")
+        return key, value.rstrip(_SEPARATORS) or None
+
+    def FIELD_ADDRESS(self, tok: Token) -> tuple[str, _Ref]:
+        key, _eq, value = tok.partition("=")
+        return key, _Ref(_address(value.rstrip(_SEPARATORS)))
+
+    def FIELD_REPLICA(self, tok: Token) -> tuple[str, _Ref]:
+        key, _eq, value = tok.partition("=")
+        return key, _split_member(value)
+
+    def KEY_EQ(self, tok: Token) -> str:
+        return tok[:-1]
+
+    def SCALAR(self, tok: Token) -> str:
+        return str(tok)
+
+    def STATE(self, tok: Token) -> str:
+        return str(tok)
+
+    def SIZE(self, tok: Token) -> int:
+        return int(tok.rpartition(":")[2])
+
+    VER = SIZE
+
+    def INT(self, tok: Token) -> int:
+        return int(tok)
+
+    def STAT(self, tok: Token) -> tuple[str, str]:
+        key, _eq, value = tok.partition("=")
+        return key, value.strip()
+
+    def TAIL(self, tok: Token) -> str:
+        return str(tok)
+
+
+@v_args(inline=True)
+class _ToPython(_Tokens):
+    """The grammar's rules as plain Python values, applied while parsing (no tree is built)."""
+
+    def versioned(self, size: int, version: int, *members: _Ref) -> _MemberList:
+        return _MemberList(version, size, members)
+
+    def legacy(self, size: int, *members: _Ref) -> _MemberList:
+        return _MemberList(None, size, members)
+
+    def object(self, name: str, *fields: tuple[str, Any]) -> _Obj:
+        return _Obj(name, dict(fields))
+
+    def map(self, *fields: tuple[str, Any]) -> _Obj:
+        return _Obj("", dict(fields))
+
+    def pair(self, key: str, value: Any) -> tuple[str, Any]:
+        return key, value
+
+    def list(self, *items: Any) -> tuple[Any, ...]:
+        return items
+
+    def lead_object(self, obj: _Obj, tail: str = "") -> tuple[_Obj, str]:
+        return obj, tail
+
+    def claim_local(self, view: _Obj, suspected: Any, _to_ask: Any) -> tuple[_Obj, Any]:
+        return view, suspected
+
+    def state_change(self, old: Any, new: Any, _tail: str = "") -> tuple[Any, Any]:
+        return old, new
+
+    def stats(self, *stats: tuple[str, str]) -> dict[str, str]:
+        return dict(stats)
+
+
+_PARSER = Lark(
+    Path(__file__).with_name("hazelcast.lark").read_text(encoding="utf-8"),
+    parser="lalr",
+    start=["member_list", "lead_object", "claim_local", "state_change", "stats"],
+    transformer=_ToPython(),
+    maybe_placeholders=False,
+)
+
+
+def _parse(text: str, start: str, what: str) -> Any:
+    """Run the grammar from `start`; lark's errors become a PayloadError naming `what`."""
+    try:
+        return _PARSER.parse(text, start=start)
+    except UnexpectedInput as exc:
+        token = getattr(exc, "token", None)
+        pos = exc.pos_in_stream
+        rest = (
+            text[pos:] if isinstance(pos, int) and (token is None or token.type != "$END") else ""
+        )
+        if not any(closing in rest for closing in "]})"):
+            # nothing closes after the point where the text stops making sense: it was cut off
+            ends = f"it ends inside {rest[:40]!r}" if rest else "the text ends before it is closed"
+            raise PayloadError(f"{what} is truncated: {ends}") from None
+        raise PayloadError(f"{what} is malformed at {rest[:40]!r}") from None
+    except LarkError as exc:
+        raise PayloadError(f"{what} does not parse ({type(exc).__name__})") from None
+
+
+# --- fields of one-line messages ----------------------------------------------------------------
+
+#: the grammar's §1 address terminal, reused by the one-line regexes
+_A = _PARSER.get_terminal("ADDRESS").pattern.value
+#: a UUID (or an author's placeholder): no blanks, brackets, commas or the period ending a sentence
+_U = r"[^\s,.\[\]{}]+"
+#: §1 ``Member [host]:port - <uuid>[ this][ lite]``
+_MEMBER = rf"Member (?=\[)(?P<addr>{_A})(?:[ \t]+-[ \t]+(?P<uuid>{_U}))?(?:[ \t]+(?:this|lite))*"
+
+_RX_REMOVING = re.compile(rf"Removing {_MEMBER}")
+_RX_MEMBER_VERB = re.compile(
+    rf"{_MEMBER}[ \t]+(?P<verb>is suspected to be dead|is removed\.|requested to shutdown)"
+)
+_RX_REASON = re.compile(r"[ \t]+for reason:[ \t]*(?P<reason>.*)", re.S)
+_RX_REMOVED_SUSPICION = re.compile(rf"Removed suspicion of {_MEMBER}")
+_RX_EXPLICIT = re.compile(rf"Received suspicion request from:[ \t]*(?P<addr>{_A})")
+_RX_SUSPECTING = re.compile(rf"Suspecting {_MEMBER} because it has not sent any heartbeats")
+_RX_ACCEPTED = re.compile(rf"Mastership of[ \t]+(?P<addr>{_A})[ \t]+is accepted\. Response:[ \t]*")
+_RX_LIFECYCLE = re.compile(
+    rf"(?P<addr>{_A}) is "
+    r"(?P<state>STARTING|STARTED|SHUTTING_DOWN|SHUTDOWN|MERGING|MERGED|MERGE_FAILED)\s*\Z"
+)
+_RX_MERGING = re.compile(rf"(?P<this>{_A}) is merging (?:\[[^\]\n]*\] )?to[ \t]+(?P<addr>{_A})")
+_RX_SHOULD_MERGE = re.compile(rf"{_A} should merge to us")
+_RX_BANNER = re.compile(rf"Hazelcast(?:[ \t]+[^\s()]+)+[ \t]+\([^()\n]*\) starting at [ \t]*{_A}")
+_RX_TASKS = re.compile(r"[.\s]*Migration (?:tasks count|queue size):[ \t]*(?P<n>\d+)")
+_RX_REMAINING = re.compile(r"Remaining migration tasks(?::| in queue =>)[ \t]*(?P<n>\d+)")
+_RX_PARTITION_ID = re.compile(
+    r"partitionId=(?P<p>\d+)[ \t]+(?:(?P<lost>is completely lost!)"
+    r"|owner is removed\.[ \t]+(?:replicaIndex=(?P<i>\d+) will be shifted up to 0"
+    r"|(?P<none>there is no other replica to shift up)))"
+)
+_RX_REPLICA_LOST = re.compile(
+    r"Partition replica is lost![ \t]+partitionId=(?P<p>\d+)[^\n]*?lost replicaIndex=(?P<i>-?\d+)"
+)
+_RX_SHUTDOWN = re.compile(rf"Shutdown request of {_MEMBER} is handled")
+_RX_SIZE = re.compile(r"\s*Members[ \t]*(?:\{[ \t]*size[ \t]*:[ \t]*(\d+)|\[[ \t]*(\d+)[ \t]*\])")
+
+
+def declared_size(text: str) -> int | None:
+    """The size a member-list header states (`N` of ``Members {size:N, ...`` or ``Members [N]``),
+    or None when `text` is no member list (LOG_FORMATS.md §2). The caller may compare it with the
+    number of members of the event to warn about a list that does not match its header."""
+    m = _RX_SIZE.match(text)
+    if m is None:
+        return None
+    return int(m.group(1) or m.group(2))
+
+
+# --- mapping structured values to fields --------------------------------------------------------
+
+
+def _int(value: Any, what: str) -> int | None:
+    """An integer field; None when absent, ``null`` or redacted (``<n>``)."""
+    if value is None or value == "null" or (isinstance(value, str) and value.startswith("<")):
+        return None
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise PayloadError(f"{what} is not an integer: {str(value)[:40]!r}")
+
+
+def _addr(value: Any, what: str) -> str | None:
+    """An address field: a replica ``[h]:p - uuid``, an address, or ``null``."""
+    if value is None or value == "null":
+        return None
+    if isinstance(value, _Ref):
+        return value.address
+    if isinstance(value, _Obj) and isinstance(value.fields.get("address"), _Ref):
+        return value.fields["address"].address
+    raise PayloadError(f"{what} is not an address: {str(value)[:40]!r}")
+
+
+class _Migration(NamedTuple):
+    """The fields of a ``MigrationInfo`` the events need (LOG_FORMATS.md §1)."""
+
+    uuid: str
+    partition: int | None
+    source: str | None
+    destination: str | None
+    source_current_index: int | None
+    initial_version: int | None
+    increment: int | None
+    status: str | None
+
+
+def _migration(obj: _Obj) -> _Migration:
+    """Read a ``MigrationInfo{...}`` of any version: generic key=value, absent fields None
+    (LOG_FORMATS.md §1; 3.x adds ``sourceUuid=``, ``processing=`` and has no versions)."""
+    if not obj.name.endswith("MigrationInfo"):
+        raise PayloadError(f"expected a MigrationInfo, found {obj.name[:40]!r}")
+    f = obj.fields
+    uuid = f.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        raise PayloadError("MigrationInfo has no uuid")
+    status = f.get("status")
+    return _Migration(
+        uuid=uuid,
+        partition=_int(f.get("partitionId"), "MigrationInfo partitionId"),
+        source=_addr(f.get("source"), "MigrationInfo source"),
+        destination=_addr(f.get("destination"), "MigrationInfo destination"),
+        source_current_index=_int(f.get("sourceCurrentReplicaIndex"), "sourceCurrentReplicaIndex"),
+        initial_version=_int(f.get("initialPartitionVersion"), "initialPartitionVersion"),
+        increment=_int(f.get("partitionVersionIncrement"), "partitionVersionIncrement"),
+        status=status if isinstance(status, str) else None,
+    )
+
+
+def _lead_migration(text: str, at: int) -> tuple[_Migration, str]:
+    """The ``MigrationInfo{...}`` starting at `at`, and the text after it."""
+    obj, tail = _parse(text[at:], "lead_object", "MigrationInfo")
+    return _migration(obj), tail
+
+
+def _members_view(obj: Any) -> tuple[int | None, tuple[str, ...]]:
+    """Version and member addresses of a ``MembersView{version=V, members=[MemberInfo{...}]}``
+    (LOG_FORMATS.md §1, §5); MemberInfo fields are read generically (3.9 has no cpMemberUUID)."""
+    if not isinstance(obj, _Obj) or obj.name != "MembersView":
+        raise PayloadError("expected a MembersView{version=..., members=[...]}")
+    members = obj.fields.get("members", ())
+    if not isinstance(members, tuple):
+        raise PayloadError("MembersView members is not a list")
+    addresses = []
+    for info in members:
+        address = _addr(info, "MembersView member")
+        if address is None:
+            raise PayloadError("a MemberInfo of the MembersView has no address")
+        addresses.append(address)
+    return _int(obj.fields.get("version"), "MembersView version"), tuple(addresses)
+
+
+def _stats_event(
+    text: str, at: int, outcome: str, tasks: int | None, origin: Origin
+) -> list[Event]:
+    """``MigrationsCompleted`` from the ``(MigrationStats)`` after position `at` (LOG_FORMATS.md
+    §1, §9). Only planned/completed/remaining are required; a line without any parenthesis (an
+    older release) gives no event."""
+    opening = text.find("(", at)
+    if opening < 0:
+        return []
+    closing = text.rfind(")")
+    if closing < opening:
+        raise PayloadError("MigrationStats text is truncated: no closing parenthesis")
+    stats = _parse(text[opening + 1 : closing], "stats", "MigrationStats text")
+    values = {}
+    for key in ("plannedMigrations", "completedMigrations", "remainingMigrations"):
+        value = _int(stats.get(key), key)
+        if value is None:
+            raise PayloadError(f"MigrationStats text lacks {key}")
+        values[key] = value
+    return [
+        MigrationsCompleted(
+            **_meta(origin),
+            planned=values["plannedMigrations"],
+            completed=values["completedMigrations"],
+            remaining=values["remainingMigrations"],
+            outcome=outcome,
+            total_completed=_int(stats.get("totalCompletedMigrations"), "totalCompletedMigrations"),
+            tasks=tasks,
+        )
+    ]
+
+
+def _state_name(value: Any, what: str) -> str | None:
+    """The state of a ``ClusterState{state=X, ...}``, a ``ClusterStateChange{..., newState=X}``
+    or a bare ``X`` (LOG_FORMATS.md §12); None for a cluster *version* change."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, _Obj):
+        if "Version" in str(value.fields.get("type", "")):
+            return None
+        state = value.fields.get("state", value.fields.get("newState"))
+        if isinstance(state, str) and state:
+            return state
+    raise PayloadError(f"{what} names no state")
+
+
+def _meta(origin: Origin) -> dict[str, Any]:
+    return {
+        "member": origin.member,
+        "order": origin.order,
+        "source": Source(origin.file, origin.line),
+    }
+
+
+# --- the families ---------------------------------------------------------------------------------
+# Each handler gets the stripped payload, the end of the family's fixed wording and the origin; it
+# returns the events (possibly none) or None for a look-alike we do not model.
+
+_Handler = Callable[[str, int, Origin], "list[Event] | None"]
+
+
+def _member_list(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §2 ``Members {size:N, ver:V} [`` ... ``]`` and legacy ``Members [N] {`` ...
+    ``}``."""
+    parsed: _MemberList = _parse(text, "member_list", "member list")
+    members = tuple(m.address for m in parsed.members)
+    uuids = tuple(m.uuid for m in parsed.members if m.uuid is not None)
+    member = origin.member or next((m.address for m in parsed.members if m.this), "")
+    return [
+        MemberListInstalled(
+            **{**_meta(origin), "member": member},
+            version=parsed.version,
+            members=members,
+            master=members[0] if members else None,
+            uuids=uuids if len(uuids) == len(members) else (),
+        )
+    ]
+
+
+def _recognised(_text: str, _end: int, _origin: Origin) -> list[Event]:
+    """A protocol message that carries no event we model: §2 ``Sending member list ...``, §5
+    ``Starting mastership claim process...``, §6 merge decisions and version bumps, §10
+    ``Assigning new owners for N LOST partitions!``."""
+    return []
+
+
+def _removing(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §3 ``Removing Member [h]:p - uuid`` (master); with more text (``... because
+    it has disconnected ...``, ``... from members removed in not joinable state.``) no event."""
+    m = _RX_REMOVING.match(text)
+    if m is None:
+        raise PayloadError("member removal names no readable member")
+    if text[m.end() :].strip():
+        return []
+    return [MemberRemoved(**_meta(origin), removed=_address(m["addr"]))]
+
+
+def _member_verb(text: str, _end: int, origin: Origin) -> list[Event] | None:
+    """LOG_FORMATS.md §4 ``Member ... is suspected to be dead[ for reason: r]``; §3 ``Member ...
+    is removed. Publishing new member list.`` and §11 ``Member ... requested to shutdown but
+    still in partition table`` give no event; any other ``Member ...`` sentence is not ours."""
+    m = _RX_MEMBER_VERB.match(text)
+    if m is None:
+        return None
+    if m["verb"] != "is suspected to be dead":
+        return []
+    reason = _RX_REASON.match(text, m.end())
+    return [
+        MemberSuspected(
+            **_meta(origin),
+            suspect=_address(m["addr"]),
+            reason=reason["reason"].strip() if reason else "",
+        )
+    ]
+
+
+def _removed_suspicion(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §4 ``Removed suspicion of Member [h]:p - uuid. Reason: r``."""
+    m = _RX_REMOVED_SUSPICION.match(text)
+    if m is None:
+        raise PayloadError("suspicion removal names no readable member")
+    return [SuspicionRemoved(**_meta(origin), suspect=_address(m["addr"]))]
+
+
+def _explicit(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §4 ``Received suspicion request from: [h]:p`` (the caller asks to be
+    suspected)."""
+    m = _RX_EXPLICIT.match(text)
+    if m is None:
+        raise PayloadError("explicit suspicion request names no readable address")
+    return [ExplicitSuspicion(**_meta(origin), sender=_address(m["addr"]))]
+
+
+def _suspecting(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §4 ``Suspecting Member ... because it has not sent any heartbeats since
+    ...``."""
+    m = _RX_SUSPECTING.match(text)
+    if m is None:
+        raise PayloadError("heartbeat suspicion names no readable member")
+    return [
+        MemberSuspected(**_meta(origin), suspect=_address(m["addr"]), reason="heartbeat timeout")
+    ]
+
+
+def _claim_local(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §5 ``Local MembersView{...} with suspected members: [...] and initial
+    addresses to ask: [...]``: the claim starts; `suspected` are the suspected members in their
+    printed order."""
+    view, suspected = _parse(text, "claim_local", "mastership claim start")
+    _members_view(view)
+    if not isinstance(suspected, tuple):
+        raise PayloadError("the suspected members of a mastership claim are not a list")
+    addresses = tuple(_addr(s, "suspected member") for s in suspected)
+    return [MastershipClaimStarted(**_meta(origin), suspected=tuple(a for a in addresses if a))]
+
+
+def _claimed(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §5 ``Mastership is claimed with: MembersView{...}``."""
+    view, _tail = _parse(text[end:].lstrip(), "lead_object", "claimed MembersView")
+    version, members = _members_view(view)
+    return [MastershipClaimed(**_meta(origin), version=version, members=members)]
+
+
+def _accepted(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §5 ``Mastership of [h]:p is accepted. Response: MembersView{...}``."""
+    m = _RX_ACCEPTED.match(text)
+    if m is None:
+        raise PayloadError("mastership acceptance names no readable candidate")
+    view, _tail = _parse(text[m.end() :], "lead_object", "accepted MembersView")
+    version, _members = _members_view(view)
+    return [
+        MastershipClaimAccepted(**_meta(origin), candidate=_address(m["addr"]), version=version)
+    ]
+
+
+_LIFECYCLE: dict[str, Callable[[Origin], list[Event]]] = {
+    "STARTING": lambda o: [MemberStarted(**_meta(o), uuid=None)],
+    "SHUTTING_DOWN": lambda o: [ShutdownRequested(**_meta(o))],
+    "SHUTDOWN": lambda o: [MemberLeft(**_meta(o))],
+}
+
+
+def _addressed(text: str, _end: int, origin: Origin) -> list[Event] | None:
+    """Sentences that start with the logging member's address: §11 lifecycle ``[h]:p is
+    STARTING`` (STARTED, MERGING, MERGED, MERGE_FAILED: no event), §6 ``[h]:p is merging [tcp/ip]
+    to [h2]:p2`` (or ``[multicast]``, or ``to [h2]:p2, because: instructed by master ...``) and
+    ``[h]:p should merge to us ...`` (no event). When the origin does not know the logging
+    member, the address that starts the sentence is it."""
+    m = _RX_LIFECYCLE.match(text)
+    if m is not None:
+        make = _LIFECYCLE.get(m["state"])
+        return make(_origin_of(origin, m["addr"])) if make else []
+    if " is merging " in text[:200]:
+        m = _RX_MERGING.match(text)
+        if m is None:
+            raise PayloadError("split-brain merge names no readable target address")
+        merging = _origin_of(origin, m["this"])
+        return [SplitBrainMerge(**_meta(merging), target=_address(m["addr"]))]
+    return [] if _RX_SHOULD_MERGE.match(text) else None
+
+
+def _origin_of(origin: Origin, address: str) -> Origin:
+    """`origin`, with the member `address` when the origin does not know its member."""
+    if origin.member:
+        return origin
+    return Origin(_address(address), origin.file, origin.line, origin.order)
+
+
+def _banner(text: str, _end: int, _origin: Origin) -> list[Event] | None:
+    """LOG_FORMATS.md §3 ``Hazelcast 3.9.4 (20180420 - b8001d5) starting at [h]:p``: no event
+    (the ``is STARTING`` line gives it)."""
+    return [] if _RX_BANNER.match(text) else None
+
+
+def _fetch(phase: str) -> _Handler:
+    """LOG_FORMATS.md §7 the new master's partition-table fetch: ``Fetching partition tables from
+    cluster ...`` (3.x ``Fetching most recent partition table! ...``), ``Most recent partition
+    table is determined.`` (3.x ``Most recent partition table version: V``), ``Applying the most
+    recent of partition state...``."""
+
+    def handler(_text: str, _end: int, origin: Origin) -> list[Event]:
+        return [PartitionTableFetch(**_meta(origin), phase=phase)]
+
+    handler.__doc__ = _fetch.__doc__
+    return handler
+
+
+def _marking(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §7 ``Marking active migration MigrationInfo{...} as FAILED`` (the new
+    master)."""
+    mig, _tail = _lead_migration(text, end)
+    return [
+        MigrationFailed(
+            **_meta(origin),
+            migration=mig.uuid,
+            partition=mig.partition,
+            reason="marked FAILED by the new master",
+        )
+    ]
+
+
+def _repartitioning(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``Repartitioning cluster data. Migration tasks count: N`` (3.x
+    ``Re-partitioning cluster data... Migration queue size: N``)."""
+    m = _RX_TASKS.match(text, end)
+    if m is None:
+        raise PayloadError("repartitioning line has no migration task count")
+    return [Repartitioning(**_meta(origin), planned=int(m["n"]))]
+
+
+def _balanced(_text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``Partition balance is ok, no need to repartition.``: nothing planned."""
+    return [Repartitioning(**_meta(origin), planned=0)]
+
+
+def _all_completed(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``All migration tasks have been completed. (stats)``."""
+    return _stats_event(text, end, "completed", None, origin)
+
+
+def _rebalance(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``Rebalance process was failed|aborted. Ignoring remaining migrations.
+    Will recalculate the new migration plan. (stats)``."""
+    outcome = "failed" if text.startswith("failed", end - 6) else "aborted"
+    return _stats_event(text, end, outcome, None, origin)
+
+
+def _remaining(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``Remaining migration tasks: N. (stats)`` (older releases: ``Remaining
+    migration tasks in queue => N``, with or without the statistics; without them no event)."""
+    m = _RX_REMAINING.match(text)
+    if m is None:
+        raise PayloadError("remaining migration tasks line has no task count")
+    return _stats_event(text, m.end(), "progress", int(m["n"]), origin)
+
+
+def _starting_migration(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``Starting Migration: MigrationInfo{...}`` (master, FINE)."""
+    mig, _tail = _lead_migration(text, end)
+    return [
+        MigrationStarted(
+            **_meta(origin),
+            role="master",
+            migration=mig.uuid,
+            partition=mig.partition,
+            source_member=mig.source,
+            destination=mig.destination,
+            source_current_index=mig.source_current_index,
+            planned_version=mig.initial_version,
+        )
+    ]
+
+
+def _finished_migration(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §9 ``Finished Migration: MigrationInfo{... status=SUCCESS|FAILED}``
+    (master, FINE)."""
+    mig, _tail = _lead_migration(text, end)
+    if mig.status == "SUCCESS":
+        return [
+            MigrationCommitted(
+                **_meta(origin), role="master", migration=mig.uuid, partition=mig.partition
+            )
+        ]
+    if mig.status == "FAILED":
+        return [
+            MigrationFailed(
+                **_meta(origin),
+                migration=mig.uuid,
+                partition=mig.partition,
+                reason="finished with status FAILED",
+            )
+        ]
+    return []
+
+
+def _applying_completed(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §8 ``Applying completed migration MigrationInfo{...}``: the partition's
+    version becomes ``initialPartitionVersion + partitionVersionIncrement`` (4.1+; older forms:
+    no event)."""
+    mig, _tail = _lead_migration(text, end)
+    if mig.partition is None or mig.initial_version is None or mig.increment is None:
+        return []
+    return [
+        PartitionVersionApplied(
+            **_meta(origin), partition=mig.partition, version=mig.initial_version + mig.increment
+        )
+    ]
+
+
+def _failure(reason: str) -> _Handler:
+    """LOG_FORMATS.md §9 "Migration failure, rollback and commit errors": ``Failed migration from
+    {member} for MigrationInfo{...}``, ``Migration failed: ...``, ``Error during ...``, ``Cannot
+    commit ...``, ``Migration commit failed for ... since destination ... left the cluster`` (or
+    ``since this node is shutting down.``), ``Migration commit to [h]:p failed for ...``."""
+
+    def handler(text: str, end: int, origin: Origin) -> list[Event] | None:
+        at = text.find("MigrationInfo{", end)
+        if at < 0:
+            return None
+        mig, tail = _lead_migration(text, at)
+        why = reason
+        if reason == "commit failed" and "shutting down" in tail[:80]:
+            why = "commit failed: this node is shutting down"
+        elif reason == "commit failed" and "left the cluster" in tail[:200]:
+            why = "commit failed: destination left the cluster"
+        return [
+            MigrationFailed(
+                **_meta(origin), migration=mig.uuid, partition=mig.partition, reason=why
+            )
+        ]
+
+    handler.__doc__ = _failure.__doc__
+    return handler
+
+
+def _partition_id(text: str, _end: int, origin: Origin) -> list[Event] | None:
+    """LOG_FORMATS.md §10 ``partitionId=P is completely lost!`` (lost event with lostBackupCount
+    6, the MAX_BACKUP_COUNT) and ``partitionId=P owner is removed. replicaIndex=i will be shifted
+    up to 0. {Partition}`` (``... there is no other replica to shift up.``: no event)."""
+    m = _RX_PARTITION_ID.match(text)
+    if m is None:
+        return None
+    partition = int(m["p"])
+    if m["lost"]:
+        return [PartitionLost(**_meta(origin), partition=partition, lost_backup_count=6)]
+    if m["none"]:
+        return []
+    return [PromotionCommitted(**_meta(origin), partition=partition, replica_index=int(m["i"]))]
+
+
+def _replica_lost(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §10 ``Partition replica is lost! partitionId=P namespace: ns lost
+    replicaIndex=L ...`` (FinalizePromotionOperation). The printed index is already ``i - 1`` for
+    a promotion from backup index ``i`` and is the lostBackupCount of the lost event fired next,
+    so it is taken as printed (promotion from index 1 prints 0)."""
+    m = _RX_REPLICA_LOST.match(text)
+    if m is None:
+        raise PayloadError("lost replica line has no partitionId or lost replicaIndex")
+    lost = int(m["i"])
+    return [
+        PartitionLost(
+            **_meta(origin), partition=int(m["p"]), lost_backup_count=lost if lost >= 0 else None
+        )
+    ]
+
+
+def _lost_event(text: str, at: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §1/§10 any text holding ``PartitionLostEventImpl{partitionId=P,
+    lostBackupCount=N, eventSource=[h]:p}`` (3.x ``PartitionLostEvent{...}``)."""
+    obj, _tail = _parse(text[at:], "lead_object", "PartitionLostEventImpl")
+    partition = _int(obj.fields.get("partitionId"), "PartitionLostEventImpl partitionId")
+    if partition is None:
+        raise PayloadError("PartitionLostEventImpl has no partitionId")
+    count = _int(obj.fields.get("lostBackupCount"), "PartitionLostEventImpl lostBackupCount")
+    return [PartitionLost(**_meta(origin), partition=partition, lost_backup_count=count)]
+
+
+def _shutdown_handled(text: str, _end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §11 ``Shutdown request of Member [h]:p - uuid is handled`` (master)."""
+    m = _RX_SHUTDOWN.match(text)
+    if m is None:
+        raise PayloadError("handled shutdown request names no readable member")
+    return [ShutdownRequestHandled(**_meta(origin), requester=_address(m["addr"]))]
+
+
+def _state_change(text: str, end: int, origin: Origin) -> list[Event]:
+    """LOG_FORMATS.md §12 ``Changing cluster state from ClusterState{state=X, lock=...} to
+    ClusterStateChange{type=..., newState=Y}, initiator: [h]:p, transient: b`` (also bare ``from
+    X to Y``); a change of the cluster *version* gives no event."""
+    old, new = _parse(text[end:], "state_change", "cluster state change")
+    old_name, new_name = _state_name(old, "the old cluster state"), _state_name(new, "the change")
+    if old_name is None or new_name is None:
+        return []
+    return [ClusterStateChanged(**_meta(origin), old=old_name, new=new_name)]
+
+
+#: (family, fixed wording at the start of the payload, handler); the handler gets the end of the
+#: wording. Order matters only where one wording is a prefix of another.
+_FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
+    ("member_list", r"Members (?:\{[ \t]*size[ \t]*:|\[[ \t]*\d)", _member_list),
+    ("member_list_sent", r"Sending member list to ", _recognised),
+    ("removing", r"Removing Member\b", _removing),
+    ("member_verb", r"Member \[", _member_verb),
+    ("removed_suspicion", r"Removed suspicion of Member\b", _removed_suspicion),
+    ("explicit", r"Received suspicion request from:", _explicit),
+    ("suspecting", r"Suspecting Member\b", _suspecting),
+    ("claim_begin", r"Starting mastership claim process", _recognised),
+    ("claim_local", r"Local MembersView\{", _claim_local),
+    ("claimed", r"Mastership is claimed with:", _claimed),
+    ("accepted", r"Mastership of\b", _accepted),
+    ("addressed", rf"{_A}[ \t]", _addressed),
+    ("banner", r"Hazelcast[ \t]", _banner),
+    ("we_merge", r"We should merge to ", _recognised),
+    ("version_bump", r"Updating local member list version:", _recognised),
+    (
+        "fetching",
+        r"Fetching (?:partition tables from cluster to determine the most recent one"
+        r"|most recent partition table)",
+        _fetch("fetching"),
+    ),
+    ("determined", r"Most recent partition table (?:is determined|version)", _fetch("determined")),
+    ("applying", r"Applying the most recent of partition state", _fetch("applying")),
+    ("marking", r"Marking active migration[ \t]+(?=MigrationInfo\{)", _marking),
+    ("repartitioning", r"Re-?partitioning cluster data", _repartitioning),
+    ("balanced", r"Partition balance is ok, no need to repartition", _balanced),
+    ("all_completed", r"All migration tasks have been completed", _all_completed),
+    ("rebalance", r"Rebalance process was (?:failed|aborted)", _rebalance),
+    ("remaining", r"Remaining migration tasks", _remaining),
+    ("starting_migration", r"Starting Migration:[ \t]*(?=MigrationInfo\{)", _starting_migration),
+    ("finished_migration", r"Finished Migration:[ \t]*(?=MigrationInfo\{)", _finished_migration),
+    (
+        "applying_completed",
+        r"Applying completed migration[ \t]+(?=MigrationInfo\{)",
+        _applying_completed,
+    ),
+    ("failed_from", r"Failed migration from ", _failure("failed migration")),
+    ("migration_failed", r"Migration failed:", _failure("migration failed")),
+    ("error_during", r"Error during ", _failure("error during migration")),
+    (
+        "cannot_commit",
+        r"Cannot commit (?=MigrationInfo\{)",
+        _failure("destination is not a member anymore"),
+    ),
+    ("commit_failed", r"Migration commit failed for ", _failure("commit failed")),
+    (
+        "commit_to_failed",
+        rf"Migration commit to[ \t]+{_A}[ \t]+failed for ",
+        _failure("commit failed"),
+    ),
+    ("partition_id", r"partitionId=\d", _partition_id),
+    ("replica_lost", r"Partition replica is lost!", _replica_lost),
+    ("lost_owners", r"Assigning new owners for \d+ LOST partitions", _recognised),
+    ("shutdown_handled", r"Shutdown request of Member\b", _shutdown_handled),
+    ("state_change", r"Changing cluster state (?:state )?from[ \t]+", _state_change),
+)
+
+_FAMILY = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx, _h in _FAMILIES))
+_HANDLERS: dict[str, _Handler] = {name: handler for name, _rx, handler in _FAMILIES}
+_LOST_EVENT = re.compile(r"PartitionLostEvent(?:Impl)?\{")
+
+
+def parse_payload(text: str, origin: Origin) -> list[Event] | None:
+    """The events of one Hazelcast log payload (LOG_FORMATS.md §2-§12).
+
+    Returns None when `text` is not a protocol message we model, a list of events (possibly
+    empty) when it is, and raises :class:`PayloadError` when it is recognisably one of ours but
+    malformed or truncated. Never raises anything else."""
+    try:
+        text = text.strip()
+        m = _FAMILY.match(text)
+        if m is not None:
+            family = m.lastgroup
+            assert family is not None
+            return _HANDLERS[family](text, m.end(), origin)
+        if "LostEvent" in text:
+            lost = _LOST_EVENT.search(text)
+            if lost is not None:
+                return _lost_event(text, lost.start(), origin)
+        return None
+    except PayloadError:
+        raise
+    except Exception as exc:  # a last line of defence: the contract is PayloadError or nothing
+        raise PayloadError(f"internal error while parsing the payload ({exc!r:.80})") from None
