@@ -260,7 +260,10 @@ def test_mutated_real_lines_never_break_the_accounting(tmp_path: Path, lines: li
             i = data.draw(st.integers(0, len(line) - 1))
             line = line[:i] + data.draw(st.binary(max_size=4)) + line[i + 1:]
         mutated.append(line)
-    scan(tmp_path, b"\n".join(mutated) + data.draw(st.sampled_from([b"", b"\n"])))
+    try:
+        scan(tmp_path, b"\n".join(mutated) + data.draw(st.sampled_from([b"", b"\n"])))
+    except InputError as exc:  # a mutation that made the file start like a gzip stream
+        assert "cannot be read" in str(exc)
 
 
 @settings(max_examples=60, deadline=None,

@@ -131,8 +131,8 @@ def _open(path: Path) -> IO[bytes]:
         raw = path.open("rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
-    if head == b"\x1f\x8b":
+    head = raw.peek(3)[:3] if isinstance(raw, io.BufferedReader) else b""
+    if head == b"\x1f\x8b\x08":  # gzip's magic and its one compression method, deflate
         return gzip.open(raw)  # type: ignore[return-value]
     return raw
 
