@@ -82,6 +82,7 @@ KEYWORDS: tuple[str, ...] = (
     "Suspecting Member",  # §4 heartbeat timeout
     "Shutdown request of",  # §11 shutdown request handled
     "requested to shutdown",  # §11 shutdown request pending
+    " is removed",  # §3 "Member ... is removed. Publishing new member list."
     "suspicion",  # §4 "Received suspicion request", "Removed suspicion"
     "astership",  # §5 mastership claim
     "MembersView",  # §5 "Local MembersView{...}"
