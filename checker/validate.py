@@ -76,7 +76,7 @@ class Violation:
 
 
 @dataclass(frozen=True, slots=True)
-class Warning:
+class Notice:
     """Not a violation: a lost partition, a rebalance that looks stuck, a member list whose
     stated size is wrong, an empty file."""
 
@@ -98,7 +98,7 @@ class Report:
     files: list[str]
     accounting: Accounting
     violations: list[Violation] = field(default_factory=list)
-    warnings: list[Warning] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
     members: dict[str, int] = field(default_factory=dict)  # member -> incarnations
     views: int = 0
     migrations: dict[str, int] = field(default_factory=dict)
@@ -181,10 +181,10 @@ def merge(streams: Iterable[Sequence[Event]]) -> Iterator[Event]:
         yield ev
 
 
-def warnings_of(events: Iterable[Event], stuck_ms: int = DEFAULT_STUCK_MS) -> list[Warning]:
+def warnings_of(events: Iterable[Event], stuck_ms: int = DEFAULT_STUCK_MS) -> list[Notice]:
     """Lost partitions, and rebalances with no end seen although the master's log goes on for
     longer than `stuck_ms` after their start."""
-    out: list[Warning] = []
+    out: list[Notice] = []
     running: dict[str, Repartitioning] = {}
     warned: set[int] = set()
     for ev in events:
@@ -192,7 +192,7 @@ def warnings_of(events: Iterable[Event], stuck_ms: int = DEFAULT_STUCK_MS) -> li
         if isinstance(ev, PartitionLost):
             count = ("" if ev.lost_backup_count is None
                      else f" (lostBackupCount={ev.lost_backup_count})")
-            out.append(Warning("partition-lost", me, _src(ev),
+            out.append(Notice("partition-lost", me, _src(ev),
                                f"{me} reports partition {ev.partition} lost{count}; whether "
                                "more members failed than the backup count allows is not in "
                                "the log"))
@@ -212,7 +212,7 @@ def warnings_of(events: Iterable[Event], stuck_ms: int = DEFAULT_STUCK_MS) -> li
             continue
         if ev.order - start.order > stuck_ms:
             warned.add(id(start))
-            out.append(Warning(
+            out.append(Notice(
                 "migration-stuck", me, _src(start),
                 f"{me} started a rebalance of {start.planned} migrations and has not reported "
                 f"its end {(ev.order - start.order) // 1000} s later"))
@@ -242,7 +242,7 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     events = list(merge(streams.values()))
     report = Report([str(f) for f in files], scanner.accounting)
     report.violations = judge(events)
-    report.warnings = [Warning("note", n.member, (Source(n.file, n.line),) if n.line else (),
+    report.warnings = [Notice("note", n.member, (Source(n.file, n.line),) if n.line else (),
                                f"{n.file}: {n.message}" if not n.line else n.message)
                        for n in scanner.accounting.notes]
     report.warnings += warnings_of(events, stuck_ms)

@@ -8,13 +8,14 @@ from rich.console import Console
 from rich.table import Table
 
 from partsafe.checker.validate import LOG_SPECS, Report
+from partsafe.traces.events import Source
 
 #: at most this many malformed lines are listed in the terminal (all of them are in --json)
 SHOWN_MALFORMED = 20
 
 
-def _where(sources: list[dict[str, object]] | tuple) -> str:
-    return ", ".join(f"{s.file}:{s.line}" for s in sources)  # type: ignore[union-attr]
+def _where(sources: tuple[Source, ...]) -> str:
+    return ", ".join(f"{s.file}:{s.line}" for s in sources)
 
 
 def render_report(console: Console, report: Report) -> None:

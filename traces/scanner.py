@@ -194,7 +194,7 @@ class Scanner:
             if not text.strip():
                 continue
             try:
-                ev = from_dict(_json_loads(text), f"{name}:{number}")
+                ev = from_dict(json.loads(text), f"{name}:{number}")
             except EventFormatError as exc:
                 acc.malformed.append(Malformed(name, number, exc.reason))
                 continue
@@ -206,10 +206,6 @@ class Scanner:
             yield ev
 
 
-def _json_loads(text: str) -> object:
-    return json.loads(text)
-
-
 def _looks_like_events(head: bytes) -> bool:
     """Whether a file is canonical event JSON Lines: its first non-blank line is a JSON object
     with a known event ``type`` and a ``member``."""
@@ -217,7 +213,7 @@ def _looks_like_events(head: bytes) -> bool:
         if not raw.strip():
             continue
         try:
-            obj = _json_loads(raw.decode("utf-8", "replace"))
+            obj = json.loads(raw.decode("utf-8", "replace"))
         except ValueError:
             return False
         return (isinstance(obj, dict) and obj.get("type") in EVENT_TYPES
