@@ -12,38 +12,34 @@ cross-member specs see them interleave (and those are written to be robust to sk
 keyed by its master and version, not by when it was seen). A log that stops is not quiescent, so
 quiescence checks are not run.
 
-`judge` is the engine-agnostic core: a pure function of an ordered event sequence, which the
-Spark engine runs per key.
+The engine-agnostic core (order keys, monitor parts, shards, warnings, the summary) is
+`partsafe.checker.shards`; this module is the local engine around it, one process reading the
+files one after the other. `partsafe.checker.spark` is the other engine.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.specs import registry
-from partsafe.specs.monitor import Monitor
-from partsafe.traces.events import (
-    Event,
-    MemberListInstalled,
-    MemberStarted,
-    MigrationFailed,
-    MigrationsCompleted,
-    MigrationStarted,
-    PartitionLost,
-    Repartitioning,
-    Source,
+from partsafe.checker.shards import (
+    DEFAULT_STUCK_MS,
+    LOG_SPECS,
+    Notice,
+    OrderKey,
+    Tally,
+    Violation,
+    judge,
+    stamped,
+    view_key,
+    warnings_of,
 )
-from partsafe.traces.scanner import Accounting, InputError, Scanner, expand
+from partsafe.traces.events import Event, MemberListInstalled, Source
+from partsafe.traces.scanner import Accounting, InputError, Note, Scanner, expand
 
-#: the specs a log can show a violation of
-LOG_SPECS: tuple[str, ...] = (
-    "MEM-VIEW-ORDER", "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY",
-    "PT-VERSION", "MIG-STATS", "SHUT-ONLY-SOURCE",
-)
 #: the specs a Hazelcast log cannot show, and why
 NOT_JUDGED: dict[str, str] = {
     "MEM-VIEW-AGREEMENT": "judged at quiescence, and a log that stops is not quiescent; the "
@@ -58,37 +54,6 @@ NOT_JUDGED: dict[str, str] = {
     "PAR-*": "needs the partition versions migrations run on, which are not logged",
     "SHUT-LEAVE-EMPTY": "needs the partition table at the moment a member leaves",
 }
-#: a rebalance still running this long after it started is worth a warning (milliseconds)
-DEFAULT_STUCK_MS = 10 * 60 * 1000
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    spec: str
-    member: str
-    sources: tuple[Source, ...]
-    message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "member": self.member,
-                "events": [{"file": s.file, "line": s.line} for s in self.sources],
-                "message": self.message}
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """Not a violation: a lost partition, a rebalance that looks stuck, a member list whose
-    stated size is wrong, an empty file."""
-
-    kind: str
-    member: str
-    sources: tuple[Source, ...]
-    message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "member": self.member,
-                "events": [{"file": s.file, "line": s.line} for s in self.sources],
-                "message": self.message}
 
 
 @dataclass
@@ -130,157 +95,55 @@ class Report:
         }
 
 
-# --- the engine-agnostic core ---------------------------------------------------------------------
-
-
-def monitors(specs: Sequence[str] = LOG_SPECS) -> list[Monitor]:
-    out = []
-    for spec_id in specs:
-        build = registry.get(spec_id).monitor
-        assert build is not None, spec_id
-        out.append(build())
-    return out
-
-
-def judge(events: Iterable[Event], specs: Sequence[str] = LOG_SPECS) -> list[Violation]:
-    """Run the monitors of `specs` over `events` (in order): every violation, naming the event
-    that raised it and the member's previous event the monitor saw."""
-    ms = monitors(specs)
-    states = [m.initial() for m in ms]
-    by_type: dict[str, list[int]] = defaultdict(list)
-    for i, m in enumerate(ms):
-        for kind in m.observes:
-            by_type[kind].append(i)
-    previous: dict[tuple[int, str], Event] = {}
-    found: list[Violation] = []
-    for ev in events:
-        for i in by_type.get(ev.TYPE, ()):
-            states[i], message = ms[i].observe(states[i], ev)
-            key = (i, ev.member)
-            if message is not None:
-                before = previous.get(key)
-                sources = tuple(e.source for e in (before, ev)
-                                if e is not None and e.source is not None)
-                found.append(Violation(ms[i].spec, ev.member, sources, message))
-            previous[key] = ev
-    return found
-
-
-def merge(streams: Iterable[Sequence[Event]]) -> Iterator[Event]:
-    """One sequence from per-member streams: each stream keeps its order, streams interleave by
-    timestamp (an event without one takes its predecessor's)."""
-
-    def keyed(index: int, stream: Sequence[Event]) -> Iterator[tuple[int, int, int, Event]]:
-        last = 0
-        for pos, ev in enumerate(stream):
-            if ev.order is not None:
-                last = ev.order
-            yield last, index, pos, ev
-
-    for *_, ev in heapq.merge(*(keyed(i, s) for i, s in enumerate(streams))):
-        yield ev
-
-
-def warnings_of(events: Iterable[Event], stuck_ms: int = DEFAULT_STUCK_MS) -> list[Notice]:
-    """Lost partitions, and rebalances with no end seen although the master's log goes on for
-    longer than `stuck_ms` after their start."""
-    out: list[Notice] = []
-    running: dict[str, Repartitioning] = {}
-    warned: set[int] = set()
-    for ev in events:
-        me = ev.member
-        if isinstance(ev, PartitionLost):
-            count = ("" if ev.lost_backup_count is None
-                     else f" (lostBackupCount={ev.lost_backup_count})")
-            out.append(Notice("partition-lost", me, _src(ev),
-                               f"{me} reports partition {ev.partition} lost{count}; whether "
-                               "more members failed than the backup count allows is not in "
-                               "the log"))
-            continue
-        if isinstance(ev, Repartitioning):
-            if ev.planned:
-                running[me] = ev
-            else:
-                running.pop(me, None)
-            continue
-        if (isinstance(ev, MigrationsCompleted) and ev.outcome != "progress") \
-                or isinstance(ev, MemberStarted):
-            running.pop(me, None)
-            continue
-        start = running.get(me)
-        if start is None or ev.order is None or start.order is None or id(start) in warned:
-            continue
-        if ev.order - start.order > stuck_ms:
-            warned.add(id(start))
-            out.append(Notice(
-                "migration-stuck", me, _src(start),
-                f"{me} started a rebalance of {start.planned} migrations and has not reported "
-                f"its end {(ev.order - start.order) // 1000} s later"))
-    return out
-
-
-def _src(ev: Event) -> tuple[Source, ...]:
-    return (ev.source,) if ev.source is not None else ()
-
-
 # --- files to a report ----------------------------------------------------------------------------
 
 
 def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT_STUCK_MS,
              progress: Callable[[int], None] | None = None) -> Report:
-    """Scan `paths` (files or directories), merge the members' streams, run the monitors.
+    """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
-    import time
-
     t0 = time.perf_counter()
     files = expand(list(paths))
     scanner = Scanner(fmt, progress)
-    streams: dict[tuple[int, str], list[Event]] = {}
+    events: list[tuple[OrderKey, Event]] = []
     for index, path in enumerate(files):
-        for ev in scanner.scan(path, str(path)):
-            streams.setdefault((index, ev.member), []).append(ev)
-    events = list(merge(streams.values()))
+        events.extend(stamped(index, scanner.scan(path, str(path))))
+    events.sort(key=lambda pair: pair[0])
     report = Report([str(f) for f in files], scanner.accounting)
+    order = {str(f): i for i, f in enumerate(files)}
+    report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
     report.violations = judge(events)
-    report.warnings = [Notice("note", n.member, (Source(n.file, n.line),) if n.line else (),
-                               f"{n.file}: {n.message}" if not n.line else n.message)
-                       for n in scanner.accounting.notes]
-    report.warnings += warnings_of(events, stuck_ms)
-    summarize(report, events)
+    report.warnings = notes_as_warnings(scanner.accounting.notes, order)
+    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms),
+                                             key=lambda pair: pair[0])]
+    tallies: dict[str, Tally] = {}
+    views: set[str] = set()
+    for _, ev in events:
+        if ev.member:
+            tallies.setdefault(ev.member, Tally()).add(ev)
+        if isinstance(ev, MemberListInstalled):
+            views.add(view_key(ev))
+    summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report
 
 
-def summarize(report: Report, events: Sequence[Event]) -> None:
+def notes_as_warnings(notes: Sequence[Note], order: dict[str, int]) -> list[Notice]:
+    """The scanner's notes as warnings, by file and line."""
+    ordered = sorted(notes, key=lambda n: (order.get(n.file, 0), n.line, n.message))
+    return [Notice("note", n.member, (Source(n.file, n.line),) if n.line else (),
+                   f"{n.file}: {n.message}" if not n.line else n.message) for n in ordered]
+
+
+def summarize(report: Report, tallies: dict[str, Tally], views: int) -> None:
     """Members with their incarnations, distinct views, migration counts."""
-    starts: Counter[str] = Counter()
-    uuids: dict[str, set[str]] = defaultdict(set)
-    views = set()
     migrations: Counter[str] = Counter()
-    members: set[str] = set()
-    for ev in events:
-        if ev.member:
-            members.add(ev.member)
-        if isinstance(ev, MemberStarted):
-            starts[ev.member] += 1
-        elif isinstance(ev, MemberListInstalled):
-            views.add((ev.uuids[:1] or ev.members[:1], ev.version, ev.members))
-            if ev.uuids and ev.member in ev.members:
-                uuids[ev.member].add(ev.uuids[ev.members.index(ev.member)])
-        elif isinstance(ev, Repartitioning):
-            migrations["repartitionings"] += 1
-            migrations["planned"] += ev.planned
-        elif isinstance(ev, MigrationsCompleted) and ev.outcome != "progress":
-            migrations[f"rebalances_{ev.outcome}"] += 1
-            migrations["completed"] += ev.completed
-        elif isinstance(ev, MigrationStarted):
-            migrations["started"] += 1
-        elif isinstance(ev, MigrationFailed):
-            migrations["failed"] += 1
-    report.members = {m: max(1, starts[m], len(uuids[m])) for m in sorted(members)}
-    report.views = len(views)
-    report.migrations = dict(sorted(migrations.items()))
+    for t in tallies.values():
+        migrations.update(t.migrations)
+    report.members = {m: tallies[m].incarnations for m in sorted(tallies)}
+    report.views = views
+    report.migrations = {k: v for k, v in sorted(migrations.items()) if v}
 
 
-__all__ = ["LOG_SPECS", "NOT_JUDGED", "InputError", "Report", "Violation", "judge", "merge",
-           "validate", "warnings_of"]
+__all__ = ["LOG_SPECS", "NOT_JUDGED", "InputError", "Notice", "Report", "Violation",
+           "validate"]

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable
 
 from partsafe.refimpl.planner import Replicas, plan
 from partsafe.refimpl.repartition import repartition
-from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
+from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
     Event,
@@ -368,46 +368,90 @@ class Target(BackupsMonitor):
 # --- SHUT-ONLY-SOURCE, SHUT-LEAVE-EMPTY, SHUT-NO-LOSS --------------------------------------------
 
 
-class OnlySource(Monitor):
-    """SHUT-ONLY-SOURCE: a member that requested shutdown is never a migration destination.
-
-    004: the master repartitions without the shutdown-requested members, so they only give data
-    away; a member that requested shutdown refuses what a master that did not hear of the request
-    yet sends it. A violation is a ``migration_started`` of role destination at a member that
-    requested shutdown (and did not crash since), or a master that, after handling a member's
-    shutdown request (``shutdown_request_handled``), starts a migration with that member as its
-    destination. The master's own starts are not judged before it handled the request, as the
-    request may still be on its way. State: the members that requested shutdown, and the
-    (master, requester) pairs of handled requests.
-    """
+class LeavingDestination(Monitor):
+    """SHUT-ONLY-SOURCE at the leaving member: a member that requested shutdown (and did not
+    crash or restart since) never starts a migration as its destination. State: the members that
+    requested shutdown."""
 
     spec = "SHUT-ONLY-SOURCE"
-    observes = frozenset({"shutdown_requested", "shutdown_request_handled", "migration_started",
-                          "member_crashed", "member_started"})
+    observes = frozenset({"shutdown_requested", "migration_started", "member_crashed",
+                          "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        if isinstance(event, MigrationStarted) and event.role != "destination":
+            return None
+        return (event.member,)
 
     def initial(self) -> Hashable:
-        return (frozenset(), frozenset())
+        return frozenset()
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        leaving, handled = state  # type: ignore[misc]
+        leaving: frozenset[str] = state  # type: ignore[assignment]
         me = event.member
         if isinstance(event, ShutdownRequested):
-            return (leaving | {me}, handled), None
-        if isinstance(event, ShutdownRequestHandled):
-            return (leaving, handled | {(me, event.requester)}), None
+            return leaving | {me}, None
         if isinstance(event, MemberCrashed | MemberStarted):
-            return (leaving - {me},
-                    frozenset(h for h in handled if me not in h)), None
+            return leaving - {me}, None
         assert isinstance(event, MigrationStarted)
         if event.role == "destination" and me in leaving:
             return state, (f"{me} requested shutdown and starts migration "
                            f"{event.migration} of partition {event.partition} as its "
                            "destination")
+        return state, None
+
+
+class HandledRequest(Monitor):
+    """SHUT-ONLY-SOURCE at the master: after handling a member's shutdown request
+    (``shutdown_request_handled``), a master never starts a migration with that member as its
+    destination, until one of the two crashes or restarts. Keyed per requester. State: the
+    (master, requester) pairs of handled requests."""
+
+    spec = "SHUT-ONLY-SOURCE"
+    observes = frozenset({"shutdown_request_handled", "migration_started", "member_crashed",
+                          "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        if isinstance(event, ShutdownRequestHandled):
+            return (event.requester,)
+        if isinstance(event, MigrationStarted):
+            return (event.destination,) if event.role == "master" else None
+        return ()  # a crashed or restarted member, as master or as requester
+
+    def initial(self) -> Hashable:
+        return frozenset()
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        handled: frozenset[tuple[str, str | None]] = state  # type: ignore[assignment]
+        me = event.member
+        if isinstance(event, ShutdownRequestHandled):
+            return handled | {(me, event.requester)}, None
+        if isinstance(event, MemberCrashed | MemberStarted):
+            return frozenset(h for h in handled if me not in h), None
+        assert isinstance(event, MigrationStarted)
         if event.role == "master" and (me, event.destination) in handled:
             return state, (f"{me} handled the shutdown request of {event.destination} and then "
                            f"starts migration {event.migration} of partition {event.partition} "
                            "with it as the destination")
         return state, None
+
+
+class OnlySource(Conjunction):
+    """SHUT-ONLY-SOURCE: a member that requested shutdown is never a migration destination.
+
+    004: the master repartitions without the shutdown-requested members, so they only give data
+    away; a member that requested shutdown refuses what a master that did not hear of the request
+    yet sends it. A violation is a ``migration_started`` of role destination at a member that
+    requested shutdown (and did not crash since; `LeavingDestination`), or a master that, after
+    handling a member's shutdown request, starts a migration with that member as its destination
+    (`HandledRequest`). The master's own starts are not judged before it handled the request, as
+    the request may still be on its way. State: the members that requested shutdown, and the
+    (master, requester) pairs of handled requests.
+    """
+
+    spec = "SHUT-ONLY-SOURCE"
+    PARTS = (LeavingDestination, HandledRequest)
 
 
 class LeaveEmpty(Monitor):

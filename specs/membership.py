@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
+from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import Event, MemberListInstalled
 
@@ -48,6 +48,13 @@ class ViewOrder(Monitor):
 
     spec = "MEM-VIEW-ORDER"
     observes = frozenset({"member_list_installed", "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        """Per master incarnation; a (re)started member is forgotten by every master's part."""
+        if not isinstance(event, MemberListInstalled):
+            return ()
+        return (incarnation(event, event.members[0]),) if event.members else None
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
@@ -121,6 +128,10 @@ class ViewIntegrity(Monitor):
 
     spec = "MEM-VIEW-INTEGRITY"
     observes = frozenset({"member_list_installed"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
         return None
@@ -132,43 +143,82 @@ class ViewIntegrity(Monitor):
         return state, None
 
 
-class VersionOrder(Monitor):
-    """MEM-VERSION: a member applies a list only with a greater version; one version, one list.
-
-    Per member, installed versions strictly increase. Per master, a version names one list: two
-    members holding the same version from the same master hold the same members. Legacy lists
-    (version None) carry no version and are not judged. A member that (re)starts is a new
-    incarnation whose versions start again; a master is told apart from its other incarnations by
-    its UUID when the lists show UUIDs. State: last version per member, and the list of each
-    (master, version) seen.
-    """
+class VersionIncrease(Monitor):
+    """MEM-VERSION, per member: a member applies a list only with a greater version than the
+    last it applied (a crashed or restarted member is a new incarnation whose versions start
+    again; legacy lists carry no version and are not judged). State: last version per member."""
 
     spec = "MEM-VERSION"
     observes = frozenset({"member_list_installed", "member_crashed", "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
-        return (NO_PAIRS, NO_PAIRS)
+        return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        last, lists = state  # type: ignore[misc]
-        if not isinstance(event, MemberListInstalled):  # a crashed or restarted member starts
-            return (frozenset(kv for kv in last if kv[0] != event.member), lists), None
+        last: Pairs = state  # type: ignore[assignment]
+        if not isinstance(event, MemberListInstalled):
+            return frozenset(kv for kv in last if kv[0] != event.member), None
         version = event.version
         if version is None:
             return state, None
-        master = incarnation(event, event.master or (event.members[0] if event.members else ""))
-        message = None
         before = lookup(last, event.member)
+        message = None
         if before is not None and version <= before:
             message = f"{event.member} applies version {version} after version {before}"
-        key = f"{master}@{version}"
+        return assign(last, event.member, version), message
+
+
+class VersionNames(Monitor):
+    """MEM-VERSION, per master and version: a version published by one master names one list,
+    so two members holding the same version from the same master hold the same members. A master
+    is told apart from its other incarnations by its UUID when the lists show UUIDs. State: the
+    list of each (master, version) seen."""
+
+    spec = "MEM-VERSION"
+    observes = frozenset({"member_list_installed"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        assert isinstance(event, MemberListInstalled)
+        return (_version_key(event),) if event.version is not None else None
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        lists: Pairs = state  # type: ignore[assignment]
+        assert isinstance(event, MemberListInstalled)
+        if event.version is None:
+            return state, None
+        key = _version_key(event)
         known = lookup(lists, key)
         if known is None:
-            lists = assign(lists, key, event.members)
-        elif known != event.members and message is None:
-            message = (f"version {version} of master {master} names two lists: "
-                       f"[{', '.join(known)}] and [{', '.join(event.members)}]")
-        return (assign(last, event.member, version), lists), message
+            return assign(lists, key, event.members), None
+        if known != event.members:
+            master = key.rsplit("@", 1)[0]
+            return state, (f"version {event.version} of master {master} names two lists: "
+                           f"[{', '.join(known)}] and [{', '.join(event.members)}]")
+        return state, None
+
+
+def _version_key(event: MemberListInstalled) -> str:
+    master = incarnation(event, event.master or (event.members[0] if event.members else ""))
+    return f"{master}@{event.version}"
+
+
+class VersionOrder(Conjunction):
+    """MEM-VERSION: a member applies a list only with a greater version; one version, one list.
+
+    The conjunction of `VersionIncrease` (keyed per member) and `VersionNames` (keyed per master
+    and version). State: last version per member, and the list of each (master, version) seen.
+    """
+
+    spec = "MEM-VERSION"
+    PARTS = (VersionIncrease, VersionNames)
 
 
 class MasterOnly(Monitor):
@@ -182,6 +232,10 @@ class MasterOnly(Monitor):
     observes = frozenset({"member_list_installed", "member_joined", "member_removed",
                           "member_suspected", "explicit_suspicion", "suspicion_removed",
                           "mastership_claim_started", "member_crashed", "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
         return NO_PAIRS

@@ -52,6 +52,65 @@ class Monitor(ABC):
         """A message if the spec is violated once nothing but faults can happen any more."""
         return None
 
+    # -- keys: how the state splits, so that a monitor runs per key (the validator's engines)
+
+    #: the length of a key of this monitor's state (0: the state is one piece)
+    key_size: ClassVar[int] = 0
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        """The part of the state `event` reads and writes, for a monitor whose state is a map
+        from keys to independent parts (P's monitors are per machine in the same way):
+
+        - a key of `key_size` components: the event reads and writes that part alone;
+        - ``()``, for a member that crashed or restarted: the event makes the parts forget what
+          its member did there. It raises nothing, and what it removes is read only by that
+          member's later events in a part, or in the part whose key names the member; so it is
+          delivered to the parts whose key names its member and to those its member has events
+          in before and after it, and to any other part it would change nothing;
+        - None: the event changes nothing and raises nothing.
+
+        Running the monitor once per key over that key's events, in order, finds exactly what
+        one run over all events finds (tests/test_shards.py checks it for every log spec)."""
+        return ()
+
+    def parts(self) -> tuple[Monitor, ...]:
+        """The separately keyed monitors this one is the conjunction of (itself, usually)."""
+        return (self,)
+
+
+class Conjunction(Monitor):
+    """One spec that is the conjunction of monitors keyed differently (per member, and per
+    master and version, say): its state is the tuple of theirs, and an event is judged by each
+    part that observes it; the first message is the spec's."""
+
+    #: the parts, in the order their messages take precedence
+    PARTS: ClassVar[tuple[type[Monitor], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.observes = frozenset().union(*(p.observes for p in cls.PARTS))
+
+    def __init__(self) -> None:
+        self._parts = tuple(p() for p in self.PARTS)
+
+    def parts(self) -> tuple[Monitor, ...]:
+        return self._parts
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        raise TypeError(f"{type(self).__name__} is run by its parts, each with its own key")
+
+    def initial(self) -> Hashable:
+        return tuple(p.initial() for p in self._parts)
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        states = list(state)  # type: ignore[call-overload]
+        first = None
+        for i, part in enumerate(self._parts):
+            if event.TYPE in part.observes:
+                states[i], message = part.observe(states[i], event)
+                first = first or message
+        return tuple(states), first
+
 
 def run(
     monitor: Monitor, events: Iterable[Event], *, quiescent_at_end: bool = False

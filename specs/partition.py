@@ -72,6 +72,10 @@ class TableVersion(Monitor):
     spec = "PT-VERSION"
     observes = frozenset({"partition_table_applied", "partition_version_applied",
                           "member_crashed", "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -608,6 +612,10 @@ class MigrationStats(Monitor):
     spec = "MIG-STATS"
     observes = frozenset({"repartitioning", "migrations_completed", "member_crashed",
                           "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
         return NO_PAIRS

@@ -23,14 +23,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 #: the member prefix of LOG_FORMATS.md §0; ``[LOCAL]`` before the member's address is known
-PREFIX = re.compile(
+PREFIX_PATTERN = (
     r"\[(?P<host>[^\]\s]+)\]:(?P<port>\d{1,5}|<[^>\s]{1,32}>) \[(?P<cluster>[^\]]*)\] "
     r"\[(?P<version>[^\]\s]+)\] ?"
     r"|\[LOCAL\] \[[^\]]*\] \[[^\]\s]+\] ?")
+PREFIX = re.compile(PREFIX_PATTERN, re.ASCII)
 #: docker-compose's ``service-1  | `` (v2) or ``service_1  | `` (v1)
-COMPOSE = re.compile(r"(?P<service>[A-Za-z0-9][\w.\-]{0,62}?)\s*\| ")
+COMPOSE_PATTERN = r"(?P<service>[A-Za-z0-9][\w.\-]{0,62}?)\s*\| "
+COMPOSE = re.compile(COMPOSE_PATTERN, re.ASCII)
 #: ``docker logs --timestamps``: RFC 3339 with nanoseconds, before everything else
-DOCKER_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) ")
+DOCKER_TS_PATTERN = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+DOCKER_TS = re.compile(DOCKER_TS_PATTERN, re.ASCII)
 #: the message fields of the usual JSON layouts (ECS, logstash, docker json-file, log4j2 JSON)
 JSON_MESSAGE_KEYS = ("message", "msg", "@message", "log", "full_message", "short_message")
 JSON_TIME_KEYS = ("@timestamp", "timestamp", "time", "ts", "timeMillis", "instant")
@@ -45,10 +48,18 @@ _MONTHS = {m: i for i, m in enumerate(
 #: how a new record starts in the common layouts: a date or a clock, a level, a JSON object, a
 #: JUL level line (``INFO: ``, also localised words ending in a colon); anything else that follows
 #: a record and is not indented member-list text is a hard-wrapped continuation
-RECORD_START = re.compile(
+RECORD_START_PATTERN = (
     r"\s{0,4}(?:\d{2,4}[-/.]\d\d?[-/.]\d|\d\d:\d\d:\d\d|[A-Z][a-z]{2}[a-z]*\.? \d\d?, \d{4}|\{"
     r"|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|SEVERE|FINE|FINER|FINEST|FATAL)\b"
     r"|<date>|[A-Z][A-Za-zÀ-ÿ]{2,15}: \[)")
+RECORD_START = re.compile(RECORD_START_PATTERN, re.ASCII)
+#: the first line of a java.util.logging record (``SimpleFormatter``'s default, any locale): a
+#: date and a time, then the source, a class name and a method; the second line, ``LEVEL:
+#: message``, takes its timestamp from it
+JUL_HEAD_PATTERN = (
+    r"\S[^\[\]{}|]{0,40}?\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?: [^\s\[\]]{1,8}){0,2}"
+    r" [A-Za-z_$][\w$]*(?:\.[\w$]+)+(?: [\w$<>]+)?\s*$")
+JUL_HEAD = re.compile(JUL_HEAD_PATTERN, re.ASCII)
 
 
 @dataclass(slots=True)

@@ -28,7 +28,7 @@ import io
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -55,10 +55,15 @@ LOOKBACK = 64
 MAX_MEMBERS = 10_000
 MAX_WRAP = 40
 #: and a member list's lines, to report them when their header is missing
-_SCANNER_KEYWORDS = ("Members", "\tMember [", "  Member [")
+SCANNER_KEYWORDS = ("Members", "\tMember [", "  Member [")
 _MATCHER = ahocorasick_rs.BytesAhoCorasick(
-    [k.encode() for k in dict.fromkeys((*KEYWORDS, *_SCANNER_KEYWORDS))])
-_STACK = re.compile(r"\s*(?:at [\w$.<>]+\(|Caused by: |Suppressed: |\.\.\. \d+ (?:more|common))")
+    [k.encode() for k in dict.fromkeys((*KEYWORDS, *SCANNER_KEYWORDS))])
+#: a stack trace line; it ends a member list or a hard-wrapped message like a new record does
+STACK_PATTERN = r"\s*(?:at [\w$.<>/@\-]+\(|Caused by: |Suppressed: |\.\.\. \d+ (?:more|common))"
+_STACK = re.compile(STACK_PATTERN, re.ASCII)
+#: what stands for the lines between two islands of needed lines (`_LogFile.scan_islands`): a
+#: line that starts a record, has no prefix and no keyword
+ISLAND_BREAK = "0000-00-00 -"
 _MEMBER_LINE = re.compile(r"\s+Member \[")
 _SPLITS = re.compile(r"\]:? |: | - | \| ")
 _CLOSING = frozenset({"]", "}"})
@@ -180,15 +185,15 @@ class Scanner:
                 fmt = "jsonl" if _looks_like_events(head) else "log"
             try:
                 if fmt == "jsonl":
-                    yield from self._scan_events(f, shown)
+                    yield from self._scan_events(enumerate(f, start=1), shown)
                 else:
                     yield from _LogFile(self, shown).scan(f)
             except (OSError, EOFError, gzip.BadGzipFile) as exc:
                 raise InputError(f"{path}: cannot be read ({exc})") from None
 
-    def _scan_events(self, f: IO[bytes], name: str) -> Iterator[Event]:
+    def _scan_events(self, f: Iterable[tuple[int, bytes]], name: str) -> Iterator[Event]:
         acc = self.accounting
-        for number, raw in enumerate(f, start=1):
+        for number, raw in f:
             acc.lines += 1
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
             if not text.strip():
@@ -204,6 +209,40 @@ class Scanner:
             acc.parsed_lines += 1
             acc.events += 1
             yield ev
+
+
+    def scan_needed(self, name: str, lines: Iterable[tuple[int, str]],
+                    fmt: str = "log") -> Iterator[Event]:
+        """The events of one file from the lines it needs (`partsafe.traces.sieve`; all of them
+        for event JSON Lines), with their numbers, in order: what `scan` gives for the whole
+        file, except the line count, which the caller knows. Runs of consecutive lines are
+        scanned as blocks; ISLAND_BREAK stands for the lines between them."""
+        if fmt == "jsonl":
+            yield from self._scan_events(((n, t.encode()) for n, t in lines), name)
+            return
+        log = _LogFile(self, name)
+        for first, data in _islands(lines):
+            log.context.clear()
+            if first > 1:
+                log.context.append((first - 1, ISLAND_BREAK))
+            log._block(data, first - 1, final=True, limit=len(data))
+            yield from log._flush()
+
+
+def _islands(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, bytes]]:
+    """Runs of consecutive lines: the first one's number and the run's bytes."""
+    first, last = 0, 0
+    run: list[str] = []
+    for number, text in lines:
+        if run and number != last + 1:
+            yield first, ("\n".join(run) + "\n").encode()
+            run = []
+        if not run:
+            first = number
+        run.append(text)
+        last = number
+    if run:
+        yield first, ("\n".join(run) + "\n").encode()
 
 
 def _looks_like_events(head: bytes) -> bool:
@@ -408,7 +447,8 @@ class _LogFile:
             pos = end + 1
             if q.stream != stream:
                 continue
-            if not q.text.strip() or layout.RECORD_START.match(q.text) or n in self.done:
+            if not q.text.strip() or layout.RECORD_START.match(q.text) or n in self.done \
+                    or _STACK.match(q.text):
                 break
             parts.append(q.text)
             numbers.append(n)
@@ -462,7 +502,8 @@ class _LogFile:
                 numbers.append(n)
                 closed = True
                 break
-            if layout.RECORD_START.match(q.text) and not q.text[:1].isspace():
+            if (layout.RECORD_START.match(q.text) and not q.text[:1].isspace()) \
+                    or _STACK.match(q.text):
                 break
             if stripped.startswith("Member") or len(lines) == 1 or not stripped:
                 if stripped:
@@ -534,11 +575,14 @@ class _LogFile:
             yield from reversed(list(self.context)[-(LOOKBACK - seen):])
 
     def _order(self, header: str, ls: int) -> int | None:
-        """A header's timestamp, or (java.util.logging's second line) the line before's."""
+        """A header's timestamp, or (java.util.logging's second line) the line before's, when
+        that is a java.util.logging record's first line."""
         when = layout.timestamp(header) if header else None
         if when is None and ls > 0:
             prev = self.block.rfind(b"\n", 0, ls - 1) + 1
-            when = layout.timestamp(_decode(self.block[prev:ls - 1])[:80])
+            line = layout.peel(_decode(self.block[prev:ls - 1])).text
+            if layout.JUL_HEAD.match(line):
+                when = layout.timestamp(line[:80])
         return when
 
     def _near_end(self, le: int) -> bool:

@@ -1,0 +1,307 @@
+"""The engine-agnostic core of validation: event order, monitor parts and their keys, shards.
+
+Both engines (`partsafe.checker.validate` in one process, `partsafe.checker.spark` on Spark)
+run exactly these functions; they differ only in how events reach them.
+
+Order (DESIGN.md, "One set of invariants, three ways to check them"). Each member's own events
+keep the order of its log; the members' streams are merged by timestamp. Every event gets an
+`OrderKey` from its file alone (`stamped`): the running maximum of its stream's timestamps, the
+file's index, where the stream starts in the file, its position in the file. Sorting by that key
+is the merge, and any subset of events sorted by it is in merge order, which is what lets one
+engine sort the events of one key only.
+
+Keys. A monitor's state is a map from keys to independent parts (`Monitor.key`); a spec whose
+state has two differently keyed maps is a `Conjunction` of parts. A `Shard` is one part's state
+for one key, fed that key's events in order; what all shards find is what one run of the monitor
+over all events finds. A violation names the spec, the event that raised it and the member's
+previous event in the same shard (the previous list from that master, the previous version that
+member applied), so it reads the same whichever engine found it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from partsafe.specs import registry
+from partsafe.specs.monitor import Monitor
+from partsafe.traces.events import (
+    Event,
+    MemberListInstalled,
+    MemberStarted,
+    MigrationFailed,
+    MigrationsCompleted,
+    MigrationStarted,
+    PartitionLost,
+    Repartitioning,
+    Source,
+)
+
+#: the specs a log can show a violation of
+LOG_SPECS: tuple[str, ...] = (
+    "MEM-VIEW-ORDER", "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY",
+    "PT-VERSION", "MIG-STATS", "SHUT-ONLY-SOURCE",
+)
+#: a rebalance still running this long after it started is worth a warning (milliseconds)
+DEFAULT_STUCK_MS = 10 * 60 * 1000
+
+#: (timestamp, file index, the stream's first position in its file, position in the file)
+OrderKey = tuple[int, int, int, int]
+
+
+# --- order ----------------------------------------------------------------------------------------
+
+
+def stamped(file_index: int, events: Iterable[Event]) -> Iterator[tuple[OrderKey, Event]]:
+    """The events of one file (in file order) with their order keys. A stream is a member's
+    events in this file; an event without a timestamp, or with one earlier than its stream's
+    latest, takes that latest (a stream's order is certain, its clock is not)."""
+    first: dict[str, int] = {}
+    latest: dict[str, int] = {}
+    for position, ev in enumerate(events):
+        member = ev.member
+        start = first.setdefault(member, position)
+        when = latest.get(member, 0)
+        if ev.order is not None and ev.order > when:
+            when = ev.order
+        latest[member] = when
+        yield (when, file_index, start, position), ev
+
+
+# --- monitor parts and shards ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One separately keyed monitor of a spec; `index` numbers the parts of a validation."""
+
+    index: int
+    spec: str
+    monitor: Monitor
+
+
+def parts(specs: Sequence[str] = LOG_SPECS) -> list[Part]:
+    out: list[Part] = []
+    for spec_id in specs:
+        build = registry.get(spec_id).monitor
+        assert build is not None, spec_id
+        for monitor in build().parts():
+            out.append(Part(len(out), spec_id, monitor))
+    return out
+
+
+def routes(part: Part, ev: Event) -> tuple[str, bool] | None:
+    """Where `ev` goes for `part`: the shard key (its components, each followed by US) and
+    whether the event is routed (a crashed or restarted member, `Monitor.key`'s ``()``); None when
+    the event changes nothing for the part."""
+    key = part.monitor.key(ev)
+    if key is None:
+        return None
+    routed = len(key) < part.monitor.key_size
+    assert not key or not routed, f"{part.spec}: partial key {key!r}"
+    return "".join(f"{k}\x1f" for k in key), routed
+
+
+def names(key: str) -> list[str]:
+    """The components of a shard key."""
+    return key.split("\x1f")[:-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    spec: str
+    member: str
+    sources: tuple[Source, ...]
+    message: str
+    #: the order key of the event that raised it, and the part: how reports sort violations
+    at: OrderKey = (0, 0, 0, 0)
+    part: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "member": self.member,
+                "events": [{"file": s.file, "line": s.line} for s in self.sources],
+                "message": self.message}
+
+
+@dataclass
+class Shard:
+    """One part's state for one key, fed that key's events in order."""
+
+    part: Part
+    state: Hashable = None
+    #: each member's previous event this shard saw (not counting routed ones)
+    previous: dict[str, Event] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.state = self.part.monitor.initial()
+
+    def step(self, at: OrderKey, ev: Event, routed: bool = False) -> Violation | None:
+        self.state, message = self.part.monitor.observe(self.state, ev)
+        if routed:
+            assert message is None, f"{self.part.spec}: a routed event raised {message!r}"
+            return None
+        before = self.previous.get(ev.member)
+        self.previous[ev.member] = ev
+        if message is None:
+            return None
+        sources = tuple(e.source for e in (before, ev) if e is not None and e.source is not None)
+        return Violation(self.part.spec, ev.member, sources, message, at, self.part.index)
+
+
+def run_shard(part: Part, events: Iterable[tuple[OrderKey, Event, bool]]) -> list[Violation]:
+    """Run one shard over its events (order key, event, routed), sorted by order key."""
+    shard = Shard(part)
+    found = []
+    for at, ev, routed in events:
+        v = shard.step(at, ev, routed)
+        if v is not None:
+            found.append(v)
+    return found
+
+
+def judge(events: Iterable[tuple[OrderKey, Event]], specs: Sequence[str] = LOG_SPECS
+          ) -> list[Violation]:
+    """Run every part of the monitors of `specs`, per key, over `events` in order key order:
+    every violation, in report order. A routed event reaches the shards that name its member and
+    those its member has had events in (`Monitor.key`; one its member has no later events in is
+    not changed in any way that matters, which is why the Spark engine may leave it out)."""
+    ps = parts(specs)
+    by_type: dict[str, list[Part]] = {}
+    for p in ps:
+        for kind in p.monitor.observes:
+            by_type.setdefault(kind, []).append(p)
+    shards: list[dict[str, Shard]] = [{} for _ in ps]
+    #: per part, member -> the keys of the shards it has events in or that name it
+    involved: list[dict[str, set[str]]] = [{} for _ in ps]
+    found: list[Violation] = []
+    for at, ev in events:
+        for p in by_type.get(ev.TYPE, ()):
+            route = routes(p, ev)
+            if route is None:
+                continue
+            key, routed = route
+            mine = shards[p.index]
+            if routed:
+                for k in sorted(involved[p.index].get(ev.member, ())):
+                    mine[k].step(at, ev, routed=True)
+                continue
+            shard = mine.get(key)
+            if shard is None:
+                shard = mine[key] = Shard(p)
+                for name in names(key):
+                    involved[p.index].setdefault(name, set()).add(key)
+            involved[p.index].setdefault(ev.member, set()).add(key)
+            v = shard.step(at, ev)
+            if v is not None:
+                found.append(v)
+    return sorted(found, key=violation_order)
+
+
+def violation_order(v: Violation) -> tuple[OrderKey, int, str]:
+    return v.at, v.part, v.message
+
+
+# --- warnings, per member -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Not a violation: a lost partition, a rebalance that looks stuck, a member list whose
+    stated size is wrong, an empty file."""
+
+    kind: str
+    member: str
+    sources: tuple[Source, ...]
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "member": self.member,
+                "events": [{"file": s.file, "line": s.line} for s in self.sources],
+                "message": self.message}
+
+
+def warnings_of(events: Iterable[tuple[OrderKey, Event]], stuck_ms: int = DEFAULT_STUCK_MS
+                ) -> list[tuple[OrderKey, Notice]]:
+    """Lost partitions, and rebalances with no end seen although the master's log goes on for
+    longer than `stuck_ms` after their start; each with the order key of the event that shows it.
+    Everything here is per member, so a member's events alone give its warnings."""
+    out: list[tuple[OrderKey, Notice]] = []
+    running: dict[str, Repartitioning] = {}
+    warned: set[int] = set()
+    for at, ev in events:
+        me = ev.member
+        if isinstance(ev, PartitionLost):
+            count = ("" if ev.lost_backup_count is None
+                     else f" (lostBackupCount={ev.lost_backup_count})")
+            out.append((at, Notice(
+                "partition-lost", me, _src(ev),
+                f"{me} reports partition {ev.partition} lost{count}; whether more members "
+                "failed than the backup count allows is not in the log")))
+            continue
+        if isinstance(ev, Repartitioning):
+            if ev.planned:
+                running[me] = ev
+            else:
+                running.pop(me, None)
+            continue
+        if (isinstance(ev, MigrationsCompleted) and ev.outcome != "progress") \
+                or isinstance(ev, MemberStarted):
+            running.pop(me, None)
+            continue
+        start = running.get(me)
+        if start is None or ev.order is None or start.order is None or id(start) in warned:
+            continue
+        if ev.order - start.order > stuck_ms:
+            warned.add(id(start))
+            out.append((at, Notice(
+                "migration-stuck", me, _src(start),
+                f"{me} started a rebalance of {start.planned} migrations and has not reported "
+                f"its end {(ev.order - start.order) // 1000} s later")))
+    return out
+
+
+def _src(ev: Event) -> tuple[Source, ...]:
+    return (ev.source,) if ev.source is not None else ()
+
+
+# --- the summary, per member ----------------------------------------------------------------------
+
+
+def view_key(ev: MemberListInstalled) -> str:
+    """What tells views apart in the summary: the master (its UUID when shown), the version and
+    the members."""
+    head = ev.uuids[0] if ev.uuids else (ev.members[0] if ev.members else "")
+    return f"{head}|{ev.version}|{','.join(ev.members)}"
+
+
+@dataclass
+class Tally:
+    """A member's part of the summary: how often it started, the UUIDs it listed itself under,
+    its migration counters. Tallies of different members add up."""
+
+    starts: int = 0
+    uuids: set[str] = field(default_factory=set)
+    migrations: Counter[str] = field(default_factory=Counter)
+
+    def add(self, ev: Event) -> None:
+        if isinstance(ev, MemberStarted):
+            self.starts += 1
+        elif isinstance(ev, MemberListInstalled):
+            if ev.uuids and ev.member in ev.members:
+                self.uuids.add(ev.uuids[ev.members.index(ev.member)])
+        elif isinstance(ev, Repartitioning):
+            self.migrations["repartitionings"] += 1
+            self.migrations["planned"] += ev.planned
+        elif isinstance(ev, MigrationsCompleted) and ev.outcome != "progress":
+            self.migrations[f"rebalances_{ev.outcome}"] += 1
+            self.migrations["completed"] += ev.completed
+        elif isinstance(ev, MigrationStarted):
+            self.migrations["started"] += 1
+        elif isinstance(ev, MigrationFailed):
+            self.migrations["failed"] += 1
+
+    @property
+    def incarnations(self) -> int:
+        return max(1, self.starts, len(self.uuids))

@@ -1,0 +1,569 @@
+"""The Spark engine: `partsafe validate --engine spark`, the same verdict as the local engine on
+logs too big for one process (DESIGN.md, "One set of invariants, three ways to check them").
+
+The plan, stage by stage (the local engine is `partsafe.checker.validate`; both run the
+engine-agnostic core of `partsafe.checker.shards`):
+
+1. Lines. The files are read as text by Spark (plain or ``.gz``), each line with its file, the
+   input split it came from (``_metadata.file_block_start``) and a row id. A JVM aggregation counts
+   each split's lines; a split's lines are numbered from the counts of the splits before it, so
+   line numbers are exact across splits.
+2. The sieve, on the JVM. `partsafe.traces.sieve.column` keeps the lines the scanner needs (those
+   with a keyword, and those that may belong to their records); the others are only counted. No
+   Python runs before this filter.
+3. Scanning, per file. The needed lines of a file go to one Python task, in line order (a shuffle
+   of the needed lines only), where `Scanner.scan_needed` assembles multi-line records and parses
+   them with the same grammar; a record that straddled two input splits is whole again here. Each
+   event gets its order key (`shards.stamped`) and one route per monitor part that observes it.
+4. Monitors, per key. Routes are grouped by (part, key): per member and incarnation, per master
+   incarnation (views), per master and version, per requester; each group runs one `Shard` over
+   its events sorted by order key. A crashed or restarted member's routed event reaches the shards
+   of its key and those its member has events in before and after it: a join, not a collect.
+   Warnings and the summary are per member (a group-by); distinct views are counted by Spark.
+5. The report. Only results reach the driver: per-file line counts, violations, malformed lines,
+   warnings and one tally per member, never the lines or the events. ``--output DIR`` writes the
+   events and the violations as Parquet.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from partsafe.checker.shards import (
+    DEFAULT_STUCK_MS,
+    Notice,
+    Part,
+    Tally,
+    Violation,
+    parts,
+    routes,
+    run_shard,
+    stamped,
+    view_key,
+    warnings_of,
+)
+from partsafe.checker.validate import Report, notes_as_warnings, summarize
+from partsafe.traces.events import MemberListInstalled, Source, dumps, from_dict
+from partsafe.traces.scanner import (
+    Accounting,
+    InputError,
+    Malformed,
+    Note,
+    Scanner,
+    _check_text,
+    _looks_like_events,
+    expand,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+#: `--engine auto` runs Spark when the input is at least this big (bytes on disk)
+AUTO_THRESHOLD = 512 << 20
+_SCHEME = "://"
+
+
+class SparkUnavailable(Exception):
+    """Spark cannot be started here (no pyspark, no Java): the message says what is missing."""
+
+
+# --- the session ----------------------------------------------------------------------------------
+
+_QUIET = Path(__file__).with_name("log4j2-quiet.properties")
+
+
+def session(master: str | None = None, *, verbose: bool = False) -> SparkSession:
+    """The Spark session partsafe runs in: the active one (under ``spark-submit``), else a new
+    one on `master`, ``$SPARK_MASTER``, or embedded ``local[*]``, on the machine's Java. Spark's
+    own logging stays quiet (errors only) unless `verbose`."""
+    try:
+        from pyspark import SparkConf
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise SparkUnavailable("the Spark engine needs pyspark and pyarrow: "
+                               "pip install 'partsafe[spark]'") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    conf = SparkConf()
+    if master:
+        conf.setMaster(master)
+    elif not conf.contains("spark.master"):
+        conf.setMaster(os.environ.get("SPARK_MASTER", "local[*]"))
+    defaults = {
+        "spark.app.name": "partsafe validate",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "16",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.driver.memory": "2g",
+        "spark.python.worker.reuse": "true",
+    }
+    if not verbose:
+        quiet = f"-Dlog4j2.configurationFile={_QUIET.as_uri()}"
+        defaults["spark.driver.extraJavaOptions"] = quiet
+        defaults["spark.executor.extraJavaOptions"] = quiet
+    for key, value in defaults.items():
+        if not conf.contains(key):
+            conf.set(key, value)
+    try:
+        spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    except Exception as exc:  # the JVM did not start: no Java, a wrong master
+        raise SparkUnavailable(f"Spark did not start ({str(exc).splitlines()[0]}); it needs "
+                               "Java 17 (java on PATH or JAVA_HOME)") from None
+    spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    if not spark.sparkContext.master.startswith("local"):
+        _ship(spark)
+    return spark
+
+
+def _ship(spark: SparkSession) -> None:
+    """Send the partsafe package to the executors of a real cluster (its dependencies must be
+    installed there: ``pip install partsafe``, or a packed environment given to spark-submit)."""
+    root = Path(__file__).resolve().parent.parent
+    out = Path(tempfile.mkdtemp(prefix="partsafe-")) / "partsafe.zip"
+    with zipfile.ZipFile(out, "w") as z:
+        for f in root.rglob("*"):
+            if f.suffix in (".py", ".lark", ".properties") and "tests" not in f.parts:
+                z.write(f, "partsafe/" + str(f.relative_to(root)))
+    spark.sparkContext.addPyFile(str(out))
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One file to read: how Spark names it, how reports name it, its layout, its size."""
+
+    uri: str
+    name: str
+    fmt: str
+    size: int
+
+
+def inputs(paths: Sequence[str], fmt: str = "auto") -> list[Input]:
+    """The files of `paths` (files, directories, globs; URIs with a scheme are Spark's to list),
+    each checked as the local engine checks it: readable, text, compressed only as ``.gz``."""
+    out: list[Input] = []
+    local: list[str] = []
+    for raw in paths:
+        if _SCHEME in raw and not raw.startswith("file:"):
+            out.append(Input(raw, raw, "log" if fmt == "auto" else fmt, 0))
+            continue
+        path = unquote(urlparse(raw).path) if raw.startswith("file:") else raw
+        if glob.has_magic(path) and not Path(path).exists():
+            found = sorted(glob.glob(path, recursive=True))
+            if not found:
+                raise InputError(f"{raw}: no file matches")
+            local.extend(found)
+        else:
+            local.append(path)
+    for path in expand(local):
+        out.append(_sniff(path, fmt))
+    return out
+
+
+def _sniff(path: Path, fmt: str) -> Input:
+    try:
+        with path.open("rb") as f:
+            magic = f.read(3)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    compressed = magic == b"\x1f\x8b\x08"
+    if compressed != path.name.endswith(".gz"):
+        raise InputError(
+            f"{path}: {'gzip data without' if compressed else 'not gzip data, with'} a .gz name; "
+            "Spark decompresses by the name: rename it, or use --engine local")
+    try:
+        opener = gzip.open if compressed else open
+        with opener(path, "rb") as f:  # type: ignore[operator]
+            head = f.read(65536)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
+    _check_text(path, head)
+    kind = fmt if fmt != "auto" else ("jsonl" if _looks_like_events(head) else "log")
+    return Input(path.resolve().as_uri(), str(path), kind, path.stat().st_size)
+
+
+def input_bytes(paths: Sequence[str]) -> int:
+    """The bytes on disk of `paths` (for `--engine auto`)."""
+    return sum(i.size for i in inputs(paths))
+
+
+# --- stage 3: scanning, in the Python workers -------------------------------------------------
+
+#: the rows the scanning stage writes, one schema for every kind of row
+SCANNED = ("kind string, file int, line long, member string, type string, t long, fi int, "
+           "first long, pos long, part int, key string, routed boolean, json string, "
+           "text string")
+
+
+def _scan_batches(files: list[tuple[str, str]], specs: Sequence[str]
+                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The mapInArrow function of stage 3: needed lines (file, line, value), sorted by file and
+    line, to scanned rows."""
+
+    def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+
+        ps = parts(specs)
+        by_type: dict[str, list[Part]] = {}
+        for p in ps:
+            for kind in p.monitor.observes:
+                by_type.setdefault(kind, []).append(p)
+        out = _Rows()
+        current: int | None = None
+        pending: list[tuple[int, str]] = []
+
+        def flush(index: int, lines: list[tuple[int, str]]) -> Iterator[pa.RecordBatch]:
+            name, fmt = files[index]
+            scanner = Scanner()
+            events = scanner.scan_needed(name, lines, fmt)
+            for (t, fi, first, pos), ev in stamped(index, events):
+                text = dumps(ev)
+                view = view_key(ev) if isinstance(ev, MemberListInstalled) else None
+                out.add("event", index, ev.source.line if ev.source else 0, ev.member, ev.TYPE,
+                        t, fi, first, pos, None, None, None, text, view)
+                for p in by_type.get(ev.TYPE, ()):
+                    route = routes(p, ev)
+                    if route is not None:
+                        out.add("route", index, 0, ev.member, ev.TYPE, t, fi, first, pos,
+                                p.index, route[0], route[1], text, None)
+                if out.full():
+                    yield out.batch()
+            acc = scanner.accounting
+            out.add("parsed", index, acc.parsed_lines, None, None, None, None, None, None,
+                    None, None, None, None, None)
+            for m in acc.malformed:
+                out.add("malformed", index, m.line, None, None, None, None, None, None, None,
+                        None, None, None, m.reason)
+            for n in acc.notes:
+                out.add("note", index, n.line, n.member, None, None, None, None, None, None,
+                        None, None, None, n.message)
+
+        for batch in batches:
+            cols = batch.to_pydict()
+            for index, line, value in zip(cols["file"], cols["line"], cols["value"],
+                                          strict=True):
+                if index != current:
+                    if current is not None:
+                        yield from flush(current, pending)
+                    current, pending = index, []
+                pending.append((line, value))
+        if current is not None:
+            yield from flush(current, pending)
+        if out.rows:
+            yield out.batch()
+
+    return scan
+
+
+class _Rows:
+    """Rows of the SCANNED schema, gathered into Arrow batches."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+
+    def add(self, *row: Any) -> None:
+        self.rows.append(row)
+
+    def full(self) -> bool:
+        return len(self.rows) >= 8192
+
+    def batch(self) -> pa.RecordBatch:
+        import pyarrow as pa
+
+        schema = _schema(SCANNED)
+        columns = list(zip(*self.rows, strict=True))
+        self.rows = []
+        return pa.RecordBatch.from_arrays(
+            [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)],
+            schema=schema)
+
+
+# --- stage 4: shards, warnings, tallies -------------------------------------------------------
+
+VIOLATIONS = ("spec string, member string, message string, files array<string>, "
+              "lines array<long>, t long, fi int, first long, pos long, part int")
+MEMBERS = ("member string, kind string, message string, files array<string>, "
+           "lines array<long>, t long, fi int, first long, pos long, starts int, "
+           "uuids array<string>, migrations string")
+
+
+def _run_shards(specs: Sequence[str]) -> Callable[[pa.Table], pa.Table]:
+    def run(table: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        ps = parts(specs)
+        rows = sorted(zip(table.column("t").to_pylist(), table.column("fi").to_pylist(),
+                          table.column("first").to_pylist(), table.column("pos").to_pylist(),
+                          table.column("routed").to_pylist(), table.column("json").to_pylist(),
+                          table.column("part").to_pylist(), strict=True))
+        part = ps[rows[0][6]]
+        found = run_shard(part, (((t, fi, first, pos), from_dict(json.loads(text)), routed)
+                                 for t, fi, first, pos, routed, text, _ in rows))
+        return pa.Table.from_pylist([_violation_row(v) for v in found],
+                                    schema=_schema(VIOLATIONS))
+
+    return run
+
+
+def _violation_row(v: Violation) -> dict[str, Any]:
+    t, fi, first, pos = v.at
+    return {"spec": v.spec, "member": v.member, "message": v.message,
+            "files": [s.file for s in v.sources], "lines": [s.line for s in v.sources],
+            "t": t, "fi": fi, "first": first, "pos": pos, "part": v.part}
+
+
+def _run_members(stuck_ms: int) -> Callable[[pa.Table], pa.Table]:
+    def run(table: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        rows = sorted(zip(table.column("t").to_pylist(), table.column("fi").to_pylist(),
+                          table.column("first").to_pylist(), table.column("pos").to_pylist(),
+                          table.column("json").to_pylist(), strict=True))
+        events = [((t, fi, first, pos), from_dict(json.loads(text)))
+                  for t, fi, first, pos, text in rows]
+        member = events[0][1].member
+        tally = Tally()
+        for _, ev in events:
+            tally.add(ev)
+        out = [{"member": member, "kind": "tally", "starts": tally.starts,
+                "uuids": sorted(tally.uuids), "migrations": json.dumps(tally.migrations)}]
+        for (t, fi, first, pos), n in warnings_of(events, stuck_ms):
+            out.append({"member": n.member, "kind": n.kind, "message": n.message,
+                        "files": [s.file for s in n.sources],
+                        "lines": [s.line for s in n.sources],
+                        "t": t, "fi": fi, "first": first, "pos": pos})
+        return pa.Table.from_pylist(out, schema=_schema(MEMBERS))
+
+    return run
+
+
+def _schema(ddl: str) -> pa.Schema:
+    """The Arrow schema of one of the DDL strings above (workers have no Spark session)."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(),
+             "boolean": pa.bool_(), "array<string>": pa.list_(pa.string()),
+             "array<long>": pa.list_(pa.int64())}
+    return pa.schema([(name, kinds[kind]) for name, kind in
+                      (c.split(" ", 1) for c in ddl.split(", "))])
+
+
+# --- the pipeline ---------------------------------------------------------------------------------
+
+
+def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
+                   stuck_ms: int = DEFAULT_STUCK_MS, master: str | None = None,
+                   output: str | None = None, progress: bool = False,
+                   spark: SparkSession | None = None, verbose: bool = False) -> Report:
+    """Validate `paths` on Spark: the report `validate` gives, computed by the stages above."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+
+    from partsafe.traces import sieve
+
+    t0 = time.perf_counter()
+    files = inputs(paths, fmt)
+    spark = spark or session(master, verbose=verbose)
+    with _Progress(spark, progress):
+        raw = spark.read.option("lineSep", "\n").text([i.uri for i in files])
+        known = {_norm(i.uri): n for n, i in enumerate(files)}
+        table = spark.createDataFrame(
+            [(_norm(u), known.get(_norm(u), 0)) for u in raw.inputFiles()],
+            "path string, file int")
+        formats = spark.createDataFrame([(n, i.fmt) for n, i in enumerate(files)],
+                                        "file int, fmt string")
+        lines = (raw.select("value", F.regexp_replace(F.col("_metadata.file_path"), "^file:/+",
+                                                       "/").alias("path"),
+                            F.col("_metadata.file_block_start").alias("block"),
+                            F.monotonically_increasing_id().alias("id"))
+                 .join(F.broadcast(table), "path"))
+        # stage 1: each split's lines, and where its numbering starts
+        splits = (lines.groupBy("file", "block").agg(F.count("*").alias("n"),
+                                                     F.min("id").alias("id0"))
+                  .withColumn("before", F.coalesce(F.sum("n").over(
+                      Window.partitionBy("file").orderBy("block")
+                      .rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)))
+                  .select("file", "block", (F.col("before") - F.col("id0") + 1).alias("base"),
+                          "n").persist())
+        totals = {r["file"]: r["total"] for r in
+                  splits.groupBy("file").agg(F.sum("n").alias("total")).collect()}
+        # stage 2: the sieve, on the JVM
+        needed = (lines.join(F.broadcast(formats), "file")
+                  .where(sieve.column(F.col("value")) | (F.col("fmt") == "jsonl"))
+                  .join(F.broadcast(splits.select("file", "block", "base")), ["file", "block"])
+                  .select("file", (F.col("id") + F.col("base")).alias("line"), "value"))
+        # stage 3: scanning, one Python task per file
+        names = [(i.name, i.fmt) for i in files]
+        scanned = (needed.repartition(max(1, min(len(files), 64)), "file")
+                   .sortWithinPartitions("file", "line")
+                   .mapInArrow(_scan_batches(names, _specs()), SCANNED)
+                   .persist())
+        report = _report(spark, scanned, files, totals, stuck_ms)
+        if output:
+            _write(scanned, report, output)
+        splits.unpersist()
+        scanned.unpersist()
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _specs() -> tuple[str, ...]:
+    from partsafe.checker.shards import LOG_SPECS
+
+    return LOG_SPECS
+
+
+def _norm(uri: str) -> str:
+    """A file's URI as the join key between Spark's listing and its rows' metadata."""
+    return re.sub(r"^file:/+", "/", uri)
+
+
+def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
+            totals: dict[int, int], stuck_ms: int) -> Report:
+    from pyspark.sql import functions as F
+
+    names = [i.name for i in files]
+    acc = Accounting()
+    acc.lines = sum(totals.values())
+    small = scanned.where(F.col("kind").isin("parsed", "malformed", "note")).collect()
+    notes: list[Note] = []
+    for r in small:
+        if r["kind"] == "parsed":
+            acc.parsed_lines += r["line"]
+        elif r["kind"] == "malformed":
+            acc.malformed.append(Malformed(names[r["file"]], r["line"], r["text"]))
+        else:
+            notes.append(Note(names[r["file"]], r["line"], r["member"] or "", r["text"]))
+    for n, name in enumerate(names):
+        if totals.get(n, 0) == 0:
+            notes.append(Note(name, 0, "", "empty file"))
+    acc.malformed.sort(key=lambda m: (names.index(m.file), m.line))
+    acc.notes = notes
+    events = scanned.where(F.col("kind") == "event")
+    acc.events = events.count()
+    report = Report(names, acc)
+    report.violations = _violations(scanned)
+    order = {name: n for n, name in enumerate(names)}
+    report.warnings = notes_as_warnings(notes, order)
+    tallies: dict[str, Tally] = {}
+    found: list[tuple[tuple[int, int, int, int], Notice]] = []
+    per_member = (events.where(F.col("member") != "")
+                  .groupBy("member").applyInArrow(_run_members(stuck_ms), MEMBERS))
+    for r in per_member.toLocalIterator():
+        if r["kind"] == "tally":
+            t = Tally(r["starts"], set(r["uuids"]))
+            t.migrations.update(json.loads(r["migrations"]))
+            tallies[r["member"]] = t
+        else:
+            found.append(((r["t"], r["fi"], r["first"], r["pos"]), Notice(
+                r["kind"], r["member"], _sources(r), r["message"])))
+    report.warnings += [n for _, n in sorted(found, key=lambda pair: pair[0])]
+    views = events.where(F.col("text").isNotNull()).select("text").distinct().count()
+    summarize(report, tallies, views)
+    return report
+
+
+def _sources(r: Any) -> tuple[Source, ...]:
+    return tuple(Source(f, n) for f, n in zip(r["files"], r["lines"], strict=True))
+
+
+def _violations(scanned: DataFrame) -> list[Violation]:
+    from pyspark.sql import functions as F
+
+    routed = scanned.where(F.col("kind") == "route")
+    keyed = routed.where(~F.col("routed"))
+    # a routed event goes to the shards whose key names its member ...
+    named = (keyed.select("part", "key", F.explode(F.split("key", "\x1f")).alias("member"))
+             .where(F.col("member") != "").distinct())
+    # ... and to those its member has events in before and after it
+    spans = (keyed.groupBy("part", "key", "member")
+             .agg(F.min(F.struct("t", "fi", "first", "pos")).alias("lo"),
+                  F.max(F.struct("t", "fi", "first", "pos")).alias("hi")))
+    r = routed.where(F.col("routed")).drop("key").alias("r")
+    at = F.struct("r.t", "r.fi", "r.first", "r.pos")
+    to_named = r.join(named.alias("n"), ["part", "member"]).select("r.*", "n.key")
+    to_spans = (r.join(spans.alias("s"), ["part", "member"])
+                .where((F.col("s.lo") < at) & (at < F.col("s.hi")))
+                .select("r.*", "s.key"))
+    delivered = to_named.unionByName(to_spans).dropDuplicates(
+        ["part", "key", "fi", "first", "pos"])
+    shards = keyed.unionByName(delivered.select(*keyed.columns))
+    rows = shards.groupBy("part", "key").applyInArrow(_run_shards(_specs()), VIOLATIONS)
+    found = [Violation(x["spec"], x["member"], _sources(x), x["message"],
+                       (x["t"], x["fi"], x["first"], x["pos"]), x["part"])
+             for x in rows.toLocalIterator()]
+    return sorted(found, key=lambda v: (v.at, v.part, v.message))
+
+
+def _write(scanned: DataFrame, report: Report, output: str) -> None:
+    """``--output DIR``: the events and the violations as Parquet, and the report as JSON."""
+    from pyspark.sql import functions as F
+
+    out = Path(output)
+    names = scanned.sparkSession.createDataFrame(
+        [(n, name) for n, name in enumerate(report.files)], "file int, file_name string")
+    (scanned.where(F.col("kind") == "event").join(F.broadcast(names), "file")
+     .select(F.col("file_name").alias("file"), "line", "member", "type",
+             F.col("t").alias("timestamp"), F.col("json").alias("event"))
+     .write.mode("overwrite").parquet(str(out / "events")))
+    rows = [(v.spec, v.member, v.message, [s.file for s in v.sources],
+             [s.line for s in v.sources]) for v in report.violations]
+    (scanned.sparkSession.createDataFrame(
+        rows, "spec string, member string, message string, files array<string>, "
+              "lines array<long>")
+     .write.mode("overwrite").parquet(str(out / "violations")))
+    (out / "report.json").write_text(json.dumps(report.as_dict(), indent=1))
+
+
+class _Progress:
+    """Spark's stages as a progress line on stderr while the job runs."""
+
+    def __init__(self, spark: SparkSession, enabled: bool) -> None:
+        self.tracker = spark.sparkContext.statusTracker()
+        self.enabled = enabled
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def _run(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        console = Console(stderr=True)
+        with Live(Text(""), console=console, transient=True, refresh_per_second=4) as live:
+            while not self.stop.wait(0.25):
+                parts_: list[str] = []
+                for sid in self.tracker.getActiveStageIds():
+                    info = self.tracker.getStageInfo(sid)
+                    if info is not None:
+                        parts_.append(f"stage {sid}: {info.numCompletedTasks}/"
+                                      f"{info.numTasks} tasks")
+                live.update(Text("spark " + ("; ".join(parts_) or "planning ...")))
