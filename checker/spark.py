@@ -27,7 +27,6 @@ engine-agnostic core of `partsafe.checker.shards`):
 
 from __future__ import annotations
 
-import glob
 import gzip
 import json
 import os
@@ -83,7 +82,8 @@ class SparkUnavailable(Exception):
 
 # --- the session ----------------------------------------------------------------------------------
 
-_QUIET = Path(__file__).with_name("log4j2-quiet.properties")
+#: a Spark conf directory whose log4j2.properties logs errors only
+_QUIET = Path(__file__).with_name("spark-conf")
 
 
 def session(master: str | None = None, *, verbose: bool = False) -> SparkSession:
@@ -113,10 +113,9 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
         "spark.driver.memory": "2g",
         "spark.python.worker.reuse": "true",
     }
-    if not verbose:
-        quiet = f"-Dlog4j2.configurationFile={_QUIET.as_uri()}"
-        defaults["spark.driver.extraJavaOptions"] = quiet
-        defaults["spark.executor.extraJavaOptions"] = quiet
+    if not verbose and "SPARK_CONF_DIR" not in os.environ:
+        # the JVM reads its logging configuration from the conf directory before anything else
+        os.environ["SPARK_CONF_DIR"] = str(_QUIET)
     for key, value in defaults.items():
         if not conf.contains(key):
             conf.set(key, value)
@@ -164,15 +163,8 @@ def inputs(paths: Sequence[str], fmt: str = "auto") -> list[Input]:
     for raw in paths:
         if _SCHEME in raw and not raw.startswith("file:"):
             out.append(Input(raw, raw, "log" if fmt == "auto" else fmt, 0))
-            continue
-        path = unquote(urlparse(raw).path) if raw.startswith("file:") else raw
-        if glob.has_magic(path) and not Path(path).exists():
-            found = sorted(glob.glob(path, recursive=True))
-            if not found:
-                raise InputError(f"{raw}: no file matches")
-            local.extend(found)
         else:
-            local.append(path)
+            local.append(unquote(urlparse(raw).path) if raw.startswith("file:") else raw)
     for path in expand(local):
         out.append(_sniff(path, fmt))
     return out

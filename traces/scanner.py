@@ -23,6 +23,7 @@ to one of our messages that does not parse (a member list cut off, a member line
 from __future__ import annotations
 
 import dataclasses
+import glob
 import gzip
 import io
 import json
@@ -111,11 +112,18 @@ class Accounting:
 
 
 def expand(paths: list[str]) -> list[Path]:
-    """The files to read: each path, or every regular file under a directory (sorted, hidden ones
-    skipped). Raises InputError naming the path that is missing or holds no file."""
+    """The files to read: each path, every regular file under a directory (sorted, hidden ones
+    skipped), or the matches of a glob (``logs/*/hz-*.log.gz``, ``**`` for any depth). Raises
+    InputError naming the path that is missing or holds no file."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
+        if not path.exists() and glob.has_magic(raw):
+            found = sorted(glob.glob(raw, recursive=True))
+            if not found:
+                raise InputError(f"{raw}: no file matches")
+            files.extend(expand(found))
+            continue
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file()
                            and not any(part.startswith(".") for part in p.relative_to(path).parts))

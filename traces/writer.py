@@ -5,11 +5,14 @@ prefix, in the rolling-file layout of the distribution (``%d [%5p] [%t] [%c{.1}]
 Events Hazelcast does not log (a crash writes nothing, tables are not printed) are skipped and
 counted. Member names that are not addresses (the explorer's ``A``, ``B``, ...) become
 ``10.0.0.N:5701`` and get a fixed UUID, so that a trace written and read back names the same
-members.
+members. A caller that simulates incarnations sets each member's current UUID in `uuids` and its
+instance name in `instances` (threads are then ``hz.<instance>.<thread>`` as in §0, else
+``hz.main``), and may give each line its time in milliseconds.
 """
 
 from __future__ import annotations
 
+import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,6 +34,18 @@ LOGGERS = {
     "state": "c.h.i.c.i.o.CommitClusterStateOp",
     "suspicion": "c.h.i.c.i.o.ExplicitSuspicionOp",
 }
+#: the thread that logs each logger's lines (after ``hz.<instance>.``), when instances are known
+THREADS = {
+    "cluster": "priority-generic-operation.thread-0",
+    "membership": "cached.thread-3",
+    "lifecycle": "main",
+    "migration": "migration",
+    "partition": "cached.thread-7",
+    "heartbeat": "cached.thread-1",
+    "join": "cached.thread-2",
+    "state": "generic-operation.thread-1",
+    "suspicion": "priority-generic-operation.thread-0",
+}
 
 
 @dataclass
@@ -42,6 +57,14 @@ class LogWriter:
     names: dict[str, str] = field(default_factory=dict)
     views: dict[str, ev.MemberListInstalled] = field(default_factory=dict)
     skipped: int = 0
+    #: each member's current UUID (a new incarnation has a new one); others get a fixed UUID
+    uuids: dict[str, str] = field(default_factory=dict)
+    #: each member's Hazelcast instance name (the ``hz.<instance>`` of its thread names)
+    instances: dict[str, str] = field(default_factory=dict)
+    #: the migrations started, by id: a migration's later lines show the same MigrationInfo
+    started: dict[str, ev.MigrationStarted] = field(default_factory=dict)
+    #: the last migration started of each partition (a completed migration applied shows it)
+    latest: dict[int, ev.MigrationStarted] = field(default_factory=dict)
 
     # -- members
 
@@ -57,8 +80,11 @@ class LogWriter:
         host, _, port = self.address(member).rpartition(":")
         return f"[{host}]:{port}"
 
-    @staticmethod
-    def uuid(member: str) -> str:
+    def uuid(self, member: str) -> str:
+        """The member's current UUID: the one set in `uuids`, else one fixed by its name."""
+        known = self.uuids.get(member)
+        if known is not None:
+            return known
         return str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"partsafe:{member}"))
 
     def member(self, name: str, uid: str | None = None) -> str:
@@ -77,12 +103,29 @@ class LogWriter:
         def replica(m: str | None) -> str:
             return "null" if m is None else f"{self.bracketed(m)} - {self.uuid(m)}"
 
-        migration = getattr(e, "migration", "") or "00000000-0000-0000-0000-000000000000"
+        migration = getattr(e, "migration", "")
+        start = self.started.get(migration) if migration else None
+        if isinstance(e, ev.PartitionVersionApplied) and partition is not None:
+            start = self.latest.get(partition)  # the migration that made this version, likely
+            migration = start.migration if start is not None else ""
+        migration = migration or "00000000-0000-0000-0000-000000000000"
+        if start is not None and source is None and destination is None:
+            source, destination = start.source_member, start.destination
+            if not isinstance(e, ev.PartitionVersionApplied):
+                initial = start.planned_version or 0
+        if isinstance(e, ev.MigrationCommitted | ev.MigrationFailed):
+            self.started.pop(migration, None)
+        index = start.source_current_index if start is not None else getattr(
+            e, "source_current_index", None)
+        view = self.views.get(e.member)
+        master = view.members[0] if view is not None and view.members else e.member
+        if isinstance(e, ev.MigrationStarted):
+            master = e.member
         return (f"MigrationInfo{{uuid={migration}, partitionId={partition or 0}, "
-                f"source={replica(source)}, sourceCurrentReplicaIndex=0, "
+                f"source={replica(source)}, sourceCurrentReplicaIndex={index or 0}, "
                 f"sourceNewReplicaIndex=-1, destination={replica(destination)}, "
-                f"destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex=0, "
-                f"master={self.bracketed(e.member)}, initialPartitionVersion={initial}, "
+                f"destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex={index or 0}, "
+                f"master={self.bracketed(master)}, initialPartitionVersion={initial}, "
                 f"partitionVersionIncrement={increment}, status={status}}}")
 
     # -- messages
@@ -163,6 +206,9 @@ class LogWriter:
                     }.get(e.outcome)
             return ("INFO", "migration", f"{head} ({stats})") if head else None
         if isinstance(e, ev.MigrationStarted) and e.role == "master":
+            self.started[e.migration] = e
+            if e.partition is not None:
+                self.latest[e.partition] = e
             return ("FINE", "migration", "Starting Migration: " + self._migration(
                 e, "ACTIVE", e.partition, e.source_member, e.destination,
                 e.planned_version or 0))
@@ -182,17 +228,20 @@ class LogWriter:
                     f"Shutdown request of {self.member(e.requester)} is handled")
         return None
 
-    def line(self, e: ev.Event, order: int) -> str | None:
-        """The log record of an event (possibly several lines, ending in a newline)."""
+    def line(self, e: ev.Event, order: int, *, at_ms: int | None = None) -> str | None:
+        """The log record of an event (possibly several lines, ending in a newline), at `order`
+        seconds after EPOCH_MS, or at the epoch milliseconds `at_ms` when given."""
         written = self.message(e)
         if written is None:
             self.skipped += 1
             return None
         level, logger, text = written
-        when = _date(order, layout=True)
+        when = _date(order, layout=True) if at_ms is None else layout_time(at_ms)
         level = {"WARNING": "WARN", "FINE": "DEBUG", "SEVERE": "ERROR"}.get(level, level)
-        return (f"{when} [{level:>5}] [hz.main] [{LOGGERS[logger]}]: {self.bracketed(e.member)} "
-                f"[{self.cluster}] [{self.version}] {text}\n")
+        instance = self.instances.get(e.member)
+        thread = "hz.main" if instance is None else f"hz.{instance}.{THREADS[logger]}"
+        return (f"{when} [{level:>5}] [{thread}] [{LOGGERS[logger]}]: "
+                f"{self.bracketed(e.member)} [{self.cluster}] [{self.version}] {text}\n")
 
     def write(self, events: Iterable[ev.Event], out: Callable[[str], IO[str]]) -> int:
         """Write each event to the stream `out(member)` gives; returns the lines written."""
@@ -203,6 +252,21 @@ class LogWriter:
                 out(e.member).write(text)
                 n += text.count("\n")
         return n
+
+
+_SECONDS: dict[int, str] = {}
+
+
+def layout_time(ms: int) -> str:
+    """``yyyy-MM-dd HH:mm:ss,SSS`` (UTC) of epoch milliseconds: log4j2's ``%d`` (§0); the
+    seconds are formatted once and cached, as simulated logs ask for millions of them."""
+    second, milli = divmod(ms, 1000)
+    text = _SECONDS.get(second)
+    if text is None:
+        if len(_SECONDS) > 100_000:
+            _SECONDS.clear()
+        text = _SECONDS[second] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(second))
+    return f"{text},{milli:03d}"
 
 
 def _date(order: int | None, layout: bool = False) -> str:
