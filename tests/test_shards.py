@@ -1,0 +1,75 @@
+"""Monitors per key (checker/shards.py): running each monitor part once per key over that key's
+events finds exactly what one run over all events finds, for every spec judged on logs; the
+order keys are the merge of the members' streams."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from partsafe.checker import shards
+from partsafe.specs.monitor import run
+from partsafe.traces import events as ev
+
+M = ("A", "B", "C")
+member = st.sampled_from(M)
+lists = st.lists(member, min_size=1, max_size=3, unique=True).map(tuple)
+uuid = st.sampled_from(("u1", "u2"))
+
+EVENTS = st.one_of(
+    st.builds(lambda m, v, ms, u: ev.MemberListInstalled(
+        member=m, version=v, members=ms, uuids=tuple(f"{x}-{u}" for x in ms) if u else ()),
+        member, st.integers(1, 4) | st.none(), lists, uuid | st.none()),
+    st.builds(lambda m, u: ev.MemberStarted(member=m, uuid=u), member, uuid),
+    st.builds(lambda m: ev.MemberCrashed(member=m), member),
+    st.builds(lambda m, o: ev.MemberJoined(member=m, joined=o), member, member),
+    st.builds(lambda m, o: ev.MemberRemoved(member=m, removed=o), member, member),
+    st.builds(lambda m, o: ev.MemberSuspected(member=m, suspect=o, reason="x"), member, member),
+    st.builds(lambda m: ev.MastershipClaimStarted(member=m, suspected=()), member),
+    st.builds(lambda m, p, v: ev.PartitionVersionApplied(member=m, partition=p, version=v),
+              member, st.integers(0, 2), st.integers(1, 4)),
+    st.builds(lambda m, n: ev.Repartitioning(member=m, planned=n), member, st.integers(0, 3)),
+    st.builds(lambda m, p, c, r: ev.MigrationsCompleted(
+        member=m, planned=p, completed=c, remaining=r, outcome="completed"),
+        member, st.integers(0, 3), st.integers(0, 3), st.integers(0, 1)),
+    st.builds(lambda m: ev.ShutdownRequested(member=m), member),
+    st.builds(lambda m, r: ev.ShutdownRequestHandled(member=m, requester=r), member, member),
+    st.builds(lambda m, role, d: ev.MigrationStarted(
+        member=m, role=role, migration="x", partition=0, destination=d),
+        member, st.sampled_from(("master", "source", "destination")), member),
+)
+
+
+def keyed(events: list[ev.Event]) -> list[tuple[shards.OrderKey, ev.Event]]:
+    return [((i, 0, 0, i), e) for i, e in enumerate(events)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(EVENTS, max_size=30))
+def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event]) -> None:
+    found = shards.judge(keyed(events))
+    for part in shards.parts():
+        whole = [(id(e), message) for e, message in run(part.monitor, events) if e is not None]
+        per_key = [(id(events[v.at[0]]), v.message) for v in found if v.part == part.index]
+        assert sorted(per_key) == sorted(whole), part.spec
+
+
+def test_a_conjunction_is_judged_by_each_part() -> None:
+    spec_parts = [p for p in shards.parts() if p.spec == "MEM-VERSION"]
+    assert [type(p.monitor).__name__ for p in spec_parts] == ["VersionIncrease", "VersionNames"]
+    events = [ev.MemberListInstalled(member="A", version=2, members=("A", "B")),
+              ev.MemberListInstalled(member="B", version=2, members=("A", "B")),
+              ev.MemberListInstalled(member="B", version=2, members=("A", "B", "C"))]
+    found = shards.judge(keyed(events), ("MEM-VERSION",))
+    assert [v.message for v in found] == [
+        "B applies version 2 after version 2",
+        "version 2 of master A names two lists: [A, B] and [A, B, C]"]
+
+
+def test_order_keys_keep_each_stream_in_order_and_merge_by_time() -> None:
+    a = [ev.MemberCrashed(member="A", order=t) for t in (5, 3, None, 9)]
+    b = [ev.MemberCrashed(member="B", order=t) for t in (4, 8)]
+    keys = [k for k, _ in shards.stamped(0, a)] + [k for k, _ in shards.stamped(1, b)]
+    assert [k[0] for k in keys] == [5, 5, 5, 9, 4, 8]
+    merged = [e for _, e in sorted(zip(keys, a + b, strict=True), key=lambda p: p[0])]
+    assert [e.order for e in merged] == [4, 5, 3, None, 8, 9]

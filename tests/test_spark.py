@@ -1,0 +1,122 @@
+"""The Spark engine against the local engine: the same report (verdict, violations, warnings,
+line accounting) on the shared real logs, on generated logs with and without injected
+violations, on every layout, compressed and split into many input splits. One Spark session
+(local[2]) serves the whole module."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker import validate as local
+from partsafe.checker.cli import main
+from partsafe.traces.simulate import generate
+
+spark_mod = pytest.importorskip("partsafe.checker.spark")
+DATA = Path(__file__).parent / "data" / "logs"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    s = spark_mod.session("local[2]")
+    s.conf.set("spark.sql.shuffle.partitions", "4")
+    s.conf.set("spark.sql.files.maxPartitionBytes", str(64 << 10))  # many splits per file
+    s.conf.set("spark.sql.files.openCostInBytes", "0")
+    return s
+
+
+def both(paths: list[str], spark: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    a = local.validate(paths).as_dict()
+    b = spark_mod.validate_spark(paths, spark=spark).as_dict()
+    a.pop("seconds")
+    b.pop("seconds")
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("generated")
+    generate(out, lines=30_000, relevant=0.05, seed=11)
+    return out
+
+
+def test_the_real_logs_give_the_same_report(spark: Any) -> None:
+    paths = [str(p) for p in sorted(DATA.glob("*.log"))]
+    a, b = both(paths, spark)
+    assert a == b
+    assert a["lines"] == 181 and a["events"] > 0
+
+
+def test_generated_logs_split_many_times_give_the_same_report(spark: Any, generated: Path
+                                                              ) -> None:
+    assert max(p.stat().st_size for p in generated.glob("*.log")) > 4 * (64 << 10)
+    a, b = both([str(generated)], spark)
+    assert a == b
+    assert a["result"] == "ok" and a["events"] > 500
+
+
+def test_injected_violations_are_found_alike(spark: Any, generated: Path, tmp_path: Path
+                                             ) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(generated, bad)
+    files = sorted(bad.glob("*.log"))
+    text = files[1].read_text()
+    text = text.replace("ver:4}", "ver:2}", 1).replace("ver:6}", "ver:3}", 1)  # MEM-VERSION
+    files[1].write_text(text)
+    text = files[0].read_text().replace("Migration tasks count: ", "Migration tasks count: 9", 1)
+    files[0].write_text(text)  # MIG-STATS
+    with gzip.open(str(files[2]) + ".gz", "wt") as f:  # and one file compressed
+        f.write(files[2].read_text())
+    files[2].unlink()
+    a, b = both([str(bad)], spark)
+    assert a == b
+    assert a["result"] == "violation"
+    assert {v["spec"] for v in a["violations"]} >= {"MEM-VERSION", "MIG-STATS"}
+
+
+def test_every_layout_gives_the_same_report(spark: Any, tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sieve_pieces",
+                                                  Path(__file__).with_name("test_sieve.py"))
+    assert spec is not None and spec.loader is not None
+    pieces = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pieces)
+    path = tmp_path / "layouts.log"
+    path.write_text("".join(pieces.PIECES * 3) + "".join(reversed(pieces.PIECES)))
+    a, b = both([str(path)], spark)
+    assert a == b
+    assert a["events"] > 10 and a["malformed"]
+
+
+def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, tmp_path: Path
+                                                  ) -> None:
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["validate", "--engine", "spark", "--json", "--no-progress",
+                                    "--output", str(out), str(generated)])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["lines"] == report["parsed_lines"] + report["ignored_lines"] + len(
+        report["malformed"])
+    events = spark.read.parquet(str(out / "events"))
+    assert events.count() == report["events"]
+    assert set(events.columns) >= {"file", "line", "member", "type", "event"}
+    assert json.loads((out / "report.json").read_text())["result"] == "ok"
+
+
+def test_cli_bad_input_is_exit_2_without_a_traceback(spark: Any, tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(main, ["validate", "--engine", "spark", str(tmp_path / "missing.log")])
+    assert res.exit_code == 2 and "no such file" in res.output and "Traceback" not in res.output
+    hidden = tmp_path / "member.log"
+    hidden.write_bytes(gzip.compress(b"2023-11-14 10:00:00,000 INFO hello\n"))
+    res = runner.invoke(main, ["validate", "--engine", "spark", str(hidden)])
+    assert res.exit_code == 2 and "gzip data without a .gz name" in res.output
+    res = runner.invoke(main, ["validate", "--engine", "local", "--output", "x", str(hidden)])
+    assert res.exit_code == 2 and "--output needs --engine spark" in res.output
