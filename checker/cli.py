@@ -674,3 +674,166 @@ def bench(quick: bool, as_json: bool) -> None:
         click.echo(dumps({"runs": rows}))
     else:
         render(_stdout(), rows)
+
+
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
+               "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
+               "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def _parse_size(text: str) -> int:
+    """``2G``, ``500M``, ``64k``, ``1.5GB`` or a plain number of bytes (binary units)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).upper() if m else ""
+    if m is None or unit not in _SIZE_UNITS:
+        raise click.BadParameter(f"{text!r} is not a size: give bytes, or a number with K, M, G "
+                                 "or T (2G, 500M, 64k)", param_hint="--size")
+    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+
+
+def _simulation_progress(total: int, enabled: bool):
+    """A rich progress bar over the protocol events written, with the bytes so far, on stderr."""
+    from contextlib import nullcontext
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    if not enabled:
+        return nullcontext(None)
+    bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn(), console=_stderr(), transient=True)
+
+    class _Bar:
+        def __enter__(self):
+            bar.__enter__()
+            task = bar.add_task("simulating", total=total)
+
+            def report(events: int, written: int) -> None:
+                bar.update(task, completed=min(events, total),
+                           description=f"simulating, {written / 1e6:,.0f} MB")
+
+            return report
+
+        def __exit__(self, *exc: object) -> None:
+            bar.__exit__(None, None, None)
+
+    return _Bar()
+
+
+@main.command()
+@click.option("--members", type=int, required=True, help="cluster members (2 to 1000)")
+@click.option("--partitions", type=int, default=271, show_default=True,
+              help="partitions (Hazelcast's default count is 271)")
+@click.option("--events", type=int, default=10_000, show_default=True,
+              help="about this many protocol records (more if injections need them)")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="the directory to write one log file per member into")
+@click.option("--lines", type=int, help="about this many lines in all, noise included")
+@click.option("--size", help="about this many bytes in all, noise included (2G, 500M, 64k)")
+@click.option("--inject", multiple=True, metavar="SPEC",
+              help="inject a violation of this spec (repeatable; the specs `validate` judges)")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="the same seed and options write the same files, byte for byte")
+@click.option("--force", is_flag=True,
+              help="write into a non-empty directory (an earlier simulation's files there, as "
+                   "its manifest lists them, are removed first; other files are kept)")
+@click.option("--json", "as_json", is_flag=True, help="print the manifest as one JSON document")
+@click.option("--progress/--no-progress", default=None,
+              help="a progress bar on stderr (default: when stderr is a terminal)")
+def simulate(members: int, partitions: int, events: int, out_dir: str, lines: int | None,
+             size: str | None, inject: tuple[str, ...], seed: int, force: bool, as_json: bool,
+             progress: bool | None) -> None:
+    """Write realistic Hazelcast logs of a simulated cluster, one file per member, with
+    optional injected violations.
+
+    Protocol lines come from random walks of the reference implementation (membership, seed
+    002; parallel migrations and graceful shutdown, seeds 003 and 004), written as the
+    distribution's log4j2 layout, among application noise. Each --inject SPEC writes, at a
+    random point, lines that break exactly that spec; the manifest (DIR/.manifest.json, which
+    `partsafe validate DIR` skips) records their file and line.
+    """
+    from partsafe.checker.validate import LOG_SPECS
+    from partsafe.traces.simulate import MANIFEST_NAME, MAX_MEMBERS
+    from partsafe.traces.simulate import simulate as run_simulate
+
+    if not 2 <= members <= MAX_MEMBERS:
+        _fail(f"--members must be 2 to {MAX_MEMBERS}, not {members}")
+    if partitions < 1:
+        _fail(f"--partitions must be at least 1, not {partitions}")
+    if events < 1:
+        _fail(f"--events must be at least 1, not {events}")
+    if lines is not None and size is not None:
+        _fail("give --lines or --size, not both")
+    if lines is not None and lines < 0:
+        _fail(f"--lines must not be negative, not {lines}")
+    size_bytes = _parse_size(size) if size is not None else None
+    specs = []
+    for spec in inject:
+        if spec.upper() not in LOG_SPECS:
+            raise click.BadParameter(f"unknown spec {spec!r}; the specs a log can show are "
+                                     f"{', '.join(LOG_SPECS)}", param_hint="--inject")
+        specs.append(spec.upper())
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out_dir}: not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            _fail(f"--out {out_dir}: the directory is not empty (give --force to write into it)")
+        _remove_simulation(out, MANIFEST_NAME)
+    show = (sys.stderr.isatty() and not as_json) if progress is None else progress
+    try:
+        with _simulation_progress(events, show) as report:
+            manifest = run_simulate(out, members=members, partitions=partitions, events=events,
+                                    lines=lines, size=size_bytes, inject=specs, seed=seed,
+                                    progress=report)
+    except OSError as exc:
+        _fail(f"--out {out_dir}: cannot write: {exc.strerror or exc}")
+    except ValueError as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(dumps(manifest.as_dict()))
+        return
+    _render_simulation(_stdout(), manifest, out / MANIFEST_NAME)
+
+
+def _remove_simulation(out: Path, manifest_name: str) -> None:
+    """Remove the files an earlier simulation wrote into `out`, as its manifest lists them."""
+    try:
+        doc = json.loads((out / manifest_name).read_text())
+        names = [f["name"] for f in doc["files"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    for name in names:
+        path = out / Path(str(name)).name
+        if path.is_file():
+            path.unlink()
+    (out / manifest_name).unlink()
+
+
+def _render_simulation(console: Console, manifest: Any, manifest_path: Path) -> None:
+    from rich.filesize import decimal
+
+    console.print(f"[bold]simulated[/] {manifest.members} members, {manifest.partitions} "
+                  f"partitions, seed {manifest.seed} -> {manifest.out}")
+    table = Table(title_justify="left", show_header=False)
+    table.add_column("", style="dim")
+    table.add_column("", justify="right")
+    table.add_row("files", f"{len(manifest.files):,}")
+    table.add_row("lines", f"{manifest.lines:,}")
+    table.add_row("bytes", f"{manifest.bytes:,} ({decimal(manifest.bytes)})")
+    table.add_row("protocol events", f"{manifest.events:,}")
+    table.add_row("cluster incarnations", f"{manifest.eras:,}")
+    table.add_row("seconds", f"{manifest.seconds:.1f} ({manifest.mb_per_second:,.0f} MB/s)")
+    console.print(table)
+    if manifest.injections:
+        inj = Table(title="injected violations", title_justify="left")
+        inj.add_column("spec", no_wrap=True)
+        inj.add_column("where (file:line) and what", overflow="fold")
+        for i in manifest.injections:
+            inj.add_row(i.spec, Text.assemble(f"{i.file}:{i.line}\n", (i.description, "dim")))
+        console.print(inj)
+    else:
+        console.print("no violations injected: `partsafe validate` finds the logs clean")
+    console.print(f"manifest: {manifest_path} (hidden: `partsafe validate DIR` skips it)",
+                  markup=False)

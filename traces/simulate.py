@@ -24,7 +24,7 @@ those scopes, so a cluster of 20-30 members over hundreds of partitions and mill
   its partition-table fetch (§7).
 - Then a walk of the **parallel** partition model (seed 003: 4.1 parallel migrations with
   per-partition versions, graceful shutdown of 004) on the members that hold the master's final
-  list: the master and up to 7 others, at up to 16 partitions renamed onto a random sample of the
+  list: the master and up to 5 others, at up to 16 partitions renamed onto a random sample of the
   cluster's partitions. Its membership is the abstraction of the partition service (legacy lists,
   every member removing on its own) and is not written; what a log shows of it is: repartitioning
   (§9), the master's ``Starting/Finished Migration`` (§9), completed migrations applied with their
@@ -41,10 +41,12 @@ Injections (`INJECTORS`) are written at the end of an era (after its last protoc
 next era restarts the members), on members whose state at that point makes the lines break exactly
 their spec: the violation is judged at the recorded line and nothing else breaks.
 
-Noise is fast: each member has a pool of pre-rendered lines; a gap takes a slice of it, and only
-the timestamps are formatted per line (`partsafe.traces.writer.layout_time` caches the seconds).
-The noise is spread over the members in proportion to the protocol events written, to reach the
-requested total lines or bytes.
+Noise is fast: each member has a pool of pre-rendered, pre-encoded lines; a gap takes a slice of
+it, lines come in short bursts that share a timestamp (one `partsafe.traces.writer.layout_time`
+and one ``bytes.join`` per burst), and files are written in binary with large buffers. The noise
+is spread over the members in proportion to the protocol events written, to reach the requested
+total lines or bytes. `migrations=False` leaves the partition walks out (membership lines only:
+the mix of the scan benchmark, ``generate(model="membership")``).
 
 The manifest goes to ``.manifest.json`` in the output directory: `partsafe validate DIR` skips
 hidden files (`partsafe.traces.scanner.expand`), so it is never read as a log.
@@ -73,12 +75,14 @@ POOL = 8
 #: the membership model's largest scope (nodes named A..Z)
 MAX_MEMBERSHIP_NODES = 26
 #: the partition walk's largest scope (members, partitions): kept small, walks get slow beyond
-MAX_PARTITION_MEMBERS = 8
+MAX_PARTITION_MEMBERS = 6
 MAX_PARTITION_PARTITIONS = 16
 #: noise lines written per protocol event when neither `lines` nor `size` is given
 DEFAULT_NOISE_PER_EVENT = 50
 #: longest a random walk may run before it is discarded (they end far sooner: budgets run out)
 MAX_STEPS = 20_000
+#: the most members a run writes (one open file and one noise pool each)
+MAX_MEMBERS = 1000
 #: the width of a layout timestamp (``2023-11-14 22:13:20,000``)
 TS_WIDTH = 23
 
@@ -155,9 +159,11 @@ STACKS: tuple[str, ...] = (
     "\tat com.hazelcast.spi.impl.operationservice.impl.Invocation.get(Invocation.java:{k})\n"
     "\t... {n}{n} more",
 )
-#: noise pool size per member and the share of each kind (app, Hazelcast, near miss, stack)
+#: noise pool size per member (smaller for large clusters: at most NOISE_POOL_TOTAL lines in
+#: all) and the share of each kind (app, Hazelcast, near miss, stack)
 NOISE_POOL = 2048
-NOISE_MIX = (0.66, 0.29, 0.04, 0.01)
+NOISE_POOL_TOTAL = 1 << 18
+NOISE_MIX = (0.68, 0.305, 0.005, 0.01)
 
 ADJECTIVES = ("amazing", "brave", "calm", "dreamy", "eager", "focused", "gifted", "happy",
               "jolly", "keen", "lucid", "modest", "nifty", "optimistic", "priceless", "quirky",
@@ -183,31 +189,64 @@ def file_name(member: str) -> str:
 def walk(model_name: str = "membership", *, seed: int | str = 1, max_steps: int = 200,
          overrides: dict[str, int] | None = None) -> Iterator[ev.Event]:
     """One random walk of a model of the catalogue: its events, `order` set to the step."""
-    for step, events, _world, _next in _steps(model_name, overrides or {}, random.Random(seed),
-                                                max_steps, strict=False):
+    for step, events, _world, _next in _Walk(model_name, overrides or {}, random.Random(seed),
+                                              max_steps, strict=False):
         for e in events:
             yield dataclasses.replace(e, order=step)
 
 
-def _steps(model_name: str, overrides: dict[str, int], rng: random.Random, max_steps: int,
-           strict: bool = True) -> Iterator[tuple[int, tuple[ev.Event, ...], Any, Any]]:
-    """A random walk step by step: (step, events, world before, world after); step 0 is the
-    initial state's events (both worlds the initial one). Ends where nothing can happen, or
-    after `max_steps` (`strict`: raising `_Unfinished`)."""
-    from partsafe.checker import catalog
+class _Walk:
+    """A random walk of a model of the catalogue (its fixed variant), step by step: iterating
+    gives (step, events, world before, world after); step 0 is the initial state's events (both
+    worlds the initial one). It ends where nothing can happen, or after `max_steps` (`strict`:
+    raising `_Unfinished`). `nodes` are the model's node names, oldest first."""
 
-    model = catalog.MODELS[model_name].make("fixed", overrides)
-    state = rng.choice(list(model.init_states()))
-    yield 0, tuple(model.init_events(state)), state, state
-    for step in range(1, max_steps + 1):
-        successors = model.successors(state)
-        if not successors:
-            return
-        action, nxt = rng.choice(successors)
-        yield step, tuple(model.step_events(state, action, nxt)), state, nxt  # type: ignore[attr-defined]
-        state = nxt
-    if strict:
-        raise _Unfinished(model_name)
+    def __init__(self, model_name: str, overrides: dict[str, int], rng: random.Random,
+                 max_steps: int, strict: bool = True) -> None:
+        from partsafe.checker import catalog
+
+        self.model: Any = catalog.MODELS[model_name].make("fixed", overrides)
+        self.nodes: tuple[str, ...] = tuple(self.model.names)
+        self.rng = rng
+        self.max_steps = max_steps
+        self.strict = strict
+        self._keys: dict[Any, str] = {}
+
+    def _key(self, successor: tuple[Any, Any]) -> str:
+        action = successor[0]
+        known = self._keys.get(action)
+        if known is None:
+            known = self._keys[action] = _canonical(action)
+        return known
+
+    def __iter__(self) -> Iterator[tuple[int, tuple[ev.Event, ...], Any, Any]]:
+        model, rng = self.model, self.rng
+        state = rng.choice(list(model.init_states()))
+        yield 0, tuple(model.init_events(state)), state, state
+        for step in range(1, self.max_steps + 1):
+            # in a canonical order: the model lists them as its frozensets iterate, which
+            # depends on string hashing (PYTHONHASHSEED), and the same seed must make the same
+            # walk
+            successors = sorted(model.successors(state), key=self._key)
+            if not successors:
+                return
+            action, nxt = rng.choice(successors)
+            yield step, tuple(model.step_events(state, action, nxt)), state, nxt
+            state = nxt
+        if self.strict:
+            raise _Unfinished(self.model.name)
+
+
+def _canonical(obj: Any) -> str:
+    """A text of `obj` that does not depend on the order its sets iterate in."""
+    if isinstance(obj, frozenset | set):
+        return "{" + ",".join(sorted(_canonical(x) for x in obj)) + "}"
+    if isinstance(obj, tuple):
+        return f"{type(obj).__name__}({','.join(_canonical(x) for x in obj)})"
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        inner = ",".join(_canonical(getattr(obj, f.name)) for f in dataclasses.fields(obj))
+        return f"{type(obj).__name__}({inner})"
+    return repr(obj)
 
 
 class _Unfinished(Exception):
@@ -251,10 +290,8 @@ def membership_script(scope: dict[str, int], rng: random.Random) -> _Script:
     """A walk of the membership model (002); a new master's claim is followed by its
     partition-table fetch (LOG_FORMATS.md §5, §7)."""
     steps = []
-    nodes: tuple[str, ...] = ()
-    for _step, events, world, _next in _steps("membership", scope, rng, MAX_STEPS):
-        if not nodes:
-            nodes = tuple(chr(ord("A") + i) for i in range(len(world.nodes)))
+    walk = _Walk("membership", scope, rng, MAX_STEPS)
+    for _step, events, _world, _next in walk:
         out: list[ev.Event] = []
         for e in events:
             if isinstance(e, ev.MemberSuspected) and e.reason in REASONS:
@@ -264,7 +301,7 @@ def membership_script(scope: dict[str, int], rng: random.Random) -> _Script:
                 out.extend(ev.PartitionTableFetch(member=e.member, phase=phase)
                            for phase in ("fetching", "determined", "applying"))
         steps.append(tuple(out))
-    return _Script(tuple(steps), nodes)
+    return _Script(tuple(steps), walk.nodes)
 
 
 @dataclass
@@ -281,7 +318,8 @@ def partition_script(scope: dict[str, int], rng: random.Random) -> _Script | Non
     from partsafe.refimpl.partition_service import Node
 
     steps: list[tuple[ev.Event, ...]] = []
-    nodes: tuple[str, ...] = ()
+    walk = _Walk("parallel", scope, rng, MAX_STEPS)
+    nodes = walk.nodes
     versions: dict[str, tuple[int, ...]] = {}
     shown: dict[tuple[str, int], int] = {}  # the last version logged per (member, partition)
     open_: dict[str, _Rebalance] = {}
@@ -296,9 +334,7 @@ def partition_script(scope: dict[str, int], rng: random.Random) -> _Script | Non
                                       remaining=r.planned - r.completed, outcome=outcome,
                                       total_completed=totals[member])
 
-    for step, events, world, nxt in _steps("parallel", scope, rng, MAX_STEPS):
-        if not nodes:
-            nodes = tuple(chr(ord("A") + i) for i in range(len(world.nodes)))
+    for step, events, world, nxt in walk:
         out: list[ev.Event] = []
         if step:
             for name, before, after in zip(nodes, world.nodes, nxt.nodes, strict=True):
@@ -446,13 +482,13 @@ class _Noise:
     pool laid out twice (a slice may wrap around)."""
 
     def __init__(self, rng: random.Random, member: str, instance: str, peers: Sequence[str],
-                 peer_uuids: Sequence[str]) -> None:
+                 peer_uuids: Sequence[str], size: int = NOISE_POOL) -> None:
         host = member.rpartition(":")[0]
         me = f"[{host}]:{member.rpartition(':')[2]} [{CLUSTER}] [{VERSION}]"
         kinds = (APP_NOISE, HZ_NOISE, NEAR_MISSES, STACKS)
         weights = NOISE_MIX
         bodies: list[str] = []
-        for _ in range(NOISE_POOL):
+        for _ in range(size):
             template = rng.choice(rng.choices(kinds, weights)[0])
             i = rng.randrange(len(peers))
             peer = peers[i]
@@ -572,18 +608,19 @@ class Manifest:
     def mb_per_second(self) -> float:
         return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self, timing: bool = True) -> dict[str, Any]:
+    def as_dict(self, run: bool = True) -> dict[str, Any]:
+        """The manifest as JSON; with `run`, also where and how fast this run wrote it (the
+        ``.manifest.json`` file leaves those out, so that a run is byte for byte repeatable)."""
         doc: dict[str, Any] = {
-            "out": self.out, "seed": self.seed, "members": self.members,
-            "partitions": self.partitions, "requested": self.requested,
-            "events": self.events, "lines": self.lines, "bytes": self.bytes,
-            "eras": self.eras, "walks": self.walks,
+            "seed": self.seed, "members": self.members, "partitions": self.partitions,
+            "requested": self.requested, "events": self.events, "lines": self.lines,
+            "bytes": self.bytes, "eras": self.eras, "walks": self.walks,
             "files": [f.as_dict() for f in self.files],
             "injections": [i.as_dict() for i in self.injections],
         }
-        if timing:
-            doc["seconds"] = round(self.seconds, 3)
-            doc["mb_per_second"] = round(self.mb_per_second, 1)
+        if run:
+            doc = {"out": self.out, **doc, "seconds": round(self.seconds, 3),
+                   "mb_per_second": round(self.mb_per_second, 1)}
         return doc
 
 
@@ -605,10 +642,11 @@ class _Shadow:
     applied: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def master(self) -> str | None:
-        """The live member that heads its own list, when there is exactly one."""
+        """The live member that heads its own list and has the most live followers (a member
+        removed while alive heads a list of its own, 002), None when there is none."""
         heads = sorted(m for m in self.alive
                        if (lst := self.lists.get(m)) is not None and lst.members[:1] == (m,))
-        return heads[0] if len(heads) == 1 else None
+        return max(heads, key=lambda m: len(self.followers(m)), default=None)
 
     def followers(self, master: str) -> list[str]:
         """Live members other than `master` whose list is headed by it and includes them, in
@@ -635,8 +673,8 @@ class _Sim:
 
     def __init__(self, out: Path, members: int, partitions: int, events: int,
                  budget: tuple[int, bool] | None, seed: int,
-                 progress: Callable[[int, int], None] | None) -> None:
-        self.out = out
+                 progress: Callable[[int, int], None] | None, migrations: bool = True) -> None:
+        self.migrations = migrations
         self.n = members
         self.partitions = partitions
         self.target = events
@@ -654,7 +692,8 @@ class _Sim:
         for member, instance in zip(self.cluster, instances, strict=True):
             peers = [p for p in self.cluster if p != member] or [member]
             noise = _Noise(random.Random(f"partsafe:{seed}:noise:{member}"), member, instance,
-                           peers, [self.uuids[p] for p in peers])
+                           peers, [self.uuids[p] for p in peers],
+                           max(256, min(NOISE_POOL, NOISE_POOL_TOTAL // members)))
             self.files[member] = _File(out / file_name(member), member, noise)
         self.clock = EPOCH_MS
         for f in self.files.values():
@@ -745,7 +784,7 @@ class _Sim:
         the remaining events and the files)."""
         left = max(1, self.target - self.events)
         per_event = self.protocol / self.events
-        remaining = self.budget - self.protocol - self.noise_total - per_event * left
+        remaining = self.budget - self.protocol - self._committed() - per_event * left
         if remaining > 0:
             self.quota += remaining / left / len(self.files)
         if self.events % self.FLUSH_EVERY == 0:
@@ -758,6 +797,11 @@ class _Sim:
             if now >= self.next_report:
                 self.next_report = now + 0.2
                 self.progress(self.events, self.bytes())
+
+    def _committed(self) -> float:
+        """The noise written or owed so far (a file may have written a little more than owed:
+        a slice of the pool ends at a whole line)."""
+        return max(self.noise_total, self.quota * len(self.files))
 
     def bytes(self) -> int:
         return sum(f.stats.bytes for f in self.files.values())
@@ -794,7 +838,7 @@ class _Sim:
         script = self.pools.get("membership", scope, rng.randrange(POOL))
         rename = _Renaming(dict(zip(script.nodes, order, strict=True)), range(self.partitions),
                            self.uuids, f"{self.seed}:{self.eras}")
-        if self._play(script, rename, stop):
+        if self._play(script, rename, stop) or not self.migrations:
             return
         master = self.shadow.master()
         if master is None:
@@ -846,7 +890,7 @@ class _Sim:
     def finish(self) -> None:
         """The remaining noise, after the last protocol line, and the files closed."""
         end = self.tick(1000, 5000)
-        left = self.budget - self.protocol - self.noise_total
+        left = self.budget - self.protocol - self._committed()
         if left > 0:
             self.quota += left / len(self.files)
         for f in self.files.values():
@@ -918,11 +962,14 @@ def inject_view_order(sim: _Sim, used: set[str]) -> Injection | None:
     them, LOG_FORMATS.md §2), so that no version goes back (that would be MEM-VERSION)."""
     sh = sim.shadow
     master = sh.master()
-    if master is None:
+    # once per master and incarnation: a second pair of lists could repeat the first, and a
+    # member installing a list again after it is no violation
+    if master is None or f"view-order:{master}" in used:
         return None
     x = _pick(sim, _non_masters(sim, used, master))
     if x is None:
         return None
+    used.add(f"view-order:{master}")
     first = sh.lists[master].members
     others = [m for m in first if m not in (master, x)]
     if others:
@@ -1081,7 +1128,8 @@ INJECTORS: dict[str, _Injector] = {
 
 def simulate(out: Path, *, members: int, partitions: int, events: int,
              lines: int | None = None, size: int | None = None, inject: Sequence[str] = (),
-             seed: int = 1, progress: Callable[[int, int], None] | None = None) -> Manifest:
+             seed: int = 1, progress: Callable[[int, int], None] | None = None,
+             migrations: bool = True) -> Manifest:
     """Write the logs of a simulated cluster into `out`, one file per member, and its manifest
     (``.manifest.json``, also returned).
 
@@ -1092,12 +1140,13 @@ def simulate(out: Path, *, members: int, partitions: int, events: int,
     `partsafe.checker.validate.LOG_SPECS`; each is injected once, after a random point, and
     recorded in the manifest. The same arguments give byte-identical files. `progress` is
     called now and then with the events and bytes written so far. Files of the same names in
-    `out` are overwritten; nothing else there is touched.
+    `out` are overwritten; nothing else there is touched. `migrations=False` leaves out the
+    partition walks (membership lines only, but for injected ones).
     """
     from partsafe.checker.validate import LOG_SPECS
 
-    if members < 2:
-        raise ValueError(f"members must be at least 2, not {members}")
+    if not 2 <= members <= MAX_MEMBERS:
+        raise ValueError(f"members must be 2 to {MAX_MEMBERS}, not {members}")
     if partitions < 1:
         raise ValueError(f"partitions must be at least 1, not {partitions}")
     if events < 1:
@@ -1115,7 +1164,7 @@ def simulate(out: Path, *, members: int, partitions: int, events: int,
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     budget = (size, True) if size is not None else (lines, False) if lines is not None else None
-    sim = _Sim(out, members, partitions, events, budget, seed, progress)
+    sim = _Sim(out, members, partitions, events, budget, seed, progress, migrations)
     # each injection is due after a random number of events, and is written at the end of the
     # first era after that in which its members can be found
     pending = sorted((sim.rng.randrange(events), i, spec) for i, spec in enumerate(specs))
@@ -1140,26 +1189,28 @@ def simulate(out: Path, *, members: int, partitions: int, events: int,
         sim.finish()
     manifest = Manifest(
         out=str(out), seed=seed, members=members, partitions=partitions,
-        requested={"events": events, "lines": lines, "size": size, "inject": specs},
+        requested={"events": events, "lines": lines, "size": size, "inject": specs,
+                   "migrations": migrations},
         files=[f.stats for f in sim.files.values()],
         injections=[placed[i] for i in sorted(placed)],
         events=sim.events, eras=sim.eras, walks=len(sim.pools.scripts))
     manifest.lines = sum(f.lines for f in manifest.files)
     manifest.bytes = sum(f.bytes for f in manifest.files)
-    (out / MANIFEST_NAME).write_text(json.dumps(manifest.as_dict(timing=False), indent=1) + "\n")
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest.as_dict(run=False), indent=1) + "\n")
     manifest.seconds = time.perf_counter() - started
     return manifest
 
 
-def generate(out: Path, *, lines: int, model: str = "membership", relevant: float = 0.02,
+def generate(out: Path, *, lines: int, model: str = "cluster", relevant: float = 0.02,
              seed: int = 1, members: int = 4) -> dict[str, int]:
     """About `lines` lines of logs of `members` members into `out`, about `relevant` of them
-    protocol records (`simulate` with 16 partitions). `model` names the walk the logs start from
-    and must be ``membership`` (the simulation adds the partition model's walks). Returns the
-    counts (lines, events, files, runs: the eras)."""
-    if model != "membership":
-        raise ValueError(f"generate simulates the membership model, not {model!r}")
-    made = simulate(out, members=members, partitions=16,
-                    events=max(1, round(lines * relevant)), lines=lines, seed=seed)
+    protocol records from walks of `model`: ``cluster`` (membership and partition service, as
+    `simulate`) or ``membership`` (seed 002 alone: the scan benchmark's mix). Returns the counts
+    (lines, events, files, runs: the cluster's incarnations)."""
+    if model not in ("membership", "cluster"):
+        raise ValueError(f"unknown model {model!r} for generate: membership or cluster")
+    made = simulate(out, members=members, partitions=271,
+                    events=max(1, round(lines * relevant)), lines=lines, seed=seed,
+                    migrations=model == "cluster")
     return {"lines": made.lines, "events": made.events, "files": len(made.files),
             "runs": made.eras}

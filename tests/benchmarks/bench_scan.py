@@ -49,7 +49,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         t0 = time.perf_counter()
-        made = generate(out, lines=args.lines, relevant=args.relevant)
+        made = generate(out, lines=args.lines, model="membership", relevant=args.relevant)
         gen_s = time.perf_counter() - t0
         size = sum(f.stat().st_size for f in out.iterdir())
         console.print(f"generated {made['lines']:,} lines ({size / 1e6:.0f} MB, "
