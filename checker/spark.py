@@ -43,6 +43,7 @@ from urllib.parse import unquote, urlparse
 
 from partsafe.checker.shards import (
     DEFAULT_STUCK_MS,
+    LOG_SPECS,
     Notice,
     Part,
     Tally,
@@ -190,11 +191,6 @@ def _sniff(path: Path, fmt: str) -> Input:
     _check_text(path, head)
     kind = fmt if fmt != "auto" else ("jsonl" if _looks_like_events(head) else "log")
     return Input(path.resolve().as_uri(), str(path), kind, path.stat().st_size)
-
-
-def input_bytes(paths: Sequence[str]) -> int:
-    """The bytes on disk of `paths` (for `--engine auto`)."""
-    return sum(i.size for i in inputs(paths))
 
 
 # --- stage 3: scanning, in the Python workers -------------------------------------------------
@@ -405,7 +401,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
         names = [(i.name, i.fmt) for i in files]
         scanned = (needed.repartition(max(1, min(len(files), 64)), "file")
                    .sortWithinPartitions("file", "line")
-                   .mapInArrow(_scan_batches(names, _specs()), SCANNED)
+                   .mapInArrow(_scan_batches(names, LOG_SPECS), SCANNED)
                    .persist())
         report = _report(spark, scanned, files, totals, stuck_ms)
         if output:
@@ -414,12 +410,6 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
         scanned.unpersist()
     report.seconds = time.perf_counter() - t0
     return report
-
-
-def _specs() -> tuple[str, ...]:
-    from partsafe.checker.shards import LOG_SPECS
-
-    return LOG_SPECS
 
 
 def _norm(uri: str) -> str:
@@ -446,13 +436,13 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     for n, name in enumerate(names):
         if totals.get(n, 0) == 0:
             notes.append(Note(name, 0, "", "empty file"))
-    acc.malformed.sort(key=lambda m: (names.index(m.file), m.line))
+    order = {name: n for n, name in enumerate(names)}
+    acc.malformed.sort(key=lambda m: (order[m.file], m.line))
     acc.notes = notes
     events = scanned.where(F.col("kind") == "event")
     acc.events = events.count()
     report = Report(names, acc)
     report.violations = _violations(scanned)
-    order = {name: n for n, name in enumerate(names)}
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}
     found: list[tuple[tuple[int, int, int, int], Notice]] = []
@@ -497,7 +487,7 @@ def _violations(scanned: DataFrame) -> list[Violation]:
     delivered = to_named.unionByName(to_spans).dropDuplicates(
         ["part", "key", "fi", "first", "pos"])
     shards = keyed.unionByName(delivered.select(*keyed.columns))
-    rows = shards.groupBy("part", "key").applyInArrow(_run_shards(_specs()), VIOLATIONS)
+    rows = shards.groupBy("part", "key").applyInArrow(_run_shards(LOG_SPECS), VIOLATIONS)
     found = [Violation(x["spec"], x["member"], _sources(x), x["message"],
                        (x["t"], x["fi"], x["first"], x["pos"]), x["part"])
              for x in rows.toLocalIterator()]

@@ -165,6 +165,8 @@ class Protocol(ABC):
         return ()
 
     def on_admin(self, node: NodeId, state: Hashable, request: Hashable) -> Step:
+        """The step of `request`, one of `admin_requests`; only a protocol that offers requests
+        is ever asked, so the default (which offers none) refuses."""
         raise NotImplementedError(f"{self.name} has no administrative requests")
 
     def is_reliable(self, src: NodeId, dst: NodeId, msg: Hashable) -> bool:
