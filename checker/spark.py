@@ -362,7 +362,6 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
                    spark: SparkSession | None = None, verbose: bool = False) -> Report:
     """Validate `paths` on Spark: the report `validate` gives, computed by the stages above."""
     from pyspark.sql import functions as F
-    from pyspark.sql.window import Window
 
     from partsafe.traces import sieve
 
@@ -371,31 +370,19 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
     spark = spark or session(master, verbose=verbose)
     with _Progress(spark, progress):
         raw = spark.read.option("lineSep", "\n").text([i.uri for i in files])
-        known = {_norm(i.uri): n for n, i in enumerate(files)}
-        table = spark.createDataFrame(
-            [(_norm(u), known.get(_norm(u), 0)) for u in raw.inputFiles()],
-            "path string, file int")
-        formats = spark.createDataFrame([(n, i.fmt) for n, i in enumerate(files)],
-                                        "file int, fmt string")
-        lines = (raw.select("value", F.regexp_replace(F.col("_metadata.file_path"), "^file:/+",
-                                                       "/").alias("path"),
-                            F.col("_metadata.file_block_start").alias("block"),
-                            F.monotonically_increasing_id().alias("id"))
-                 .join(F.broadcast(table), "path"))
-        # stage 1: each split's lines, and where its numbering starts
-        splits = (lines.groupBy("file", "block").agg(F.count("*").alias("n"),
-                                                     F.min("id").alias("id0"))
-                  .withColumn("before", F.coalesce(F.sum("n").over(
-                      Window.partitionBy("file").orderBy("block")
-                      .rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)))
-                  .select("file", "block", (F.col("before") - F.col("id0") + 1).alias("base"),
-                          "n").persist())
-        totals = {r["file"]: r["total"] for r in
-                  splits.groupBy("file").agg(F.sum("n").alias("total")).collect()}
-        # stage 2: the sieve, on the JVM
-        needed = (lines.join(F.broadcast(formats), "file")
-                  .where(sieve.column(F.col("value")) | (F.col("fmt") == "jsonl"))
-                  .join(F.broadcast(splits.select("file", "block", "base")), ["file", "block"])
+        lines = raw.select("value", F.col("_metadata.file_path").alias("path"),
+                           F.col("_metadata.file_block_start").alias("block"),
+                           F.monotonically_increasing_id().alias("id"))
+        # stage 1: each input split's lines and first row id (one small row per split)
+        counts = lines.groupBy("path", "block").agg(F.count("*").alias("n"),
+                                                    F.min("id").alias("id0")).collect()
+        files, splits, totals = _number(files, counts, fmt)
+        bases = spark.createDataFrame(splits, "path string, block long, file int, base long")
+        jsonl = sorted({p for p, _, n, _ in splits if files[n].fmt == "jsonl"})
+        # stage 2: the sieve, on the JVM (event JSON Lines are needed whole); a line's number
+        # is its split's base plus its row id
+        needed = (lines.where(F.col("path").isin(jsonl) | sieve.column(F.col("value")))
+                  .join(F.broadcast(bases), ["path", "block"])
                   .select("file", (F.col("id") + F.col("base")).alias("line"), "value"))
         # stage 3: scanning, one Python task per file
         names = [(i.name, i.fmt) for i in files]
@@ -406,15 +393,38 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
         report = _report(spark, scanned, files, totals, stuck_ms)
         if output:
             _write(scanned, report, output)
-        splits.unpersist()
         scanned.unpersist()
     report.seconds = time.perf_counter() - t0
     return report
 
 
 def _norm(uri: str) -> str:
-    """A file's URI as the join key between Spark's listing and its rows' metadata."""
+    """A local file's URI or path the way both Spark's rows and `inputs` can be matched on."""
     return re.sub(r"^file:/+", "/", uri)
+
+
+def _number(files: list[Input], counts: Sequence[Any], fmt: str
+            ) -> tuple[list[Input], list[tuple[str, int, int, int]], dict[int, int]]:
+    """Stage 1 on the driver: from one (path, block, n, id0) row per input split, each split's
+    file index and base (its first line's number minus its first row id), and each file's line
+    count. Files Spark listed itself (a remote directory or glob) join `files` in path order."""
+    files = [i for i in files if i.uri.startswith("file:")]
+    known = {_norm(i.uri): n for n, i in enumerate(files)}
+    index: dict[str, int] = {}
+    for path in sorted({r["path"] for r in counts}):
+        n = known.get(_norm(path))
+        if n is None:
+            n = len(files)
+            files.append(Input(path, path, "log" if fmt == "auto" else fmt, 0))
+        index[path] = n
+    splits: list[tuple[str, int, int, int]] = []
+    totals: dict[int, int] = {}
+    for r in sorted(counts, key=lambda r: (index[r["path"]], r["block"])):
+        n = index[r["path"]]
+        before = totals.get(n, 0)
+        splits.append((r["path"], r["block"], n, before + 1 - r["id0"]))
+        totals[n] = before + r["n"]
+    return files, splits, totals
 
 
 def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],

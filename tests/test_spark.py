@@ -61,6 +61,40 @@ def test_generated_logs_split_many_times_give_the_same_report(spark: Any, genera
     assert a["result"] == "ok" and a["events"] > 500
 
 
+def sieve_pieces() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sieve_pieces",
+                                                  Path(__file__).with_name("test_sieve.py"))
+    assert spec is not None and spec.loader is not None
+    pieces = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pieces)
+    return pieces
+
+
+def test_the_jvm_sieve_keeps_exactly_the_lines_the_python_sieve_keeps(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from partsafe.traces import sieve
+
+    pieces = sieve_pieces()
+    base = [line for p in DATA.glob("*.log") for line in p.read_text().split("\n")]
+    base += [line for piece in pieces.PIECES for line in piece.split("\n")]
+    corpus = set(base)
+    for line in base:  # every wrapper and ending the sieve looks through
+        corpus |= {line + "\r", line + "\u2003 ", "2023-11-14T10:00:09.5+01:00 " + line,
+                   json.dumps({"message": line}), json.dumps({"log": line + "\n"}),
+                   json.dumps({"msg": None, "log": line}), json.dumps({"level": line})}
+    corpus |= {json.dumps({"message": {"nested": 1}}), "{not json", "[]", "{}"}
+    rows = spark.createDataFrame([(line,) for line in sorted(corpus)], "value string")
+    jvm = {r["value"]: r["needed"] for r in rows.select(
+        "value", sieve.column(F.col("value")).alias("needed")).collect()}
+    assert len(jvm) == len(corpus) > 1000
+    differ = [line for line in corpus if jvm[line] != sieve.needed(line)]
+    assert differ == []
+    assert 0 < sum(jvm.values()) < len(corpus)
+
+
 def test_injected_violations_are_found_alike(spark: Any, generated: Path, tmp_path: Path
                                              ) -> None:
     bad = tmp_path / "bad"
@@ -81,13 +115,7 @@ def test_injected_violations_are_found_alike(spark: Any, generated: Path, tmp_pa
 
 
 def test_every_layout_gives_the_same_report(spark: Any, tmp_path: Path) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sieve_pieces",
-                                                  Path(__file__).with_name("test_sieve.py"))
-    assert spec is not None and spec.loader is not None
-    pieces = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pieces)
+    pieces = sieve_pieces()
     path = tmp_path / "layouts.log"
     path.write_text("".join(pieces.PIECES * 3) + "".join(reversed(pieces.PIECES)))
     a, b = both([str(path)], spark)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from partsafe.traces import layout
 from partsafe.traces.payload import KEYWORDS
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 #: every keyword the scanner looks for
 ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys((*KEYWORDS, *SCANNER_KEYWORDS)))
+#: the same test with fewer substrings: those that contain another keyword are left out
+_MINIMAL_KEYWORDS = tuple(k for k in ALL_KEYWORDS
+                          if not any(o != k and o in k for o in ALL_KEYWORDS))
 #: Python's str.isspace beyond ASCII (what ``str.strip()`` also takes off)
 _SPACE = r"[\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 #: the docker wrappers before the message, as `layout.peel` takes them off
@@ -47,6 +50,12 @@ _HEAD = f"(?:{layout.PREFIX_PATTERN}){_SPACE}*$"
 #: a line that ends any record before it: a record start at its first character, or a stack line
 _BREAKS = f"^(?:(?!\\s)(?:{layout.RECORD_START_PATTERN})|(?:{STACK_PATTERN}))"
 _JUL = f"^(?:{layout.JUL_HEAD_PATTERN})"
+#: `needed`'s tests at the text's start as one expression: compose, JUL head, or not a break
+_ANCHORED = f"^(?:{_COMPOSE[1:]}|{_JUL[1:]}|(?!{_BREAKS[1:]}))"
+#: the line's end and the docker timestamp, the two things `needed` strips first
+_STRIPS = f"\\r\\z|^(?:{layout.DOCKER_TS_PATTERN})"
+#: the characters of `_SPACE`, for ``rtrim``
+_SPACE_CHARS = "".join(c for c in map(chr, range(0x3001)) if re.fullmatch(_SPACE, c))
 
 _RE_DOCKER = re.compile(_DOCKER, re.ASCII)
 _RE_COMPOSE = re.compile(_COMPOSE, re.ASCII)
@@ -99,21 +108,25 @@ def _java(pattern: str) -> str:
 
 
 def column(value: Column) -> Column:
-    """`needed` as a Spark column over the raw line `value`: JVM functions only."""
+    """`needed` as a Spark column over the raw line `value`: JVM functions only.
+
+    The JVM decodes a line into a Java string for every regular expression it applies, which
+    costs more than the match, so the cheap tests go first: the strips run only on lines that
+    end in a carriage return or have a docker timestamp's ``T``; the tests at the text's start
+    are one expression (`_ANCHORED`); the member list's head is looked for only in lines that
+    end in ``]``; the JSON message is taken out only from lines that are JSON."""
     from pyspark.sql import functions as F
 
     keyword = F.lit(False)
-    for k in ALL_KEYWORDS:
+    for k in _MINIMAL_KEYWORDS:
         keyword = keyword | value.contains(k)
-    text = F.regexp_replace(F.regexp_replace(value, "\r\\z", ""), _java(_DOCKER), "")
-    compose = text.rlike(_java(_COMPOSE))
+    text = F.when(value.endswith("\r") | (F.substring(value, 11, 1) == "T"),
+                  F.regexp_replace(value, _java(_STRIPS), "")).otherwise(value)
     is_json = text.startswith("{")
-    message: Any = F.coalesce(*(F.get_json_object(text, f"$['{k}']")
-                                for k in layout.JSON_MESSAGE_KEYS))
-    message = F.regexp_replace(message, "\n\\z", "")
+    message = F.regexp_replace(F.coalesce(*(F.get_json_object(text, f"$['{k}']")
+                                            for k in layout.JSON_MESSAGE_KEYS)), "\n\\z", "")
     plain = F.when(is_json, message).otherwise(text)
-    unplain = is_json & (message.isNull() | message.startswith("{")
-                         | message.rlike(_java(_COMPOSE)))
-    shaped = (plain.rlike(_java(_HEAD)) | plain.rlike(_java(_JUL))
-              | ~plain.rlike(_java(_BREAKS)))
-    return keyword | compose | unplain | F.coalesce(shaped, F.lit(True))
+    head = F.rtrim(plain, F.lit(_SPACE_CHARS)).endswith("]") & plain.rlike(_java(_HEAD))
+    # a JSON line without a message (`plain` is null) is needed whole
+    shaped = plain.startswith("{") | plain.rlike(_java(_ANCHORED)) | head
+    return keyword | F.coalesce(shaped, F.lit(True))
