@@ -63,9 +63,9 @@ from partsafe.traces.scanner import (
     Malformed,
     Note,
     Scanner,
-    _check_text,
-    _looks_like_events,
+    check_text,
     expand,
+    looks_like_events,
 )
 
 if TYPE_CHECKING:
@@ -188,8 +188,8 @@ def _sniff(path: Path, fmt: str) -> Input:
             head = f.read(65536)
     except (OSError, EOFError) as exc:
         raise InputError(f"{path}: cannot be read ({exc})") from None
-    _check_text(path, head)
-    kind = fmt if fmt != "auto" else ("jsonl" if _looks_like_events(head) else "log")
+    check_text(path, head)
+    kind = fmt if fmt != "auto" else ("jsonl" if looks_like_events(head) else "log")
     return Input(path.resolve().as_uri(), str(path), kind, path.stat().st_size)
 
 
@@ -458,7 +458,7 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     found: list[tuple[tuple[int, int, int, int], Notice]] = []
     per_member = (events.where(F.col("member") != "")
                   .groupBy("member").applyInArrow(_run_members(stuck_ms), MEMBERS))
-    for r in per_member.toLocalIterator():
+    for r in per_member.collect():
         if r["kind"] == "tally":
             t = Tally(r["starts"], set(r["uuids"]))
             t.migrations.update(json.loads(r["migrations"]))
@@ -500,7 +500,7 @@ def _violations(scanned: DataFrame) -> list[Violation]:
     rows = shards.groupBy("part", "key").applyInArrow(_run_shards(LOG_SPECS), VIOLATIONS)
     found = [Violation(x["spec"], x["member"], _sources(x), x["message"],
                        (x["t"], x["fi"], x["first"], x["pos"]), x["part"])
-             for x in rows.toLocalIterator()]
+             for x in rows.collect()]
     return sorted(found, key=lambda v: (v.at, v.part, v.message))
 
 

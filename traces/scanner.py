@@ -150,7 +150,7 @@ def _open(path: Path) -> IO[bytes]:
     return raw
 
 
-def _check_text(path: Path, head: bytes) -> None:
+def check_text(path: Path, head: bytes) -> None:
     """Refuse a file that is binary data, not a log: NUL bytes and other control bytes make up
     more than a tenth of its first 64 KB."""
     if not head or b"\x00" not in head:
@@ -187,10 +187,10 @@ class Scanner:
                 head = f.peek(65536)[:65536] if hasattr(f, "peek") else b""
             except (OSError, EOFError, gzip.BadGzipFile) as exc:
                 raise InputError(f"{path}: cannot be read ({exc})") from None
-            _check_text(path, head)
+            check_text(path, head)
             fmt = self.fmt
             if fmt == "auto":
-                fmt = "jsonl" if _looks_like_events(head) else "log"
+                fmt = "jsonl" if looks_like_events(head) else "log"
             try:
                 if fmt == "jsonl":
                     yield from self._scan_events(enumerate(f, start=1), shown)
@@ -253,7 +253,7 @@ def _islands(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, bytes]]:
         yield first, ("\n".join(run) + "\n").encode()
 
 
-def _looks_like_events(head: bytes) -> bool:
+def looks_like_events(head: bytes) -> bool:
     """Whether a file is canonical event JSON Lines: its first non-blank line is a JSON object
     with a known event ``type`` and a ``member``."""
     for raw in head.splitlines():

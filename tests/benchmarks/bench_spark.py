@@ -7,8 +7,9 @@ local engine on the same input, and the driver's memory at two input sizes.
 The logs are written by `partsafe.traces.simulate.simulate` into --dir (kept between runs: a
 directory whose manifest matches is reused). The Spark engine runs twice, on a quarter of the
 input and on all of it, each time measuring the Python driver's peak resident memory and the
-peak heap of the driver JVM (which, in local mode, also runs the executors' tasks); the driver
-holds results only, so neither grows with the input. Not run by the test suite.
+peak heap of the driver JVM (which, in local mode, also runs the executors' tasks, in a heap of
+--driver-memory, 1 GB by default); the driver holds results only, so neither grows with the
+input. Not run by the test suite.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/partsafe-bench-spark"))
     ap.add_argument("--master", default="local[*]")
+    ap.add_argument("--driver-memory", default="1g",
+                    help="the driver JVM's heap (in local mode it runs the tasks too)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     size = int(args.size_gb * 1e9)
@@ -116,6 +119,7 @@ def main() -> None:
     local_seconds = time.perf_counter() - t0
     local_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
+    os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory {args.driver_memory} pyspark-shell"
     spark = session(args.master)
     quarter = spark_run(spark, small)
     full = spark_run(spark, big)
@@ -126,6 +130,7 @@ def main() -> None:
         "input": {"bytes": on_disk, "files": len(list(big.glob("*.log"))),
                   "members": args.members, "lines": full["lines"], "events": full["events"]},
         "master": spark.sparkContext.master,
+        "driver_memory": args.driver_memory,
         "cores": os.cpu_count(),
         "local": {"seconds": round(local_seconds, 1),
                   "lines_per_second": round(local_report.accounting.lines / local_seconds),
