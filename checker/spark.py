@@ -36,6 +36,7 @@ import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,14 +115,12 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
         "spark.driver.memory": "2g",
         "spark.python.worker.reuse": "true",
     }
-    if not verbose and "SPARK_CONF_DIR" not in os.environ:
-        # the JVM reads its logging configuration from the conf directory before anything else
-        os.environ["SPARK_CONF_DIR"] = str(_QUIET)
     for key, value in defaults.items():
         if not conf.contains(key):
             conf.set(key, value)
     try:
-        spark = SparkSession.builder.config(conf=conf).getOrCreate()
+        with _quiet_jvm(not verbose):
+            spark = SparkSession.builder.config(conf=conf).getOrCreate()
     except Exception as exc:  # the JVM did not start: no Java, a wrong master
         raise SparkUnavailable(f"Spark did not start ({str(exc).splitlines()[0]}); it needs "
                                "Java 17 (java on PATH or JAVA_HOME)") from None
@@ -129,6 +128,44 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
     if not spark.sparkContext.master.startswith("local"):
         _ship(spark)
     return spark
+
+
+#: what the JVM itself says on starting, whatever the logging configuration (Spark's launcher
+#: adds the incubating vector module)
+_JVM_NOISE = (b"WARNING: Using incubator modules",)
+
+
+@contextmanager
+def _quiet_jvm(quiet: bool) -> Iterator[None]:
+    """Start the JVM, when `quiet`, with the logging configuration of `_QUIET` (unless the user
+    has a conf directory of their own) and on a stderr that passes its lines on to ours but
+    `_JVM_NOISE`. The JVM takes both from this process as it starts: the environment variable
+    and the file descriptor are swapped back once it runs."""
+    if not quiet:
+        yield
+        return
+    ours = "SPARK_CONF_DIR" not in os.environ
+    if ours:
+        os.environ["SPARK_CONF_DIR"] = str(_QUIET)
+    read, write = os.pipe()
+    saved = os.dup(2)
+    os.dup2(write, 2)
+    os.close(write)
+
+    def forward() -> None:
+        with os.fdopen(read, "rb") as lines, os.fdopen(os.dup(saved), "wb", 0) as out:
+            for line in lines:
+                if not line.startswith(_JVM_NOISE):
+                    out.write(line)
+
+    threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        if ours:
+            del os.environ["SPARK_CONF_DIR"]
 
 
 def _ship(spark: SparkSession) -> None:

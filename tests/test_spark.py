@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +149,17 @@ def test_cli_bad_input_is_exit_2_without_a_traceback(spark: Any, tmp_path: Path)
     assert res.exit_code == 2 and "gzip data without a .gz name" in res.output
     res = runner.invoke(main, ["validate", "--engine", "local", "--output", "x", str(hidden)])
     assert res.exit_code == 2 and "--output needs --engine spark" in res.output
+
+
+def test_spark_says_nothing_on_stderr_unless_asked(tmp_path: Path) -> None:
+    """A fresh process, so that partsafe starts the JVM itself: the report on stdout, and no
+    line of Spark's or the JVM's on stderr; --spark-log lets Spark's own logging through."""
+    code = "from partsafe.checker.cli import main; main()"
+    args = [sys.executable, "-c", code, "validate", "--engine", "spark", "--json", str(DATA)]
+    quiet = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    assert json.loads(quiet.stdout)["result"] == "ok"
+    assert quiet.stderr == ""
+    loud = subprocess.run([*args, "--spark-log"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert loud.returncode == 0 and "log4j" in loud.stderr
