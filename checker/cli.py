@@ -383,18 +383,18 @@ def replay(file: str, as_json: bool) -> None:
     sys.exit(EXIT_VIOLATION if reproduced else EXIT_OK)
 
 
-def _auto_engine(paths: tuple[str, ...], spark_wanted: object) -> str:
-    """`--engine auto`: Spark for big inputs (or when a Spark option is given), when PySpark is
-    installed; local otherwise."""
+def _auto_engine(paths: tuple[str, ...], master: str | None, output_dir: str | None) -> str:
+    """`--engine auto`: Spark when a Spark option is given, or where `spark.auto_engine` says
+    Spark is the better engine for the input's size; local without PySpark."""
     from importlib.util import find_spec
 
-    from partsafe.checker.spark import AUTO_THRESHOLD, inputs
+    from partsafe.checker.spark import auto_engine, inputs
 
     if find_spec("pyspark") is None:
         return "local"
-    if spark_wanted:
+    if master or output_dir:
         return "spark"
-    return "spark" if sum(i.size for i in inputs(list(paths))) >= AUTO_THRESHOLD else "local"
+    return auto_engine(sum(i.size for i in inputs(list(paths))), master)
 
 
 def _byte_progress(paths: tuple[str, ...], enabled: bool | None):
@@ -467,7 +467,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         _fail(f"{'--output' if output_dir else '--master'} needs --engine spark")
     try:
         if engine == "auto":
-            engine = _auto_engine(paths, output_dir or master)
+            engine = _auto_engine(paths, master, output_dir)
         if engine == "spark":
             from partsafe.checker.spark import SparkUnavailable, validate_spark
 

@@ -139,6 +139,29 @@ def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, t
     assert json.loads((out / "report.json").read_text())["result"] == "ok"
 
 
+def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from partsafe.checker.cli import _auto_engine
+
+    auto = spark_mod.auto_engine
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    gb = 10**9
+    assert auto(100 * gb, "local[2]") == auto(100 * gb, "local") == "local"  # too few cores
+    assert auto(3 * gb, "local[8]") == "local" and auto(5 * gb, "local[8]") == "spark"
+    assert auto(2 * gb, "local[16, 3]") == "local" and auto(3 * gb, "local[16, 3]") == "spark"
+    monkeypatch.setattr(spark_mod.os, "cpu_count", lambda: 16)
+    assert auto(3 * gb, "local[*]") == auto(3 * gb) == "spark"
+    assert auto(400 << 20, "spark://head:7077") == "local"  # a cluster, from 512 MB
+    assert auto(600 << 20, "spark://head:7077") == "spark"
+    monkeypatch.setenv("SPARK_MASTER", "yarn")
+    assert auto(600 << 20) == "spark"
+    monkeypatch.delenv("SPARK_MASTER")
+    assert _auto_engine((str(DATA),), None, None) == "local"
+    assert _auto_engine((str(DATA),), "local[2]", None) == "spark"  # asked for by an option
+    assert _auto_engine((str(DATA),), None, "out") == "spark"
+
+
 def test_cli_bad_input_is_exit_2_without_a_traceback(spark: Any, tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(main, ["validate", "--engine", "spark", str(tmp_path / "missing.log")])
