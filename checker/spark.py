@@ -90,14 +90,16 @@ _SCHEME = "://"
 def auto_engine(size: int, master: str | None = None) -> str:
     """`--engine auto`'s choice for `size` bytes of input: ``"spark"`` or ``"local"``.
 
-    On a cluster (`master`, else ``$SPARK_MASTER``, is not ``local``; or partsafe runs under
-    ``spark-submit``), Spark from `CLUSTER_THRESHOLD`: the executors do the work and the driver's
+    Under ``spark-submit``, Spark. On a cluster (`master`, else ``$SPARK_MASTER``, is not
+    ``local``), Spark from `CLUSTER_THRESHOLD`: the executors do the work and the driver's
     memory stays flat. On a local master, Spark where the benchmark's figures say it is the
     faster of the two: its cores must together outrun the local engine, and the input must be
     big enough to repay Spark's fixed costs (from about 55 GB on 4 cores, 3.9 GB on 8, 2.7 GB
     on 16; never on 3 cores or fewer)."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started the JVM for us
+        return "spark"
     master = master or os.environ.get("SPARK_MASTER", "local[*]")
-    if not master.startswith("local") or "PYSPARK_GATEWAY_PORT" in os.environ:
+    if not master.startswith("local"):
         return "spark" if size >= CLUSTER_THRESHOLD else "local"
     cores = _local_cores(master)
     spark_rate = SPARK_LINES_PER_SECOND_PER_CORE * cores
@@ -139,6 +141,12 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # under spark-submit: its JVM runs, and its settings (master, name, ...) are the JVM's
+        # system properties, which SparkConf reads once connected
+        from pyspark import SparkContext
+
+        SparkContext._ensure_initialized()
     conf = SparkConf()
     if master:
         conf.setMaster(master)
@@ -470,6 +478,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
             _write(scanned, report, output)
         scanned.unpersist()
     report.seconds = time.perf_counter() - t0
+    report.engine, report.master = "spark", spark.sparkContext.master
     return report
 
 

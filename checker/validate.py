@@ -68,6 +68,9 @@ class Report:
     views: int = 0
     migrations: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: which engine judged: ``local``, or ``spark`` with the Spark master it ran on
+    engine: str = "local"
+    master: str | None = None
 
     @property
     def result(self) -> str:
@@ -92,6 +95,8 @@ class Report:
             "violations": [v.as_dict() for v in self.violations],
             "warnings": [w.as_dict() for w in self.warnings],
             "seconds": round(self.seconds, 3),
+            "engine": self.engine,
+            **({"spark_master": self.master} if self.master else {}),
         }
 
 

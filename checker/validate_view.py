@@ -5,6 +5,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from rich.console import Console
+from rich.markup import escape as plain
 from rich.table import Table
 
 from partsafe.checker.validate import LOG_SPECS, Report
@@ -22,7 +23,9 @@ def render_report(console: Console, report: Report) -> None:
     acc = report.accounting
     verdict = ("[bold red]violation[/]" if report.violations else "[bold green]ok[/]")
     console.print(f"validate: {verdict}  {len(report.files)} file(s), {acc.lines:,} lines, "
-                  f"{acc.events:,} events, {report.seconds:.2f} s")
+                  f"{acc.events:,} events, {report.seconds:.2f} s, "
+                  + (f"Spark ({plain(report.master)})" if report.master
+                     else f"{report.engine} engine"))
     console.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + "
                   f"{acc.ignored_lines:,} ignored + {len(acc.malformed):,} malformed")
     if report.members:

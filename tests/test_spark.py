@@ -36,6 +36,8 @@ def spark() -> Any:
 def both(paths: list[str], spark: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     a = local.validate(paths).as_dict()
     b = spark_mod.validate_spark(paths, spark=spark).as_dict()
+    assert (a.pop("engine"), b.pop("engine"), b.pop("spark_master")) == (
+        "local", "spark", spark.sparkContext.master)
     a.pop("seconds")
     b.pop("seconds")
     return a, b
@@ -157,6 +159,9 @@ def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.Monk
     monkeypatch.setenv("SPARK_MASTER", "yarn")
     assert auto(600 << 20) == "spark"
     monkeypatch.delenv("SPARK_MASTER")
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "40000")  # under spark-submit
+    assert auto(1) == "spark"
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT")
     assert _auto_engine((str(DATA),), None, None) == "local"
     assert _auto_engine((str(DATA),), "local[2]", None) == "spark"  # asked for by an option
     assert _auto_engine((str(DATA),), None, "out") == "spark"
@@ -186,3 +191,23 @@ def test_spark_says_nothing_on_stderr_unless_asked(tmp_path: Path) -> None:
     loud = subprocess.run([*args, "--spark-log"], capture_output=True, text=True, cwd=tmp_path,
                           timeout=300)
     assert loud.returncode == 0 and "log4j" in loud.stderr
+
+
+def test_spark_submit_runs_partsafe(tmp_path: Path) -> None:
+    """`spark-submit <partsafe>/__main__.py validate ...`: the JVM is spark-submit's, the report
+    the one the local engine gives."""
+    import pyspark
+
+    import partsafe
+
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    main_py = Path(partsafe.__path__[0]) / "__main__.py"
+    res = subprocess.run([str(submit), "--master", "local[1]", str(main_py), "validate",
+                          "--json", str(DATA)], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    report = json.loads(res.stdout)
+    assert (report.pop("engine"), report.pop("spark_master")) == ("spark", "local[1]")
+    expected = local.validate([str(DATA)]).as_dict()
+    expected.pop("engine")
+    assert report | {"seconds": 0} == expected | {"seconds": 0}
