@@ -15,10 +15,11 @@ engine-agnostic core of `partsafe.checker.shards`):
    of the needed lines only), where `Scanner.scan_needed` assembles multi-line records and parses
    them with the same grammar; a record that straddled two input splits is whole again here. Each
    event gets its order key (`shards.stamped`) and one route per monitor part that observes it.
-4. Monitors, per key. Routes are grouped by (part, key): per member and incarnation, per master
-   incarnation (views), per master and version, per requester; each group runs one `Shard` over
-   its events sorted by order key. A crashed or restarted member's routed event reaches the shards
-   of its key and those its member has events in before and after it: a join, not a collect.
+4. Monitors, per key. Routes are grouped by (part, key): per member and incarnation, per member
+   and partition, per master incarnation (views), per master and version, per requester; each
+   group runs one `Shard` over its events sorted by order key. A crashed or restarted member's
+   routed event reaches the shards of its key and those its member has events in before and
+   after it: a join, not a collect.
    Warnings and the summary are per member (a group-by); distinct views are counted by Spark.
 5. The report. Only results reach the driver: per-file line counts, violations, malformed lines,
    warnings and one tally per member, never the lines or the events. ``--output DIR`` writes the

@@ -18,7 +18,7 @@ from typing import Any
 
 from partsafe.refimpl.partition_table import PartitionTableError, stamp
 from partsafe.specs import data
-from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
+from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
     Event,
@@ -56,22 +56,15 @@ def _of(migration: str, partition: int | None) -> str:
 # --- PT-VERSION, PAR-STAMP ----------------------------------------------------------------------
 
 
-class TableVersion(Monitor):
-    """PT-VERSION: the partition table versions a member applies never go back.
-
-    3.7 (000 §1.1): the global `version` a member applies is never smaller than the last one it
-    applied (equal is a republish). 4.1 (003 §1.2): for every partition p, `partition_versions[p]`
-    is never smaller than the last version of p the member applied; partitions beyond the shorter
-    of the two tables are not compared. A log shows single partitions' versions
-    (``partition_version_applied``, a completed migration applied): each must exceed the last
-    version of that partition the member applied that way. A crashed or restarted member is
-    forgotten (it comes back with nothing). State: per member, the last global version and the
-    last partition versions it applied, and per (member, partition) the last single version.
-    """
+class TablesApplied(Monitor):
+    """PT-VERSION, per member: the tables a member applies never go back. 3.7 (000 §1.1): the
+    global `version` is never smaller than the last one the member applied (equal is a
+    republish). 4.1 (003 §1.2): for every partition p, `partition_versions[p]` is never smaller
+    than the last the member applied; partitions beyond the shorter of the two tables are not
+    compared. State: per member, the last global version and partition versions it applied."""
 
     spec = "PT-VERSION"
-    observes = frozenset({"partition_table_applied", "partition_version_applied",
-                          "member_crashed", "member_started"})
+    observes = frozenset({"partition_table_applied", "member_crashed", "member_started"})
     key_size = 1
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:
@@ -83,17 +76,8 @@ class TableVersion(Monitor):
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
         me = event.member
-        if isinstance(event, PartitionVersionApplied):
-            key = (me, event.partition)
-            before = lookup(pairs, key)
-            message = None
-            if before is not None and event.version <= before:
-                message = (f"{me} applies version {event.version} of partition "
-                           f"{event.partition} after version {before}")
-            return assign(pairs, key, event.version), message
         if not isinstance(event, PartitionTableApplied):
-            return _without(pairs, lambda k: k != me and not (isinstance(k, tuple)
-                                                               and k[0] == me)), None
+            return _without(pairs, lambda k: k != me), None
         version, versions = lookup(pairs, me, (None, None))
         message = None
         if event.version is not None:
@@ -109,6 +93,48 @@ class TableVersion(Monitor):
                         break
             versions = event.partition_versions
         return assign(pairs, me, (version, versions)), message
+
+
+class PartitionVersions(Monitor):
+    """PT-VERSION, per member and partition: a log shows single partitions' versions
+    (``partition_version_applied``, a completed migration applied); each must exceed the last
+    version of that partition the member applied that way. State: per (member, partition), the
+    last such version."""
+
+    spec = "PT-VERSION"
+    observes = frozenset({"partition_version_applied", "member_crashed", "member_started"})
+    key_size = 2
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        if isinstance(event, PartitionVersionApplied):
+            return (event.member, event.partition)
+        return ()
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        if not isinstance(event, PartitionVersionApplied):
+            return _without(pairs, lambda k: k[0] != me), None
+        key = (me, event.partition)
+        before = lookup(pairs, key)
+        message = None
+        if before is not None and event.version <= before:
+            message = (f"{me} applies version {event.version} of partition "
+                       f"{event.partition} after version {before}")
+        return assign(pairs, key, event.version), message
+
+
+class TableVersion(Conjunction):
+    """PT-VERSION: the partition table versions a member applies never go back (000 §1.1, 003
+    §1.2): the conjunction of `TablesApplied` (whole tables, per member) and `PartitionVersions`
+    (single partitions' versions, per member and partition). A crashed or restarted member is
+    forgotten by both (it comes back with nothing)."""
+
+    spec = "PT-VERSION"
+    PARTS = (TablesApplied, PartitionVersions)
 
 
 class Stamp(Monitor):
