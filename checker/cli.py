@@ -469,14 +469,14 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         if engine == "auto":
             engine = _auto_engine(paths, master, output_dir)
         if engine == "spark":
-            from partsafe.checker.spark import SparkUnavailable, validate_spark
+            from partsafe.checker.spark import SparkFailed, SparkUnavailable, validate_spark
 
             shown = _stderr().is_terminal if progress is None else progress
             try:
                 report = validate_spark(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
                                         master=master, output=output_dir,
                                         progress=shown and not as_json, verbose=spark_log)
-            except SparkUnavailable as exc:
+            except (SparkUnavailable, SparkFailed) as exc:
                 _fail(str(exc))
         else:
             with _byte_progress(paths, progress if not as_json else False) as advance:

@@ -123,16 +123,48 @@ class SparkUnavailable(Exception):
     """Spark cannot be started here (no pyspark, no Java): the message says what is missing."""
 
 
+class SparkFailed(Exception):
+    """A Spark job of the pipeline failed (a file that cannot be read to its end, a worker that
+    died, ...): the message is Spark's reason, without the stack traces."""
+
+
+def _reason(exc: BaseException) -> str | None:
+    """What a failed Spark job says went wrong, in a line; None if `exc` is not Spark's. A
+    Python worker's exception is its traceback's last line; a JVM error is the innermost of
+    Spark's own messages (an error class, with the file it was reading) and its root cause."""
+    from py4j.protocol import Py4JError, Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException, PythonException
+
+    if isinstance(exc, PythonException):
+        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+        return lines[-1] if lines else "a Python worker failed"
+    if isinstance(exc, CapturedException | Py4JJavaError):
+        chain: list[tuple[str, str]] = []
+        java = exc.java_exception if isinstance(exc, Py4JJavaError) else exc._origin
+        while java is not None and len(chain) < 32:
+            message = str(java.getMessage() or "")
+            chain.append((str(java.getClass().getName()), message.split(" SQLSTATE:")[0]))
+            java = java.getCause()
+        if not chain:
+            return (str(exc).splitlines() or ["a Spark job failed"])[0]
+        spark_says = [m for _, m in chain if m.startswith("[")]
+        root = f"{chain[-1][0]}: {chain[-1][1]}"
+        return f"{spark_says[-1].strip()} ({root})" if spark_says else root
+    if isinstance(exc, Py4JError):
+        return f"the Spark driver stopped answering ({str(exc).splitlines()[0]})"
+    return None
+
+
 # --- the session ----------------------------------------------------------------------------------
 
-#: a Spark conf directory whose log4j2.properties logs errors only
+#: a Spark conf directory whose log4j2.properties turns Spark's logging off
 _QUIET = Path(__file__).with_name("spark-conf")
 
 
 def session(master: str | None = None, *, verbose: bool = False) -> SparkSession:
     """The Spark session partsafe runs in: the active one (under ``spark-submit``), else a new
     one on `master`, ``$SPARK_MASTER``, or embedded ``local[*]``, on the machine's Java. Spark's
-    own logging stays quiet (errors only) unless `verbose`."""
+    own logging is off (a failed job becomes a `SparkFailed` message) unless `verbose`."""
     try:
         from pyspark import SparkConf
         from pyspark.sql import SparkSession
@@ -142,7 +174,8 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    if "PYSPARK_GATEWAY_PORT" in os.environ:
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    if submitted:
         # under spark-submit: its JVM runs, and its settings (master, name, ...) are the JVM's
         # system properties, which SparkConf reads once connected
         from pyspark import SparkContext
@@ -171,7 +204,8 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
     except Exception as exc:  # the JVM did not start: no Java, a wrong master
         raise SparkUnavailable(f"Spark did not start ({str(exc).splitlines()[0]}); it needs "
                                "Java 17 (java on PATH or JAVA_HOME)") from None
-    spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    if not submitted:  # spark-submit's logging is its user's
+        spark.sparkContext.setLogLevel("INFO" if verbose else "OFF")
     if not spark.sparkContext.master.startswith("local"):
         _ship(spark)
     return spark
@@ -299,9 +333,9 @@ def _scan_batches(files: list[tuple[str, str]], specs: Sequence[str]
                 by_type.setdefault(kind, []).append(p)
         out = _Rows()
         current: int | None = None
-        pending: list[tuple[int, str]] = []
+        pending: list[tuple[int, bytes]] = []
 
-        def flush(index: int, lines: list[tuple[int, str]]) -> Iterator[pa.RecordBatch]:
+        def flush(index: int, lines: list[tuple[int, bytes]]) -> Iterator[pa.RecordBatch]:
             name, fmt = files[index]
             scanner = Scanner()
             events = scanner.scan_needed(name, lines, fmt)
@@ -328,7 +362,7 @@ def _scan_batches(files: list[tuple[str, str]], specs: Sequence[str]
                         None, None, None, n.message)
 
         for batch in batches:
-            cols = batch.to_pydict()
+            cols = batch.to_pydict()  # values are bytes: a log need not be valid UTF-8
             for index, line, value in zip(cols["file"], cols["line"], cols["value"],
                                           strict=True):
                 if index != current:
@@ -444,14 +478,31 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
                    stuck_ms: int = DEFAULT_STUCK_MS, master: str | None = None,
                    output: str | None = None, progress: bool = False,
                    spark: SparkSession | None = None, verbose: bool = False) -> Report:
-    """Validate `paths` on Spark: the report `validate` gives, computed by the stages above."""
+    """Validate `paths` on Spark: the report `validate` gives, computed by the stages above.
+    Raises InputError for a path that cannot be read as a log, SparkUnavailable when Spark
+    cannot start, SparkFailed when a job fails."""
+    t0 = time.perf_counter()
+    files = inputs(paths, fmt)
+    spark = spark or session(master, verbose=verbose)
+    try:
+        report = _pipeline(spark, files, fmt, stuck_ms, output, progress)
+    except Exception as exc:
+        reason = _reason(exc)
+        if reason is None:
+            raise
+        raise SparkFailed(f"the Spark engine failed: {reason}") from None
+    report.seconds = time.perf_counter() - t0
+    report.engine, report.master = "spark", spark.sparkContext.master
+    return report
+
+
+def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
+              output: str | None, progress: bool) -> Report:
+    """The stages of the module's docstring, on `spark`."""
     from pyspark.sql import functions as F
 
     from partsafe.traces import sieve
 
-    t0 = time.perf_counter()
-    files = inputs(paths, fmt)
-    spark = spark or session(master, verbose=verbose)
     with _Progress(spark, progress):
         raw = spark.read.option("lineSep", "\n").text([i.uri for i in files])
         lines = raw.select("value", F.col("_metadata.file_path").alias("path"),
@@ -467,7 +518,8 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
         # is its split's base plus its row id
         needed = (lines.where(F.col("path").isin(jsonl) | sieve.column(F.col("value")))
                   .join(F.broadcast(bases), ["path", "block"])
-                  .select("file", (F.col("id") + F.col("base")).alias("line"), "value"))
+                  .select("file", (F.col("id") + F.col("base")).alias("line"),
+                          F.col("value").cast("binary").alias("value")))
         # stage 3: scanning, one Python task per file
         names = [(i.name, i.fmt) for i in files]
         scanned = (needed.repartition(max(1, min(len(files), 64)), "file")
@@ -478,8 +530,6 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
         if output:
             _write(scanned, report, output)
         scanned.unpersist()
-    report.seconds = time.perf_counter() - t0
-    report.engine, report.master = "spark", spark.sparkContext.master
     return report
 
 

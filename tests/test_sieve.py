@@ -54,11 +54,12 @@ PIECES = (
 def full_and_needed(path: Path) -> tuple[tuple, tuple]:
     full = Scanner()
     a = list(full.scan(path, "f"))
-    lines = path.read_bytes().decode("utf-8", "replace").split("\n")
-    if lines and lines[-1] == "":
+    lines = path.read_bytes().split(b"\n")
+    if lines and lines[-1] == b"":
         lines.pop()
     part = Scanner()
-    b = list(part.scan_needed("f", [(i, t) for i, t in enumerate(lines, 1) if sieve.needed(t)]))
+    b = list(part.scan_needed("f", [(i, raw) for i, raw in enumerate(lines, 1)
+                                    if sieve.needed(raw.decode("utf-8", "replace"))]))
 
     def seen(events: list, acc: object) -> tuple:
         return ([(e, e.source, e.order) for e in events], acc.parsed_lines,  # type: ignore

@@ -117,6 +117,21 @@ def test_every_injected_violation_is_found_alike(spark: Any, tmp_path: Path) -> 
     assert found == sorted((i.spec, i.file, i.line) for i in manifest.injections)
 
 
+def test_bytes_that_are_not_utf8_are_read_alike(spark: Any, tmp_path: Path) -> None:
+    """Invalid UTF-8 in keyword lines, in a member list and in lines the sieve drops: both
+    engines decode with replacement characters and give the same report."""
+    source = sorted(DATA.glob("*.log"))
+    for n, path in enumerate(source[:3]):
+        lines = path.read_bytes().split(b"\n")
+        for i in range(n, len(lines), 3):
+            lines[i] += b" \xff\xfe caf\xc3"
+        lines.insert(1, b"2023-11-14 10:00:00,000 INFO Members \xff{size:2, ver:1} [")
+        (tmp_path / path.name).write_bytes(b"\n".join(lines))
+    a, b = both([str(tmp_path)], spark)
+    assert a == b
+    assert a["events"] > 0 and a["malformed"]
+
+
 def test_every_layout_gives_the_same_report(spark: Any, tmp_path: Path) -> None:
     pieces = sieve_pieces()
     path = tmp_path / "layouts.log"
@@ -165,6 +180,18 @@ def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.Monk
     assert _auto_engine((str(DATA),), None, None) == "local"
     assert _auto_engine((str(DATA),), "local[2]", None) == "spark"  # asked for by an option
     assert _auto_engine((str(DATA),), None, "out") == "spark"
+
+
+def test_a_failed_spark_job_is_a_message_and_exit_2(spark: Any, tmp_path: Path) -> None:
+    """A gzip file cut short passes the look at its head and fails while Spark reads it: the
+    job's reason, with the file, and exit status 2, no traceback."""
+    whole = gzip.compress(b"".join(p.read_bytes() for p in sorted(DATA.glob("*.log"))) * 200)
+    cut = tmp_path / "member.log.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    res = CliRunner().invoke(main, ["validate", "--engine", "spark", str(cut)])
+    assert res.exit_code == 2, res.output
+    assert "the Spark engine failed" in res.output and "member.log.gz" in res.output
+    assert "Traceback" not in res.output
 
 
 def test_cli_bad_input_is_exit_2_without_a_traceback(spark: Any, tmp_path: Path) -> None:

@@ -219,14 +219,15 @@ class Scanner:
             yield ev
 
 
-    def scan_needed(self, name: str, lines: Iterable[tuple[int, str]],
+    def scan_needed(self, name: str, lines: Iterable[tuple[int, bytes]],
                     fmt: str = "log") -> Iterator[Event]:
         """The events of one file from the lines it needs (`partsafe.traces.sieve`; all of them
-        for event JSON Lines), with their numbers, in order: what `scan` gives for the whole
-        file, except the line count, which the caller knows. Runs of consecutive lines are
-        scanned as blocks; ISLAND_BREAK stands for the lines between them."""
+        for event JSON Lines), each its number and its bytes without the newline, in order: what
+        `scan` gives for the whole file, except the line count, which the caller knows. Runs of
+        consecutive lines are scanned as blocks; ISLAND_BREAK stands for the lines between
+        them."""
         if fmt == "jsonl":
-            yield from self._scan_events(((n, t.encode()) for n, t in lines), name)
+            yield from self._scan_events(lines, name)
             return
         log = _LogFile(self, name)
         for first, data in _islands(lines):
@@ -237,20 +238,20 @@ class Scanner:
             yield from log._flush()
 
 
-def _islands(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, bytes]]:
+def _islands(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
     """Runs of consecutive lines: the first one's number and the run's bytes."""
     first, last = 0, 0
-    run: list[str] = []
-    for number, text in lines:
+    run: list[bytes] = []
+    for number, data in lines:
         if run and number != last + 1:
-            yield first, ("\n".join(run) + "\n").encode()
+            yield first, b"\n".join(run) + b"\n"
             run = []
         if not run:
             first = number
-        run.append(text)
+        run.append(data)
         last = number
     if run:
-        yield first, ("\n".join(run) + "\n").encode()
+        yield first, b"\n".join(run) + b"\n"
 
 
 def looks_like_events(head: bytes) -> bool:
