@@ -526,10 +526,12 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
                    .sortWithinPartitions("file", "line")
                    .mapInArrow(_scan_batches(names, LOG_SPECS), SCANNED)
                    .persist())
-        report = _report(spark, scanned, files, totals, stuck_ms)
-        if output:
-            _write(scanned, report, output)
-        scanned.unpersist()
+        try:
+            report = _report(spark, scanned, files, totals, stuck_ms)
+            if output:
+                _write(scanned, report, output)
+        finally:
+            scanned.unpersist()
     return report
 
 
