@@ -13,8 +13,10 @@ What is checked:
 - coverage goals on every transition until each is reached;
 - MODEL-ERROR: a step of the model raised in the state reached (an inconsistent model, reported
   with its trace instead of ending the run);
-- lasso properties, after the search, on the explored graph: a reachable cycle through a marked
-  transition is reported as a lasso (every edge is kept, 17 bytes each, for such models only).
+- lasso properties, after a complete search, on the explored graph: a reachable cycle through a
+  marked transition is reported as a lasso (every edge is kept, 17 bytes each, for such models
+  only). A search a bound stopped skips them: its graph is no verdict, and the components of a
+  graph that large cost more memory and time than the search did.
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
@@ -287,7 +289,7 @@ def explore(
     violations = [
         Violation(spec, msg, _rebuild(model, rep, table, fp)) for spec, msg, fp, _ in found
     ]
-    if lassos and not stop:
+    if lassos and not stop and incomplete is None:
         violations.extend(_lassos(model, rep, table, lassos, edge_src, edge_dst, edge_marks))
         seconds = time.perf_counter() - start
     goals = []

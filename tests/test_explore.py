@@ -483,6 +483,11 @@ def test_a_marked_self_loop_is_a_lasso() -> None:
     assert labels(v.trace) == ["aside", "spin"] and v.trace.loop_start == 1
 
 
+def test_a_search_stopped_by_a_bound_judges_no_lasso() -> None:
+    r = explore(Looping({"b"}), bounds=Bounds(max_states=3))
+    assert r.result == "incomplete" and r.violations == []
+
+
 def test_marked_edges_off_every_cycle_are_no_lasso() -> None:
     assert explore(Looping({"go", "out", "aside"})).result == "ok"
     assert explore(Looping(set())).result == "ok"
