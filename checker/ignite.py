@@ -44,17 +44,46 @@ def _remap(obj: Any, ranks: dict[int, Rev]) -> Any:
     return obj
 
 
+class RevisionRanks:
+    """The canonical form: `world` with every metastore revision replaced by its rank among
+    them.
+
+    Worlds share their parts (node states, messages in flight, monitor states) with the worlds
+    they came from, so the revisions of each part are collected once and kept with the part
+    (by identity: the part is kept alive with them, so its id cannot be reused); a world's
+    revisions are the union of its parts'. Renumbering is needed only when the ranks have gaps.
+    """
+
+    def __init__(self) -> None:
+        self._revisions: dict[int, tuple[Any, frozenset[int]]] = {}
+
+    def _of(self, part: Any) -> frozenset[int]:
+        known = self._revisions.get(id(part))
+        if known is not None and known[0] is part:
+            return known[1]
+        found: set[int] = set()
+        _collect(part, found)
+        revisions = frozenset(found)
+        self._revisions[id(part)] = (part, revisions)
+        return revisions
+
+    def __call__(self, world: World) -> World:
+        of = self._of
+        revs = set(of(world.monitors))  # often the parent's monitors, unchanged
+        for group in (world.nodes, world.network):
+            for part in group:
+                revs |= of(part)
+        if not revs or (min(revs) == 1 and max(revs) == len(revs)):
+            return world
+        ranks = {r: Rev(i) for i, r in enumerate(sorted(revs), 1)}
+        nodes, network, monitors = _remap((world.nodes, world.network, world.monitors), ranks)
+        return World(nodes, network, world.budget, monitors, world.flags)
+
+
 def revision_ranks(world: World) -> World:
-    """`world` with every metastore revision replaced by its rank among them."""
-    revs: set[int] = set()
-    parts = (world.nodes, world.network, world.monitors)
-    _collect(parts, revs)
-    ordered = sorted(revs)
-    if ordered == list(range(1, len(ordered) + 1)):
-        return world
-    ranks = {r: Rev(i) for i, r in enumerate(ordered, 1)}
-    nodes, network, monitors = _remap(parts, ranks)
-    return World(nodes, network, world.budget, monitors, world.flags)
+    """`world` with every metastore revision replaced by its rank among them (one world alone:
+    models use a `RevisionRanks`, which keeps what it learnt about the parts)."""
+    return RevisionRanks()(world)
 
 
 def _invoke_label(proto: IgniteRebalance, prev: World, action: Action) -> tuple[str, bool] | None:
@@ -138,6 +167,6 @@ def build_ignite(variant: str, scope: dict[str, int]) -> IgniteModel:
                         scope={k: scope[k] for k in ("nodes", "spares", "replicas",
                                                      "baseline-changes", "persistent",
                                                      "on-disappeared", "max-term")},
-                        busy=_busy, canonical=revision_ranks)
+                        busy=_busy, canonical=RevisionRanks())
     model.name = "ignite-rebalance"
     return model
