@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, assign, lookup
+from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import Event, MemberListInstalled
 
@@ -123,15 +123,11 @@ class ViewAgreement(Monitor):
         return None
 
 
-class ViewIntegrity(Monitor):
+class ViewIntegrity(PerMember):
     """M3 View Integrity: every view a member installs includes itself."""
 
     spec = "MEM-VIEW-INTEGRITY"
     observes = frozenset({"member_list_installed"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
 
     def initial(self) -> Hashable:
         return None
@@ -143,20 +139,13 @@ class ViewIntegrity(Monitor):
         return state, None
 
 
-class VersionIncrease(Monitor):
+class VersionIncrease(PerMember):
     """MEM-VERSION, per member: a member applies a list only with a greater version than the
     last it applied (a crashed or restarted member is a new incarnation whose versions start
     again; legacy lists carry no version and are not judged). State: last version per member."""
 
     spec = "MEM-VERSION"
     observes = frozenset({"member_list_installed", "member_crashed", "member_started"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
-
-    def initial(self) -> Hashable:
-        return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         last: Pairs = state  # type: ignore[assignment]
@@ -221,7 +210,7 @@ class VersionOrder(Conjunction):
     PARTS = (VersionIncrease, VersionNames)
 
 
-class MasterOnly(Monitor):
+class MasterOnly(PerMember):
     """MEM-MASTER-ONLY: only the master adds or removes members; a claim starts only when every
     older member is suspected.
 
@@ -232,13 +221,6 @@ class MasterOnly(Monitor):
     observes = frozenset({"member_list_installed", "member_joined", "member_removed",
                           "member_suspected", "explicit_suspicion", "suspicion_removed",
                           "mastership_claim_started", "member_crashed", "member_started"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
-
-    def initial(self) -> Hashable:
-        return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]

@@ -78,6 +78,19 @@ class Monitor(ABC):
         return (self,)
 
 
+class PerMember(Monitor):
+    """A monitor whose state is a map from members to what each did (`Pairs`, empty at first):
+    every event it observes is keyed by its member."""
+
+    key_size: ClassVar[int] = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+
 class Conjunction(Monitor):
     """One spec that is the conjunction of monitors keyed differently (per member, and per
     master and version, say): its state is the tuple of theirs, and an event is judged by each

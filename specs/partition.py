@@ -18,7 +18,7 @@ from typing import Any
 
 from partsafe.refimpl.partition_table import PartitionTableError, stamp
 from partsafe.specs import data
-from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, assign, lookup
+from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
     Event,
@@ -56,7 +56,7 @@ def _of(migration: str, partition: int | None) -> str:
 # --- PT-VERSION, PAR-STAMP ----------------------------------------------------------------------
 
 
-class TablesApplied(Monitor):
+class TablesApplied(PerMember):
     """PT-VERSION, per member: the tables a member applies never go back. 3.7 (000 §1.1): the
     global `version` is never smaller than the last one the member applied (equal is a
     republish). 4.1 (003 §1.2): for every partition p, `partition_versions[p]` is never smaller
@@ -65,13 +65,6 @@ class TablesApplied(Monitor):
 
     spec = "PT-VERSION"
     observes = frozenset({"partition_table_applied", "member_crashed", "member_started"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
-
-    def initial(self) -> Hashable:
-        return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
@@ -624,7 +617,7 @@ MONITORS: tuple[type[Monitor], ...] = (MasterOnly, TableVersion, MostRecent, Sta
 # --- MIG-STATS ------------------------------------------------------------------------------------
 
 
-class MigrationStats(Monitor):
+class MigrationStats(PerMember):
     """MIG-STATS: the master's migration statistics add up.
 
     LOG_FORMATS.md §9: ``Repartitioning cluster data. Migration tasks count: N`` starts a rebalance
@@ -638,13 +631,6 @@ class MigrationStats(Monitor):
     spec = "MIG-STATS"
     observes = frozenset({"repartitioning", "migrations_completed", "member_crashed",
                           "member_started"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
-
-    def initial(self) -> Hashable:
-        return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
