@@ -7,9 +7,10 @@ from typing import Any, cast
 import pytest
 
 from partsafe.checker import catalog
+from partsafe.checker import ignite as ignite_model
 from partsafe.checker.actor import World, dead_claim_errors
 from partsafe.checker.explore import explore
-from partsafe.checker.ignite import revision_ranks
+from partsafe.checker.ignite import RevisionRanks, revision_ranks
 from partsafe.refimpl.actor import Step
 from partsafe.refimpl.ignite import (
     METASTORE,
@@ -374,6 +375,29 @@ def test_revision_ranks_keep_order_and_equality() -> None:
     # the monitors hold revision 1 of the initial keys: 4 and 9 become 2 and 3
     assert out == Store((Entry(STABLE, N("A"), Rev(2)), Entry(TRIGGER, Rev(3), Rev(3))), Rev(3))
     assert revision_ranks(ranked) is ranked
+
+
+
+def test_revision_ranks_remembered_per_part_give_what_a_fresh_renumbering_gives() -> None:
+    """One `RevisionRanks` over the worlds of a search, each sharing parts with the others,
+    renumbers every one as a renumbering that knows nothing yet does."""
+    m = catalog.IGNITE.make("fixed", SMALL)
+    shared = RevisionRanks()
+    frontier, seen = list(m.init_states()), 0
+    for _ in range(6):
+        frontier = [w for s in frontier for _, w in m.successors(s)][:200]
+        for w in frontier:
+            found: set[int] = set()
+            ignite_model._collect((w.nodes, w.network, w.monitors), found)
+            spread = {r: Rev(3 * r) for r in found}  # gaps between the ranks
+            nodes, network, monitors = ignite_model._remap((w.nodes, w.network, w.monitors),
+                                                           spread)
+            raw = World(nodes, network, w.budget, monitors, w.flags)
+            assert shared(raw) == RevisionRanks()(raw) == revision_ranks(raw) == w
+            assert shared(raw) == w  # every part's revisions now come from what it remembered
+            assert shared(w) is w
+            seen += 1
+    assert seen > 100
 
 
 def test_fixed_design_is_clean_at_the_default_scope() -> None:
