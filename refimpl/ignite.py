@@ -78,8 +78,15 @@ VARIANT_DOCS = {
                          "that returns the node overwrites it (seed 001, the [A,B,D] example)",
     "ig-no-trigger-guard": "trigger invokes without the change trigger revision guard: a stale "
                            "watch event replays an old rebalance (INVARIANTS.md §4.3)",
-    "ig-source-keeps-append": "not a flaw of the design: the current source's planned and finish "
-                              "branches never write switch.append (REBALANCE.md §11)",
+    "ig-source-keeps-append": "the current source's planned and finish branches write neither "
+                              "switch key (REBALANCE.md §5, §11): a node that is to come back "
+                              "stays in switch.append",
+    "ig-design-keeps-reduce": "the design's planned and finish branches write switch.append but "
+                              "not switch.reduce (seed 001 \"On rebalance done\"): a finished "
+                              "reduction of a node that also left the data nodes stays behind",
+    "ig-switch-ignores-data-nodes": "the stable switch's retry preconditions leave out the data "
+                                    "nodes (seed 001 \"On rebalance done\"): a switch computed "
+                                    "before a baseline change adds back a node that just left",
 }
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
@@ -172,6 +179,13 @@ class Disappeared(NamedTuple):
     node: str
 
 
+@message
+class CatchUp(NamedTuple):
+    """A node's raft node is up after it missed a leader's log. The leader's replicator retries
+    a peer it cannot reach yet until the peer answers (JRaft's ``STAGE_CATCHING_UP``); the retry
+    that matters is the first one after the peer started, which this message stands for."""
+
+
 # --- states -------------------------------------------------------------------------------------
 
 
@@ -204,19 +218,16 @@ class Raft(NamedTuple):
 
     def quorum(self, voters: Nodes) -> bool:
         """Do `voters` make a majority of the latest configuration (of both halves of a joint
-        entry not known to be committed)?"""
+        entry, committed or not: JRaft's configuration is the last one in the log)?"""
         conf = self.last
-        if not _majority(voters, conf.peers):
-            return False
-        return conf.old is None or len(self.log) <= self.commit or _majority(voters, conf.old)
+        return _majority(voters, conf.peers) and (conf.old is None
+                                                  or _majority(voters, conf.old))
 
     @property
     def members(self) -> Nodes:
-        """The peers of the latest configuration, and of its old half while it may be joint."""
+        """The peers of the latest configuration, and of its old half while it is joint."""
         conf = self.last
-        if conf.old is None or len(self.log) <= self.commit:
-            return conf.peers
-        return conf.peers | conf.old
+        return conf.peers if conf.old is None else conf.peers | conf.old
 
 
 class Member(NamedTuple):
@@ -234,6 +245,8 @@ class Member(NamedTuple):
     elected: bool = False
     #: the single-planned variant's reentry: the assignments still to plan
     planned_reentry: tuple[Nodes, ...] = ()
+    #: leaders whose log reached the node while its raft node was not running
+    missed: Nodes = frozenset()
 
 
 def _majority(voters: Nodes, peers: Nodes) -> bool:
@@ -415,7 +428,7 @@ class IgniteRebalance(Protocol):
             return None
         st = cast(Member, state)
         out = _Out(node, st._replace(poll=None, removals=frozenset(), switch=None, elected=False,
-                                     planned_reentry=()))
+                                     planned_reentry=(), missed=frozenset()))
         out.events.append(ev.NodeRestarted(member=node, in_memory=not self.persistent))
         if self.persistent:
             if st.raft is not None:
@@ -486,9 +499,19 @@ class IgniteRebalance(Protocol):
 
     def _start_raft(self, out: _Out, peers: Nodes, reason: str) -> None:
         """Start a raft node with empty meta and `peers` as its configuration."""
+        missed = out.st.missed
         out.st = out.st._replace(raft=Raft(0, None, FOLLOWER, None, (Conf(0, peers, None, 0),), 1),
-                                 poll=None)
+                                 poll=None, missed=frozenset())
         out.events.append(ev.RaftStarted(member=out.node, peers=_sorted(peers), reason=reason))
+        out.sends.extend((m, CatchUp()) for m in sorted(missed))
+
+    def _on_catch_up(self, out: _Out, src: str, msg: CatchUp) -> None:
+        """The leader's replicator reaches a peer that has not acknowledged its log."""
+        raft = out.st.raft
+        if (raft is None or raft.role != LEADER or src not in raft.members
+                or (src, len(raft.log)) in raft.acks):
+            return
+        out.sends.append((src, AppendConf(raft.term, raft.log, raft.commit, out.st.data)))
 
     def _on_request_vote(self, out: _Out, src: str, msg: RequestVote) -> None:
         raft = out.st.raft
@@ -535,7 +558,18 @@ class IgniteRebalance(Protocol):
         node = out.node
         out.raft(role=LEADER, leader=node, acks=frozenset({(node, len(raft.log))}))
         out.events.append(ev.RaftLeader(member=node, term=raft.term, votes=_sorted(raft.votes)))
-        self._broadcast(out)
+        conf = raft.last
+        if raft.commit < len(raft.log):
+            # becomeLeader's ConfigurationCtx.flush: the configuration again, in the new term,
+            # so that nothing of an older term commits by counting replicas alone
+            log = (*raft.log, conf._replace(term=raft.term))
+            out.raft(log=log, acks=frozenset({(node, len(log))}))
+            self._broadcast(out)
+            self._maybe_commit(out)
+        elif conf.old is not None:
+            self._stage_stable(out)  # a committed joint configuration goes on to STAGE_STABLE
+        else:
+            self._broadcast(out)
         # onLeaderElected: a linearizable read of pending re-drives the rebalance (§10)
         out.st = out.st._replace(elected=True)
         out.sends.append((METASTORE, Read("elected", (PENDING,))))
@@ -551,7 +585,9 @@ class IgniteRebalance(Protocol):
 
     def _on_append(self, out: _Out, src: str, msg: AppendConf) -> None:
         raft = out.st.raft
-        if raft is None:
+        if raft is None:  # no raft node for the group: the leader's replicator will retry
+            if src not in out.st.missed:
+                out.st = out.st._replace(missed=out.st.missed | {src})
             return
         if msg.term < raft.term:
             out.sends.append((src, Appended(raft.term, -1)))
@@ -583,8 +619,11 @@ class IgniteRebalance(Protocol):
                                                      or _majority(holders, conf.old))):
             return
         out.raft(commit=last)
-        # onNewPeersConfigurationApplied: the stable switch (§5); a leader that is no longer a
-        # peer steps down
+        if conf.old is not None:
+            self._stage_stable(out)
+            return
+        # STAGE_STABLE done, onNewPeersConfigurationApplied: the stable switch (§5); a leader
+        # that is no longer a peer steps down
         self._start_switch(out, conf.peers)
         if out.node not in conf.peers:
             out.raft(role=FOLLOWER, leader=None, acks=frozenset())
@@ -593,6 +632,17 @@ class IgniteRebalance(Protocol):
         if want is not None:
             out.raft(want=None)
             self._change_peers(out, *want)
+
+    def _stage_stable(self, out: _Out) -> None:
+        """The joint entry is committed (``STAGE_JOINT`` done): the leader appends the new
+        configuration alone (``STAGE_STABLE``, §4), which commits on a majority of the new peers;
+        only then is the change done."""
+        raft = cast(Raft, out.st.raft)
+        conf = raft.last
+        log = (*raft.log, Conf(raft.term, conf.peers, None, conf.token))
+        out.raft(log=log, acks=frozenset({(out.node, len(log))}))
+        self._broadcast(out)
+        self._maybe_commit(out)
 
     def _change_peers(self, out: _Out, peers: Nodes, token: int) -> None:
         """``changePeersAndLearnersAsync(peers, term, token)`` at the leader (§4)."""
@@ -605,7 +655,7 @@ class IgniteRebalance(Protocol):
         if raft.commit < len(raft.log):
             out.raft(want=(peers, token))  # EBUSY: retried once the running change ends
             return
-        if conf.peers == peers and conf.token == token:
+        if conf.peers == peers and conf.token == token and conf.old is None:
             self._start_switch(out, peers)  # the same configuration: the callback again
             return
         log = (*raft.log, Conf(raft.term, peers, conf.peers, token))
@@ -701,7 +751,8 @@ class IgniteRebalance(Protocol):
             if raft is None or raft.role != LEADER or pending.value is None:
                 return
             peers = cast(Nodes, pending.value)
-            if raft.last.peers == peers and raft.commit >= len(raft.log):
+            if (raft.last.peers == peers and raft.last.old is None
+                    and raft.commit >= len(raft.log)):
                 self._start_switch(out, peers)
             else:
                 self._change_peers(out, peers, pending.rev)
@@ -858,13 +909,21 @@ class IgniteRebalance(Protocol):
         new_append = ((append | reduced) - added) & calc
         pending_reduction = applied - reduce
         pending_addition = (applied | reduced) & calc
+        guarded = (STABLE, PENDING, REDUCE, APPEND)
+        if self.variant != "ig-switch-ignores-data-nodes":
+            guarded = (*guarded, DATA_NODES)  # calc must be current (README, Findings)
         guards: tuple[RevisionIs | Absent, ...] = tuple(
-            RevisionIs(k, values[k].rev) for k in (STABLE, PENDING, REDUCE, APPEND))
+            RevisionIs(k, values[k].rev) for k in guarded)
 
         def put(key: str, value: Nodes) -> Op:
             return Put(key, value) if value else Remove(key)
 
         switch_keys = (put(REDUCE, new_reduce), put(APPEND, new_append))
+        # the planned and finish branches: new_reduce and new_append are empty there; the design
+        # clears switch.append, the fixed design switch.reduce as well (README, Findings)
+        last_keys = {"ig-source-keeps-append": (),
+                     "ig-design-keeps-reduce": (put(APPEND, new_append),)}.get(
+                         self.variant, switch_keys)
         if new_append:
             ops: tuple[Op, ...] = (Put(STABLE, applied), Put(PENDING, pending_addition),
                                    *switch_keys)
@@ -874,16 +933,13 @@ class IgniteRebalance(Protocol):
             label = "SWITCH_REDUCE_SUCCESS"
         elif values[PLANNED].value is not None:
             guards = (*guards, RevisionIs(PLANNED, values[PLANNED].rev))
-            ops = (Put(STABLE, applied), Put(PENDING, nodes(PLANNED)), Remove(PLANNED))
+            ops = (Put(STABLE, applied), Put(PENDING, nodes(PLANNED)), Remove(PLANNED),
+                   *last_keys)
             label = "SCHEDULE_PENDING_REBALANCE_SUCCESS"
-            if self.variant != "ig-source-keeps-append":
-                ops = (*ops, put(APPEND, new_append))
         else:
             guards = (*guards, Absent(PLANNED))
-            ops = (Put(STABLE, applied), Remove(PENDING))
+            ops = (Put(STABLE, applied), Remove(PENDING), *last_keys)
             label = "FINISH_REBALANCE_SUCCESS"
-            if self.variant != "ig-source-keeps-append":
-                ops = (*ops, put(APPEND, new_append))
         out.st = out.st._replace(switch=(applied, "invoke"))
         out.sends.append((METASTORE, Invoke("switch", Iif(All(guards), ops, (), label,
                                                           "REBALANCE_KEYS_CHANGED"))))
@@ -899,6 +955,7 @@ class IgniteRebalance(Protocol):
         "HasData": _on_has_data,
         "HasDataReply": _on_has_data_reply,
         "Disappeared": _on_disappeared,
+        "CatchUp": _on_catch_up,
     }
 
     # -- presentation --------------------------------------------------------------------------
@@ -919,8 +976,7 @@ class IgniteRebalance(Protocol):
                             + (f", voted {raft.voted}" if raft.voted else "")
                             + (f", leader {raft.leader}" if raft.leader else ""))
             view["peers"] = _show(conf.peers) + (f" (joint with {_show(conf.old)})"
-                                                 if conf.old is not None
-                                                 and raft.commit < len(raft.log) else "")
+                                                 if conf.old is not None else "")
         for key in ("poll", "removals", "switch"):
             value = getattr(st, key)
             if value:

@@ -13,14 +13,22 @@ from partsafe.checker.explore import explore
 from partsafe.checker.ignite import RevisionRanks, revision_ranks
 from partsafe.refimpl.actor import Step
 from partsafe.refimpl.ignite import (
+    CANDIDATE,
+    FOLLOWER,
+    LEADER,
     METASTORE,
+    AppendConf,
+    Appended,
+    Conf,
     HasData,
     HasDataReply,
     IgniteRebalance,
     Invoke,
     Member,
+    Raft,
     Read,
     ReadReply,
+    Vote,
     Watch,
     calculate_assignments,
     trigger_invoke,
@@ -222,6 +230,47 @@ def test_restart_keeps_peer_variant_starts_raft_with_its_vote_forgotten() -> Non
     assert raft.members == N("ABC")
 
 
+def test_a_change_is_done_only_when_the_new_configuration_alone_commits() -> None:
+    """STAGE_JOINT, then STAGE_STABLE (REBALANCE.md §4): the leader A, leaving [A,B,C] for [C],
+    commits the joint entry with A and C, then appends [C] alone; the stable switch starts and A
+    steps down only once C holds that entry, so C never needs a vote of the old peers again."""
+    p = proto()
+    c0 = Conf(0, N("ABC"), None, 0)
+    joint = Conf(1, N("C"), N("ABC"), 5)
+    raft = Raft(1, "A", LEADER, "A", (c0, joint), 1, acks=N({("A", 2)}))
+    a = cast(Member, p.initial("A"))._replace(raft=raft)
+    step = p.on_message("A", a, "C", Appended(1, 2))
+    a = cast(Member, step.state)
+    assert a.raft is not None and a.raft.commit == 2 and a.raft.role == LEADER
+    assert a.raft.last == Conf(1, N("C"), None, 5) and a.switch is None
+    [(dst, msg)] = step.sends
+    assert dst == "C" and isinstance(msg, AppendConf)
+    # C still holding only the joint entry needs a majority of [A,B,C] as well; with [C] alone
+    # its own vote is a majority
+    assert not Raft(1, None, FOLLOWER, "A", (c0, joint), 2).quorum(N("C"))
+    c = p.on_message("C", cast(Member, p.initial("C")), "A", msg)
+    assert cast(Member, c.state).raft.quorum(N("C"))  # type: ignore[union-attr]
+    step = p.on_message("A", a, "C", Appended(1, 3))
+    a = cast(Member, step.state)
+    assert a.raft is not None and a.raft.commit == 3 and a.raft.role == FOLLOWER
+    assert a.switch == (N("C"), "read")
+
+
+def test_a_new_leader_writes_its_configuration_again_in_its_term() -> None:
+    """becomeLeader's flush: an uncommitted configuration is appended again in the new term, and
+    a committed joint one goes on to the new configuration alone."""
+    p = proto()
+    c0 = Conf(0, N("ABC"), None, 0)
+    joint = Conf(1, N("BC"), N("ABC"), 5)
+    for commit, last in ((1, Conf(2, N("BC"), N("ABC"), 5)), (2, Conf(2, N("BC"), None, 5))):
+        raft = Raft(2, "B", CANDIDATE, None, (c0, joint), commit, votes=N("B"))
+        step = p.on_message("B", cast(Member, p.initial("B"))._replace(raft=raft), "C",
+                            Vote(2, True))
+        won = cast(Member, step.state).raft
+        assert won is not None and won.role == LEADER and won.log == (c0, joint, last)
+        assert won.commit == commit  # nothing commits before a majority holds the new entry
+
+
 def switch(p: IgniteRebalance, applied: frozenset[str], s: Store) -> tuple[str, Store]:
     """The leader's stable switch for `applied` on metastore `s`: the branch and the store."""
     st = cast(Member, p.initial("A"))._replace(switch=(applied, "read"))
@@ -245,6 +294,33 @@ def test_worked_trace_of_a_reentry() -> None:
         assert label == "FINISH_REBALANCE_SUCCESS"
         assert (s.value(STABLE), s.value(PENDING), s.value(APPEND)) == (N("ABC"), None,
                                                                          append_left)
+
+
+def test_the_last_branches_clear_a_finished_reduction_of_a_node_that_left() -> None:
+    """B asked for its removal and left the data nodes: once [A,C] is applied nothing is to
+    reduce or to add back, and only the fixed design clears switch.reduce (README, Findings)."""
+    for variant, reduce_left in (("fixed", None), ("ig-design-keeps-reduce", N("B")),
+                                 ("ig-source-keeps-append", N("B"))):
+        s = store(stable=N("ABC"), pending=N("AC"), reduce=N("B"), data=N("AC"))
+        label, s = switch(proto(variant), N("AC"), s)
+        assert label == "FINISH_REBALANCE_SUCCESS"
+        assert (s.value(STABLE), s.value(PENDING), s.value(REDUCE)) == (N("AC"), None,
+                                                                        reduce_left)
+
+
+def test_a_switch_read_before_a_baseline_change_is_computed_again() -> None:
+    """B's reduction [A,C] is applied; the switch read the data nodes [A,B,C], then B left the
+    baseline. The design's preconditions still hold, and B is added back (switch.append); the
+    fixed design also guards the data nodes, so the switch reads again (README, Findings)."""
+    read = store(stable=N("ABC"), pending=N("AC"), reduce=N("B"), data=N("ABC"))
+    later, _, _ = invoke(read, Iif(All(()), (Put(DATA_NODES, N("AC")),), (), "ok", "no"))
+    for variant, expected in (("fixed", "REBALANCE_KEYS_CHANGED"),
+                              ("ig-switch-ignores-data-nodes", "SWITCH_APPEND_SUCCESS")):
+        p = proto(variant)
+        st = cast(Member, p.initial("A"))._replace(switch=(N("AC"), "read"))
+        step = read_reply(p, "A", st, "switch", read)
+        (_, msg), = step.sends
+        assert invoke(later, cast(Invoke, msg).iif)[1] == expected
 
 
 def test_the_switch_moves_planned_to_pending_after_the_switch_keys() -> None:
@@ -363,6 +439,8 @@ def test_converge() -> None:
 # --- the model ------------------------------------------------------------------------------------
 
 SMALL: dict[str, int] = {}  # the default scope: 3 nodes, 1 in-memory restart
+#: a restart and a baseline change, without elections after the first
+RESTART_AND_BASELINE = {"baseline-changes": 1, "max-term": 1}
 
 
 def test_revision_ranks_keep_order_and_equality() -> None:
@@ -411,7 +489,9 @@ def test_fixed_design_is_clean_at_the_default_scope() -> None:
     ("ig-restart-keeps-peer", "IGN-RESTART", SMALL),
     ("ig-no-trigger-guard", "IGN-STALE-TRIGGER", SMALL),
     ("ig-source-keeps-append", "IGN-CONVERGE", SMALL),
-    ("ig-single-planned", "IGN-NO-LOST-REDUCTION", {"baseline-changes": 1}),
+    ("ig-single-planned", "IGN-NO-LOST-REDUCTION", RESTART_AND_BASELINE),
+    ("ig-design-keeps-reduce", "IGN-CONVERGE", RESTART_AND_BASELINE),
+    ("ig-switch-ignores-data-nodes", "IGN-CONVERGE", RESTART_AND_BASELINE),
 ])
 def test_each_variant_breaks_its_spec(variant: str, spec: str, scope: dict[str, int]) -> None:
     m = catalog.IGNITE.make(variant, scope)

@@ -122,6 +122,7 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
         ("parallel", "hz40-global-order-parallel"): (True, "PT-MASTER-ONLY"),
         ("ignite-rebalance", "ig-restart-keeps-peer"): (True, "IGN-RESTART"),
         ("ignite-rebalance", "ig-no-trigger-guard"): (True, "IGN-STALE-TRIGGER"),
+        ("ignite-rebalance", "ig-single-planned"): (True, "IGN-NO-LOST-REDUCTION"),
         ("twophase", "tm-commit-early"): (True, "TC-CONSISTENT"),
         ("planner", "hz37-naive-order"): (True, "PLAN-NO-DECREASE"),
     }
