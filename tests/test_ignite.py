@@ -19,6 +19,7 @@ from partsafe.refimpl.ignite import (
     METASTORE,
     AppendConf,
     Appended,
+    CatchUp,
     Conf,
     HasData,
     HasDataReply,
@@ -269,6 +270,27 @@ def test_a_new_leader_writes_its_configuration_again_in_its_term() -> None:
         won = cast(Member, step.state).raft
         assert won is not None and won.role == LEADER and won.log == (c0, joint, last)
         assert won.commit == commit  # nothing commits before a majority holds the new entry
+
+
+def test_a_peer_that_missed_the_log_while_stopped_gets_it_once_its_raft_starts() -> None:
+    """The leader's replicator retries a peer whose raft node is not running yet: C, restarted,
+    drops A's log, starts raft when pending names it and asks once; A sends its log again
+    unless C already acknowledged it."""
+    p = proto()
+    joint = Conf(1, N("ABC"), N("AB"), 4)
+    log = (Conf(0, N("AB"), None, 0), joint)
+    step = p.on_message("C", Member(False, None), "A", AppendConf(1, log, 1, True))
+    c = cast(Member, step.state)
+    assert c.raft is None and c.missed == N("A") and not step.sends
+    s = store(stable=N("AB"), pending=N("ABC"))
+    step = p.on_message("C", c, METASTORE, Watch((Entry(PENDING, N("ABC"), Rev(1)),), s))
+    c = cast(Member, step.state)
+    assert c.raft is not None and not c.missed and list(step.sends) == [("A", CatchUp())]
+    a = Member(True, Raft(1, "A", LEADER, "A", log, 1, acks=N({("A", 2), ("B", 2)})))
+    again = p.on_message("A", a, "C", CatchUp())
+    assert list(again.sends) == [("C", AppendConf(1, log, 1, True))]
+    acked = a._replace(raft=cast(Raft, a.raft)._replace(acks=N({("A", 2), ("C", 2)})))
+    assert not p.on_message("A", acked, "C", CatchUp()).sends
 
 
 def switch(p: IgniteRebalance, applied: frozenset[str], s: Store) -> tuple[str, Store]:
