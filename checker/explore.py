@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
 from partsafe.checker.model import Action, Lasso, Model, StepView
@@ -370,6 +371,7 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
     """For each lasso property, the shortest reachable cycle through a marked edge, if any:
     strongly connected components of the explored graph (networkx), then the marked edge whose
     source is closest to an initial state, closed by a shortest path back."""
+    src, dst, marks = _cyclic_core(src, dst, marks)
     graph = nx.DiGraph()
     graph.add_edges_from(zip(src, dst, strict=True))
     component: dict[int, int] = {}
@@ -395,6 +397,26 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
                                          f"to the state before them and repeat for ever",
                              trace))
     return out
+
+
+def _cyclic_core(src: array, dst: array, marks: array) -> tuple[list[int], list[int], list[int]]:
+    """The edges that may lie on a cycle: edges out of a state no edge enters, or into a state no
+    edge leaves, are on none, and dropping them may expose more (numpy, a pass per layer). Every
+    cycle survives whole, so the strongly connected components with a cycle are the same; what
+    reaches networkx is the cyclic part of the graph, not every edge of a large search."""
+    s = np.frombuffer(src, dtype=np.uint64)
+    d = np.frombuffer(dst, dtype=np.uint64)
+    m = np.frombuffer(marks, dtype=np.uint8)
+    nodes, index = np.unique(np.concatenate((s, d)), return_inverse=True)
+    si, di = index[:len(s)], index[len(s):]
+    while len(si):
+        alive = (np.bincount(di, minlength=len(nodes)) > 0) & (
+            np.bincount(si, minlength=len(nodes)) > 0)
+        keep = alive[si] & alive[di]
+        if keep.all():
+            break
+        si, di, m = si[keep], di[keep], m[keep]
+    return nodes[si].tolist(), nodes[di].tolist(), m.tolist()
 
 
 def _depth(table: FingerprintTable, fp: int) -> int:

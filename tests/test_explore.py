@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 
-from partsafe.checker.explore import DEADLOCK, MODEL_ERROR, Bounds, explore, step_views
+from partsafe.checker.explore import (
+    DEADLOCK,
+    MODEL_ERROR,
+    Bounds,
+    _cyclic_core,
+    explore,
+    step_views,
+)
 from partsafe.checker.model import Action, Goal, Lasso, Model, Property
 from partsafe.checker.twophase import TwoPhase
 
@@ -491,3 +499,13 @@ def test_a_search_stopped_by_a_bound_judges_no_lasso() -> None:
 def test_marked_edges_off_every_cycle_are_no_lasso() -> None:
     assert explore(Looping({"go", "out", "aside"})).result == "ok"
     assert explore(Looping(set())).result == "ok"
+
+
+def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search() -> None:
+    """The tails into and out of the cycles are peeled off, layer by layer; cycles stay whole."""
+    edges = [(0, 1), (1, 2), (2, 3), (3, 1), (2, 5), (5, 6), (0, 4), (4, 4), (7, 0)]
+    src, dst = array("Q", [u for u, _ in edges]), array("Q", [v for _, v in edges])
+    marks = array("B", range(len(edges)))
+    core = set(zip(*_cyclic_core(src, dst, marks), strict=True))
+    assert core == {(1, 2, 1), (2, 3, 2), (3, 1, 3), (4, 4, 7)}
+    assert _cyclic_core(array("Q", [1, 2]), array("Q", [2, 3]), array("B", [0, 0])) == ([], [], [])
