@@ -13,11 +13,15 @@ What each piece implements (seed 001 and ../shared/ignite/REBALANCE.md, "§" bel
   with the old stable configuration; the leader asks raft to change peers, with the pending's
   revision as sequence token;
 - raft (§4 "Raft side"): terms, RequestVote with `votedFor` persisted only for persistent storage,
-  leader election, and configuration changes as one joint-consensus entry that needs majorities
-  of the old and the new peers; a new leader re-drives the pending rebalance (§10);
+  leader election, and configuration changes in JRaft's stages: a joint entry that needs
+  majorities of the old and the new peers, then the new configuration alone, after which the
+  change is done; a new leader writes its configuration again in its term and re-drives the
+  pending rebalance (§10); a peer that missed the log while its raft node was stopped gets it
+  again once it starts (the replicator's retry);
 - rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done", §5): read every key, then
-  one invoke guarded by the revisions read, in the design's priority order: switch.append, then
-  switch.reduce, then planned, then finish; retried on a failed guard;
+  one invoke guarded by the revisions read (the data nodes' too), in the design's priority order:
+  switch.append, then switch.reduce, then planned, then finish (which also clear switch.reduce);
+  retried on a failed guard;
 - the restart handler (seed 001 "On in-memory partition restart", §8.1): a node restarted with
   in-memory storage asks the stable peers whether they have data; with a majority it adds itself
   to switch.reduce in the retry loop and does not start raft; when every peer is empty it starts
