@@ -48,15 +48,19 @@ def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
 
 
 class OneLeader(Monitor):
-    """IGN-ONE-LEADER (INVARIANTS.md S1): at most one raft leader per term."""
+    """IGN-ONE-LEADER (INVARIANTS.md S1): at most one raft leader per term. A full partition
+    restart (every peer of stable restarted in memory and reports EMPTY, seed 001) starts the
+    group again from term 0 with nothing of the old one left, so it forgets the old leaders."""
 
     spec = "IGN-ONE-LEADER"
-    observes = frozenset({RaftLeader.TYPE})
+    observes = frozenset({RaftLeader.TYPE, RaftStarted.TYPE})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        if isinstance(event, RaftStarted):
+            return (NO_PAIRS if event.reason == "full-restart" else state), None
         assert isinstance(event, RaftLeader)
         leaders: Pairs = state  # type: ignore[assignment]
         other = lookup(leaders, event.term)
@@ -335,7 +339,8 @@ MONITORS: tuple[type[Monitor], ...] = (OneLeader, Restart, NoLostReduction, Stal
 register(Spec(
     id="IGN-ONE-LEADER", title="At most one raft leader per term",
     statement="For the partition's raft group and every term, at most one node becomes leader, "
-              "restarts of in-memory nodes included.",
+              "restarts of in-memory nodes included; a full partition restart (every peer "
+              "restarted empty) starts the group again from term 0.",
     seed="001", section="Problem (Upd 1); INVARIANTS.md S1", kind="event monitor",
     monitor=OneLeader,
     rationale="Raft persists term and votedFor so that a node votes once per term. An in-memory "

@@ -387,6 +387,13 @@ def test_one_leader() -> None:
     assert run(m, ok) == []
     [(_, msg)] = run(m, [*ok, RaftLeader(member="C", term=2)])
     assert "C became leader in term 2" in msg
+    # a full partition restart starts the group again: its term 2 is a new one
+    again = [*ok, RaftStarted(member="C", peers=("A", "C"), reason="full-restart"),
+             RaftLeader(member="C", term=2)]
+    assert run(m, again) == []
+    joining = [*ok, RaftStarted(member="C", peers=("A", "C"), reason="joining"),
+               RaftLeader(member="C", term=2)]
+    assert len(run(m, joining)) == 1
 
 
 def test_restart_counts_no_vote_of_a_restarted_node_before_it_is_back() -> None:
