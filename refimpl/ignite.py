@@ -981,7 +981,7 @@ class IgniteRebalance(Protocol):
                             + (f", leader {raft.leader}" if raft.leader else ""))
             view["peers"] = _show(conf.peers) + (f" (joint with {_show(conf.old)})"
                                                  if conf.old is not None else "")
-        for key in ("poll", "removals", "switch"):
+        for key in ("poll", "removals", "switch", "missed"):
             value = getattr(st, key)
             if value:
                 view[key] = repr(value)
