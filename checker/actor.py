@@ -102,24 +102,49 @@ class World(NamedTuple):
     flags: tuple[tuple[str, str], ...]
 
 
+_LEAF, _STR, _TUPLE, _SET, _NAMED, _DATA = range(6)
+#: how `rename` goes through each type of value met so far
+_KINDS: dict[type, int] = {}
+
+
+def _kind(kind: type) -> int:
+    if kind is str:
+        found = _STR
+    elif kind is tuple:
+        found = _TUPLE
+    elif kind is frozenset:
+        found = _SET
+    elif issubclass(kind, tuple) and hasattr(kind, "_make"):
+        found = _NAMED
+    elif dataclasses.is_dataclass(kind):
+        found = _DATA
+    else:
+        found = _LEAF
+    _KINDS[kind] = found
+    return found
+
+
 def rename(obj: Any, mapping: dict[str, str]) -> Any:
     """`obj` with every string in `mapping` replaced, through tuples, named tuples, frozensets
     and frozen dataclasses (rebuilt field by field, without running their checks again)."""
     kind = type(obj)
-    if kind is str:
+    how = _KINDS.get(kind)
+    if how is None:
+        how = _kind(kind)
+    if how == _LEAF:
+        return obj
+    if how == _STR:
         return mapping.get(obj, obj)
-    if kind is tuple:
-        return tuple(rename(x, mapping) for x in obj)
-    if kind is frozenset:
-        return frozenset(rename(x, mapping) for x in obj)
-    if isinstance(obj, tuple) and hasattr(kind, "_make"):
-        return kind._make(rename(x, mapping) for x in obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        copy = object.__new__(kind)
-        for f in dataclasses.fields(obj):
-            object.__setattr__(copy, f.name, rename(getattr(obj, f.name), mapping))
-        return copy
-    return obj
+    if how == _TUPLE:
+        return tuple([rename(x, mapping) for x in obj])
+    if how == _SET:
+        return frozenset([rename(x, mapping) for x in obj])
+    if how == _NAMED:
+        return kind._make([rename(x, mapping) for x in obj])
+    copy = object.__new__(kind)
+    for f in dataclasses.fields(obj):
+        object.__setattr__(copy, f.name, rename(getattr(obj, f.name), mapping))
+    return copy
 
 
 class ActorModel(Model[World]):
@@ -163,7 +188,8 @@ class ActorModel(Model[World]):
         self._shared: dict[Hashable, Hashable] = {}
         self._observed: dict[tuple[int, Hashable, Event], tuple[Hashable, str | None]] = {}
         self._handled: dict[tuple[Any, ...], Any] = {}
-        self._renamed: dict[tuple[int, Any], Any] = {}
+        #: per renaming: id of a component -> (the component, its image)
+        self._renamed: list[dict[int, tuple[Any, Any]]] = [{} for _ in self._perms]
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
@@ -578,25 +604,29 @@ class ActorModel(Model[World]):
         return perms
 
     def _permute(self, world: World, k: int) -> World:
-        """`world` under the k-th renaming; components are renamed once each and remembered
-        (they are shared between states)."""
+        """`world` under the k-th renaming. Worlds share their components (node states, messages
+        in flight, monitor states) with the worlds they came from, so each component is renamed
+        once and its image remembered by identity (the component is kept alive with it, so its
+        id cannot be reused)."""
         mapping = self._perms[k]
-        memo = self._renamed
+        memo = self._renamed[k]
+        get = memo.get
 
         def renamed(obj: Any) -> Any:
-            key = (k, obj)
-            hit = memo.get(key)
-            if hit is None:
-                if len(memo) > MEMO_LIMIT:
-                    memo.clear()
-                hit = memo[key] = rename(obj, mapping)
-            return hit
+            hit = get(id(obj))
+            if hit is not None and hit[0] is obj:
+                return hit[1]
+            image = rename(obj, mapping)
+            memo[id(obj)] = (obj, image)
+            return image
 
+        if len(memo) > MEMO_LIMIT:
+            memo.clear()
         nodes = list(world.nodes)
         for name, st in zip(self.names, world.nodes, strict=True):
             nodes[self.index[mapping.get(name, name)]] = renamed(st)
-        return World(tuple(nodes), renamed(world.network), world.budget,
-                     tuple(renamed(m) for m in world.monitors), rename(world.flags, mapping))
+        return World(tuple(nodes), frozenset([renamed(e) for e in world.network]), world.budget,
+                     tuple([renamed(m) for m in world.monitors]), rename(world.flags, mapping))
 
 
 def dead_claim_errors(model: ActorModel, limit: int = 10) -> list[str]:

@@ -391,7 +391,13 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
         back = [] if u == v else nx.shortest_path(graph, v, u)[1:]
         trace = _rebuild(model, rep, table, u)
         trace.loop_start = len(trace.steps)
-        _follow(model, rep, trace, [v, *back], lasso)
+        start = trace.steps[-1][1] if trace.steps else trace.init
+        # with symmetry the cycle closes on a renaming of its first state: going round again
+        # applies the renaming again, and a renaming repeated often enough is the identity
+        while True:
+            _follow(model, rep, trace, [v, *back], lasso)
+            if trace.steps[-1][1] == start:
+                break
         cycle = len(trace.steps) - trace.loop_start
         out.append(Violation(lasso.spec, f"{lasso.description}: the last {cycle} steps return "
                                          f"to the state before them and repeat for ever",

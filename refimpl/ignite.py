@@ -16,8 +16,8 @@ What each piece implements (seed 001 and ../shared/ignite/REBALANCE.md, "§" bel
   leader election, and configuration changes in JRaft's stages: a joint entry that needs
   majorities of the old and the new peers, then the new configuration alone, after which the
   change is done; a new leader writes its configuration again in its term and re-drives the
-  pending rebalance (§10); a peer that missed the log while its raft node was stopped gets it
-  again once it starts (the replicator's retry);
+  pending rebalance (§10); the leader's replicators send the log again to a peer that has not
+  acknowledged it (one whose restart lost it in flight, once its raft node runs again);
 - rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done", §5): read every key, then
   one invoke guarded by the revisions read (the data nodes' too), in the design's priority order:
   switch.append, then switch.reduce, then planned, then finish (which also clear switch.reduce);
@@ -72,6 +72,9 @@ from partsafe.traces.events import Event
 
 METASTORE = "metastore"
 PARTITION = 0
+#: the restart handler's poll timeout, and the leader's replicators
+HAS_DATA_TIMEOUT = ("has-data-timeout",)
+REPLICATE = ("replicate",)
 Nodes = frozenset[str]
 
 VARIANT_DOCS = {
@@ -95,13 +98,17 @@ VARIANT_DOCS = {
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 
+#: what a metastore request is for: "restart", "elected", "switch", "reentry", or
+#: ("removal", node) for the removal of `node` (a pair, so that renaming nodes renames it)
+Task = str | tuple[str, str]
+
 
 # --- messages ------------------------------------------------------------------------------------
 
 
 @message
 class Invoke(NamedTuple):
-    op: str
+    op: Task
     iif: Iif
     #: False for a fire-and-forget invoke (the trigger): its result is not awaited
     answer: bool = True
@@ -109,20 +116,20 @@ class Invoke(NamedTuple):
 
 @message
 class Invoked(NamedTuple):
-    op: str
+    op: Task
     label: str
     changed: bool
 
 
 @message
 class Read(NamedTuple):
-    op: str
+    op: Task
     keys: tuple[str, ...]
 
 
 @message
 class ReadReply(NamedTuple):
-    op: str
+    op: Task
     entries: tuple[Entry, ...]
 
 
@@ -181,13 +188,6 @@ class Disappeared(NamedTuple):
     """The physical topology reports that `node` left (``onDisappeared``)."""
 
     node: str
-
-
-@message
-class CatchUp(NamedTuple):
-    """A node's raft node is up after it missed a leader's log. The leader's replicator retries
-    a peer it cannot reach yet until the peer answers (JRaft's ``STAGE_CATCHING_UP``); the retry
-    that matters is the first one after the peer started, which this message stands for."""
 
 
 # --- states -------------------------------------------------------------------------------------
@@ -249,8 +249,6 @@ class Member(NamedTuple):
     elected: bool = False
     #: the single-planned variant's reentry: the assignments still to plan
     planned_reentry: tuple[Nodes, ...] = ()
-    #: leaders whose log reached the node while its raft node was not running
-    missed: Nodes = frozenset()
 
 
 def _majority(voters: Nodes, peers: Nodes) -> bool:
@@ -312,6 +310,11 @@ class IgniteRebalance(Protocol):
                                     Entry(STABLE, stable, Rev(1))), Rev(1))
         self.initial_stable = stable
         self.leader0 = min(stable)
+        if replicas >= len(self.members):
+            # every data node is assigned whatever its name: the followers of the first group
+            # play the same role, and so do the spares
+            self.interchangeable = (stable - {self.leader0},
+                                    frozenset(self.members) - self.initial_data_nodes)
 
     # -- initial states -----------------------------------------------------------------------
 
@@ -432,7 +435,7 @@ class IgniteRebalance(Protocol):
             return None
         st = cast(Member, state)
         out = _Out(node, st._replace(poll=None, removals=frozenset(), switch=None, elected=False,
-                                     planned_reentry=(), missed=frozenset()))
+                                     planned_reentry=()))
         out.events.append(ev.NodeRestarted(member=node, in_memory=not self.persistent))
         if self.persistent:
             if st.raft is not None:
@@ -503,19 +506,9 @@ class IgniteRebalance(Protocol):
 
     def _start_raft(self, out: _Out, peers: Nodes, reason: str) -> None:
         """Start a raft node with empty meta and `peers` as its configuration."""
-        missed = out.st.missed
         out.st = out.st._replace(raft=Raft(0, None, FOLLOWER, None, (Conf(0, peers, None, 0),), 1),
-                                 poll=None, missed=frozenset())
+                                 poll=None)
         out.events.append(ev.RaftStarted(member=out.node, peers=_sorted(peers), reason=reason))
-        out.sends.extend((m, CatchUp()) for m in sorted(missed))
-
-    def _on_catch_up(self, out: _Out, src: str, msg: CatchUp) -> None:
-        """The leader's replicator reaches a peer that has not acknowledged its log."""
-        raft = out.st.raft
-        if (raft is None or raft.role != LEADER or src not in raft.members
-                or (src, len(raft.log)) in raft.acks):
-            return
-        out.sends.append((src, AppendConf(raft.term, raft.log, raft.commit, out.st.data)))
 
     def _on_request_vote(self, out: _Out, src: str, msg: RequestVote) -> None:
         raft = out.st.raft
@@ -590,8 +583,6 @@ class IgniteRebalance(Protocol):
     def _on_append(self, out: _Out, src: str, msg: AppendConf) -> None:
         raft = out.st.raft
         if raft is None:  # no raft node for the group: the leader's replicator will retry
-            if src not in out.st.missed:
-                out.st = out.st._replace(missed=out.st.missed | {src})
             return
         if msg.term < raft.term:
             out.sends.append((src, Appended(raft.term, -1)))
@@ -760,8 +751,8 @@ class IgniteRebalance(Protocol):
                 self._start_switch(out, peers)
             else:
                 self._change_peers(out, peers, pending.rev)
-        elif op.startswith("removal:"):
-            who = op.split(":", 1)[1]
+        elif type(op) is tuple:  # ("removal", node)
+            who = op[1]
             if (who, "read") in out.st.removals:
                 self._removal_invoke(out, who, values[REDUCE])
         elif op == "switch" and out.st.switch is not None and out.st.switch[1] == "read":
@@ -769,8 +760,8 @@ class IgniteRebalance(Protocol):
 
     def _on_invoked(self, out: _Out, src: str, msg: Invoked) -> None:
         op = msg.op
-        if op.startswith("removal:"):
-            who = op.split(":", 1)[1]
+        if type(op) is tuple:  # ("removal", node)
+            who = op[1]
             if (who, "invoke") not in out.st.removals:
                 return
             removals = out.st.removals - {(who, "invoke")}
@@ -826,19 +817,38 @@ class IgniteRebalance(Protocol):
             self._poll_decide(out)
 
     def timers(self, node: NodeId, state: Hashable) -> Iterable[Hashable]:
-        if node != METASTORE and isinstance(cast(Member, state).poll, tuple):
-            return (("has-data-timeout",),)
+        if node == METASTORE:
+            return ()
+        st = cast(Member, state)
+        if isinstance(st.poll, tuple):
+            return (HAS_DATA_TIMEOUT,)
+        if st.raft is not None and st.raft.role == LEADER and self._unacked(st.raft):
+            return (REPLICATE,)
         return ()
 
     def is_timeout(self, timer: Hashable) -> bool:
-        return True
+        return timer == HAS_DATA_TIMEOUT
 
     def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
-        """The poll's 3 s timeout (§8.1): peers that did not answer count as UNKNOWN."""
+        """The poll's 3 s timeout (§8.1): peers that did not answer count as UNKNOWN. The
+        leader's replicators: JRaft keeps one per peer, which sends the log again until the peer
+        answers; a periodic task here, which the explorer fires when a resend would take effect
+        (a peer that lost the log in flight to its restart and has started raft since)."""
         out = _Out(node, cast(Member, state))
-        if isinstance(out.st.poll, tuple):
+        if timer == HAS_DATA_TIMEOUT and isinstance(out.st.poll, tuple):
             self._poll_decide(out)
+        elif timer == REPLICATE and out.st.raft is not None and out.st.raft.role == LEADER:
+            raft = out.st.raft
+            msg = AppendConf(raft.term, raft.log, raft.commit, out.st.data)
+            out.sends.extend((m, msg) for m in sorted(self._unacked(raft)))
         return out.step()
+
+    @staticmethod
+    def _unacked(raft: Raft) -> Nodes:
+        """The leader's peers that have not acknowledged its whole log."""
+        last = len(raft.log)
+        done = {m for m, i in raft.acks if i >= last}
+        return raft.members - done
 
     def _poll_decide(self, out: _Out) -> None:
         asked, full, empty = cast(tuple[Nodes, Nodes, Nodes], out.st.poll)
@@ -867,7 +877,7 @@ class IgniteRebalance(Protocol):
         if any(w == who for w, _ in out.st.removals):
             return
         out.st = out.st._replace(removals=out.st.removals | {(who, "read")})
-        out.sends.append((METASTORE, Read(f"removal:{who}", (REDUCE,))))
+        out.sends.append((METASTORE, Read(("removal", who), (REDUCE,))))
 
     def _removal_invoke(self, out: _Out, who: str, reduce: Entry) -> None:
         out.st = out.st._replace(removals=(out.st.removals - {(who, "read")}) | {(who, "invoke")})
@@ -876,7 +886,7 @@ class IgniteRebalance(Protocol):
         else:
             iif = Iif(RevisionIs(REDUCE, reduce.rev),
                       (Put(REDUCE, cast(Nodes, reduce.value) | {who}),))
-        out.sends.append((METASTORE, Invoke(f"removal:{who}", iif)))
+        out.sends.append((METASTORE, Invoke(("removal", who), iif)))
 
     def _planned_reentry_next(self, out: _Out) -> None:
         """The single-planned variant: the reduction, then the addition that returns the node,
@@ -959,7 +969,6 @@ class IgniteRebalance(Protocol):
         "HasData": _on_has_data,
         "HasDataReply": _on_has_data_reply,
         "Disappeared": _on_disappeared,
-        "CatchUp": _on_catch_up,
     }
 
     # -- presentation --------------------------------------------------------------------------
@@ -981,7 +990,7 @@ class IgniteRebalance(Protocol):
                             + (f", leader {raft.leader}" if raft.leader else ""))
             view["peers"] = _show(conf.peers) + (f" (joint with {_show(conf.old)})"
                                                  if conf.old is not None else "")
-        for key in ("poll", "removals", "switch", "missed"):
+        for key in ("poll", "removals", "switch"):
             value = getattr(st, key)
             if value:
                 view[key] = repr(value)
@@ -990,7 +999,7 @@ class IgniteRebalance(Protocol):
     def describe_message(self, msg: Hashable) -> str:
         kind = type(msg).__name__
         if kind == "Invoke":
-            return f"Invoke({cast(Invoke, msg).op})"
+            return f"Invoke({_task(cast(Invoke, msg).op)})"
         if kind == "Watch":
             return "Watch(" + ", ".join(f"{c.key}={_show(c.value)}@{int(c.rev)}"
                                         for c in cast(Watch, msg).changes) + ")"
@@ -1023,6 +1032,10 @@ def trigger_invoke(target: Nodes, rev: int, zone_stable: Nodes | None,
                 "PLANNED_KEY_REMOVED_EQUALS_PENDING"),
             "PLANNED_KEY_UPDATED"),
         "PENDING_KEY_UPDATED"), (), "triggered", "OUTDATED_UPDATE_RECEIVED")
+
+
+def _task(op: Task) -> str:
+    return op if isinstance(op, str) else ":".join(op)
 
 
 def _show(value: object) -> str:

@@ -81,7 +81,9 @@ RESTARTED, REMOVED = 1, 2
 class Restart(Monitor):
     """IGN-RESTART (INVARIANTS.md S2): no leader counts a vote that a node restarted with
     in-memory storage granted after its restart, until a configuration without it and then one
-    with it were put in place (a full partition restart is exempt). The node may grant votes
+    with it were put in place. A full partition restart (every peer of stable reported no data)
+    starts the group again from term 0 with no log left anywhere: what any node did before it
+    no longer counts (as for IGN-ONE-LEADER). The node may grant votes
     before that, to a candidate whose configuration still lists it: the joint quorum keeps such
     a vote from electing anyone, and this monitor checks that it never does. A vote granted
     before the restart and delivered after it is the old incarnation's, and counts."""
@@ -101,9 +103,7 @@ class Restart(Monitor):
                 return assign(nodes, event.member, (RESTARTED, frozenset())), None
             return nodes, None
         if isinstance(event, RaftStarted):
-            if event.reason == "full-restart":
-                return frozenset(kv for kv in nodes if kv[0] != event.member), None
-            return nodes, None
+            return (NO_PAIRS if event.reason == "full-restart" else nodes), None
         if isinstance(event, RaftVote):
             entry = lookup(nodes, event.member)
             if entry is None:

@@ -501,6 +501,47 @@ def test_marked_edges_off_every_cycle_are_no_lasso() -> None:
     assert explore(Looping(set())).result == "ok"
 
 
+class Passing(Model[tuple[str, str]]):
+    """A token passed back and forth between two interchangeable holders: (holder, other). Under
+    symmetry both states are one class, so the quotient has a self-loop where the concrete
+    system needs two passes to come back."""
+
+    name = "passing"
+
+    def __init__(self) -> None:
+        self.scope = {}
+
+    def init_states(self) -> Iterable[tuple[str, str]]:
+        return [("x", "y")]
+
+    def actions(self, state: tuple[str, str]) -> Iterable[Action]:
+        return [("pass",)]
+
+    def next_state(self, state: tuple[str, str], action: Action) -> tuple[str, str]:
+        return (state[1], state[0])
+
+    def properties(self) -> Sequence[Property[tuple[str, str]]]:
+        return []
+
+    def finished(self, state: tuple[str, str]) -> bool:
+        return True
+
+    def representative(self, state: tuple[str, str]) -> tuple[str, str]:
+        return ("x", "y")
+
+    def lassos(self) -> Sequence[Lasso[tuple[str, str]]]:
+        return [Lasso("FINITE", "the token moves for ever", lambda prev, action, nxt: True)]
+
+
+def test_a_lasso_found_under_symmetry_is_a_concrete_cycle() -> None:
+    r = explore(Passing())
+    assert r.symmetry and r.distinct_states == 1
+    (v,) = r.violations
+    # the quotient's self-loop, followed until the concrete state comes back
+    assert v.trace.loop_start == 0 and labels(v.trace) == ["pass", "pass"]
+    assert v.trace.steps[-1][1] == v.trace.init and "the last 2 steps" in v.message
+
+
 def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search() -> None:
     """The tails into and out of the cycles are peeled off, layer by layer; cycles stay whole."""
     edges = [(0, 1), (1, 2), (2, 3), (3, 1), (2, 5), (5, 6), (0, 4), (4, 4), (7, 0)]
