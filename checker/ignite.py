@@ -170,3 +170,50 @@ def build_ignite(variant: str, scope: dict[str, int]) -> IgniteModel:
                         busy=_busy, canonical=RevisionRanks())
     model.name = "ignite-rebalance"
     return model
+
+
+# --- runs past the search ---------------------------------------------------------------------
+
+
+def follow(model: ActorModel, world: World, steps: int) -> list[tuple[Action, World]]:
+    """`world` run forward for up to `steps` steps with no fault: a delivery or a timer when one
+    is enabled, an election timeout only when nothing else can happen, each time at the node
+    served least recently (so that no node's messages wait for ever and some election
+    succeeds). One run out of the many the search covers, chosen to show where a scenario goes
+    when nothing more goes wrong."""
+    run: list[tuple[Action, World]] = []
+    served: dict[Any, int] = {}
+    for step in range(steps):
+        succ = model.successors(world)
+        moves = [(a, w) for a, w in succ if a[0] in ("deliver", "timer")]
+        if not moves:
+            moves = [(a, w) for a, w in succ if a[0] == "suspect"]
+            if not moves:
+                break
+        # fair: the node (the receiver of a delivery) served least recently goes first
+        action, world = min(moves, key=lambda m: served.get(_where(m[0]), -1))
+        served[_where(action)] = step
+        run.append((action, world))
+    return run
+
+
+def _where(action: Action) -> Any:
+    return action[2] if action[0] == "deliver" else action[1]
+
+
+def without_log_history(world: World) -> World:
+    """`world` with every raft log cut to its last configuration entry and the indices that count
+    into a log (commit, acknowledgements) made relative to its end. A rebalance that runs round
+    after round with the same peers changes nothing else: each round's configuration change
+    appends its entries (JRaft appends them for every new sequence token). Two states equal here
+    (and under `revision_ranks`) have the same futures but for the lengths of the logs."""
+    nodes = []
+    for st in world.nodes:
+        if type(st) is Member and st.raft is not None:
+            raft = st.raft
+            size = len(raft.log)
+            st = st._replace(raft=raft._replace(
+                log=raft.log[-1:], commit=raft.commit - size,
+                acks=frozenset((m, i - size) for m, i in raft.acks)))
+        nodes.append(st)
+    return world._replace(nodes=tuple(nodes))

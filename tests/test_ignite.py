@@ -8,7 +8,7 @@ import pytest
 
 from partsafe.checker import catalog
 from partsafe.checker import ignite as ignite_model
-from partsafe.checker.actor import World, dead_claim_errors
+from partsafe.checker.actor import BUDGET_NAMES, World, dead_claim_errors
 from partsafe.checker.explore import explore
 from partsafe.checker.ignite import RevisionRanks, revision_ranks
 from partsafe.refimpl.actor import Step
@@ -570,6 +570,51 @@ def test_each_variant_breaks_its_spec(variant: str, spec: str, scope: dict[str, 
     m = catalog.IGNITE.make(variant, scope)
     r = explore(m, stop_at_first=False, until=spec)
     assert spec in {v.spec for v in r.violations}
+
+
+def _stable_writes(m: Any, world: World, steps: int) -> list[World]:
+    """The states right after each stable write of a fault-free run from `world`."""
+    (lasso,) = m.lassos()
+    out, prev = [], world
+    for action, nxt in ignite_model.follow(m, world, steps):
+        if lasso.marked(prev, action, nxt):
+            out.append(nxt)
+        prev = nxt
+    return out
+
+
+def _then_baseline_change(m: Any, world: World, node: str) -> World:
+    """`world` with one baseline change left in its budget, taken: `node` leaves the baseline."""
+    budget = list(world.budget)
+    budget[BUDGET_NAMES.index("admin")] = 1
+    world = world._replace(budget=tuple(budget))
+    return next(w for a, w in m.successors(world) if a == ("admin", METASTORE,
+                                                          ("baseline-remove", node)))
+
+
+def test_the_current_sources_switch_append_makes_a_later_rebalance_loop_for_ever() -> None:
+    """IGN-FINITE for the current source's branches (README, Findings, Ignite 3, item 7): the
+    reentry leaves switch.append holding B; the baseline change that follows starts a rebalance
+    whose every stable switch takes the switch.append branch again, with the same peers, round
+    after round, with no fault. The rounds are one state but for the lengths of the raft logs,
+    which is why the search (which sees the logs grow) finds no cycle to report."""
+    m = catalog.IGNITE.make("ig-source-keeps-append", SMALL)
+    r = explore(m, until="IGN-CONVERGE")
+    (v,) = r.violations
+    assert "switch.append still holds [B]" in v.message
+    start = _then_baseline_change(m, v.trace.steps[-1][1], "A")
+    writes = _stable_writes(m, start, 400)
+    assert len(writes) >= 20
+    rounds = [revision_ranks(ignite_model.without_log_history(w)) for w in writes[2:6]]
+    assert all(w == rounds[0] for w in rounds)
+    leader = cast(Member, writes[-1].nodes[1]).raft
+    assert leader is not None and leader.role == LEADER and len(leader.log) > 2 * len(writes)
+    # the fixed design, after its reentry finished: the same baseline change ends
+    fixed = catalog.IGNITE.make("fixed", SMALL)
+    done = next(g for g in explore(fixed).goals if g.name == "rebalance-finished").trace
+    assert done is not None
+    ends = _stable_writes(fixed, _then_baseline_change(fixed, done.steps[-1][1], "A"), 400)
+    assert 1 <= len(ends) <= 2
 
 
 def test_dead_claims_hold_over_the_reachable_states() -> None:
