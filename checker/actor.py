@@ -63,6 +63,9 @@ ACTION_KINDS = ("deliver", "timer", "suspect", "heartbeat", *sorted(FAULT_KINDS)
 DEADLOCK = "DEADLOCK"
 #: entries a memo table may hold before it starts afresh
 MEMO_LIMIT = 2_000_000
+#: the renamed components remembered per renaming (each keeps its component alive): recent ones
+#: are what the next states share
+RENAMED_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -352,12 +355,22 @@ class ActorModel(Model[World]):
         return all(a[0] in FAULT_KINDS for a, _ in successors)
 
     def representative(self, world: World) -> World:
-        """The image of `world` with the least hash over all renamings of interchangeable nodes:
-        one state per symmetry class, whatever its members are called. (The least raw hash, not
-        the least fingerprint: a minimum of fingerprints would crowd the fingerprint table.)"""
-        if not self._perms:
+        """One member of `world`'s symmetry class, the same whatever its members are called: of
+        the images of `world` under every renaming of interchangeable nodes, the one whose node
+        states hash least; when several tie, the one whose whole state does. (Raw hashes, not
+        fingerprints: a minimum of fingerprints would crowd the fingerprint table.) The node
+        states decide almost always, and the rest of an image is built only for the one chosen."""
+        perms = self._perms
+        if not perms:
             return world
-        return min([world, *(self._permute(world, k) for k in range(1, len(self._perms)))],
+        images = [world.nodes, *(self._permute_nodes(world, k) for k in range(1, len(perms)))]
+        keys = [hash(nodes) for nodes in images]
+        least = min(keys)
+        chosen = [k for k, h in enumerate(keys) if h == least]
+        if len(chosen) == 1:
+            k = chosen[0]
+            return world if k == 0 else self._permute(world, k, images[k])
+        return min((world if k == 0 else self._permute(world, k, images[k]) for k in chosen),
                    key=hash)
 
     @property
@@ -603,13 +616,15 @@ class ActorModel(Model[World]):
             perms.append(mapping)
         return perms
 
-    def _permute(self, world: World, k: int) -> World:
-        """`world` under the k-th renaming. Worlds share their components (node states, messages
-        in flight, monitor states) with the worlds they came from, so each component is renamed
-        once and its image remembered by identity (the component is kept alive with it, so its
-        id cannot be reused)."""
+    def _renamer(self, k: int) -> Callable[[Any], Any]:
+        """The k-th renaming of a component. Worlds share their components (node states,
+        messages in flight, monitor states) with the worlds they came from, so each component is
+        renamed once and its image remembered by identity (the component is kept alive with it,
+        so its id cannot be reused)."""
         mapping = self._perms[k]
         memo = self._renamed[k]
+        if len(memo) > RENAMED_LIMIT:
+            memo.clear()
         get = memo.get
 
         def renamed(obj: Any) -> Any:
@@ -620,13 +635,24 @@ class ActorModel(Model[World]):
             memo[id(obj)] = (obj, image)
             return image
 
-        if len(memo) > MEMO_LIMIT:
-            memo.clear()
+        return renamed
+
+    def _permute_nodes(self, world: World, k: int) -> tuple[Hashable, ...]:
+        """The node states of `world` under the k-th renaming."""
+        mapping, renamed, index = self._perms[k], self._renamer(k), self.index
         nodes = list(world.nodes)
         for name, st in zip(self.names, world.nodes, strict=True):
-            nodes[self.index[mapping.get(name, name)]] = renamed(st)
-        return World(tuple(nodes), frozenset([renamed(e) for e in world.network]), world.budget,
-                     tuple([renamed(m) for m in world.monitors]), rename(world.flags, mapping))
+            nodes[index[mapping.get(name, name)]] = renamed(st)
+        return tuple(nodes)
+
+    def _permute(self, world: World, k: int, nodes: tuple[Hashable, ...] | None = None) -> World:
+        """`world` under the k-th renaming (`nodes`: its node states, if already renamed)."""
+        renamed = self._renamer(k)
+        if nodes is None:
+            nodes = self._permute_nodes(world, k)
+        return World(nodes, frozenset([renamed(e) for e in world.network]), world.budget,
+                     tuple([renamed(m) for m in world.monitors]),
+                     rename(world.flags, self._perms[k]))
 
 
 def dead_claim_errors(model: ActorModel, limit: int = 10) -> list[str]:
