@@ -7,6 +7,11 @@ new one is always greater than every revision in the system: renumbering all rev
 state by rank (1, 2, 3, ... in the same order) maps reachable states to states with the same
 futures. Without it, a rebalance that loops would make new states for ever; with it, the loop is
 a cycle of the state graph, which IGN-FINITE reports as a lasso.
+
+Past the search: `follow` runs a state forward with no fault, serving the nodes in turn, and
+`without_log_history` cuts the raft logs to their last entries, so that the rounds of a rebalance
+that loops while only lengthening the logs (the current source's switch.append, README Findings,
+Ignite 3, item 7) compare equal.
 """
 
 from __future__ import annotations
