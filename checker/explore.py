@@ -40,6 +40,9 @@ from partsafe.checker.model import Action, Lasso, Model, StepView
 DEADLOCK = "DEADLOCK"
 #: a step of the model raised: the model itself is inconsistent in the state reached
 MODEL_ERROR = "MODEL-ERROR"
+#: rounds of a lasso's cycle followed until its concrete first state comes back: the order of
+#: a renaming of interchangeable nodes, at most 60 for up to 12 nodes in one group
+MAX_ROUNDS = 60
 
 
 @dataclass
@@ -394,10 +397,12 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
         start = trace.steps[-1][1] if trace.steps else trace.init
         # with symmetry the cycle closes on a renaming of its first state: going round again
         # applies the renaming again, and a renaming repeated often enough is the identity
-        while True:
+        for _ in range(MAX_ROUNDS):
             _follow(model, rep, trace, [v, *back], lasso)
             if trace.steps[-1][1] == start:
                 break
+        else:  # pragma: no cover - a representative that is no renaming
+            raise RuntimeError(f"a {lasso.spec} cycle does not come back to its first state")
         cycle = len(trace.steps) - trace.loop_start
         out.append(Violation(lasso.spec, f"{lasso.description}: the last {cycle} steps return "
                                          f"to the state before them and repeat for ever",
