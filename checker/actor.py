@@ -193,6 +193,7 @@ class ActorModel(Model[World]):
         self._handled: dict[tuple[Any, ...], Any] = {}
         #: per renaming: id of a component -> (the component, its image)
         self._renamed: list[dict[int, tuple[Any, Any]]] = [{} for _ in self._perms]
+        self._renamers = [self._renamer(k) for k in range(len(self._perms))]
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
@@ -623,8 +624,6 @@ class ActorModel(Model[World]):
         so its id cannot be reused)."""
         mapping = self._perms[k]
         memo = self._renamed[k]
-        if len(memo) > RENAMED_LIMIT:
-            memo.clear()
         get = memo.get
 
         def renamed(obj: Any) -> Any:
@@ -639,7 +638,9 @@ class ActorModel(Model[World]):
 
     def _permute_nodes(self, world: World, k: int) -> tuple[Hashable, ...]:
         """The node states of `world` under the k-th renaming."""
-        mapping, renamed, index = self._perms[k], self._renamer(k), self.index
+        if len(self._renamed[k]) > RENAMED_LIMIT:
+            self._renamed[k].clear()
+        mapping, renamed, index = self._perms[k], self._renamers[k], self.index
         nodes = list(world.nodes)
         for name, st in zip(self.names, world.nodes, strict=True):
             nodes[index[mapping.get(name, name)]] = renamed(st)
@@ -647,9 +648,9 @@ class ActorModel(Model[World]):
 
     def _permute(self, world: World, k: int, nodes: tuple[Hashable, ...] | None = None) -> World:
         """`world` under the k-th renaming (`nodes`: its node states, if already renamed)."""
-        renamed = self._renamer(k)
         if nodes is None:
             nodes = self._permute_nodes(world, k)
+        renamed = self._renamers[k]
         return World(nodes, frozenset([renamed(e) for e in world.network]), world.budget,
                      tuple([renamed(m) for m in world.monitors]),
                      rename(world.flags, self._perms[k]))
