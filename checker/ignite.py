@@ -210,7 +210,9 @@ def without_log_history(world: World) -> World:
     """`world` with every raft log cut to its last configuration entry and the indices that count
     into a log (commit, acknowledgements) made relative to its end. A rebalance that runs round
     after round with the same peers changes nothing else: each round's configuration change
-    appends its entries (JRaft appends them for every new sequence token). Two states equal here
+    appends its entries (JRaft appends them for every new sequence token). Messages in flight
+    are kept as they are, so compare states in which no raft message is in flight (as after a
+    stable write, when only metastore answers and watch events are); two such states equal here
     (and under `revision_ranks`) have the same futures but for the lengths of the logs."""
     nodes = []
     for st in world.nodes:
