@@ -8,6 +8,7 @@ exactly one JSON document on stdout; people get rich tables, and progress on std
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,6 +19,13 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker import catalog
+from partsafe.checker.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    hash_seed_for,
+    read_header,
+    rehash_environment,
+)
 from partsafe.checker.explore import Bounds, Progress, Result, explore
 from partsafe.checker.model import Model
 from partsafe.checker.planner_check import (
@@ -106,6 +114,12 @@ class _ProgressView:
             self.next_line = p.seconds + self.LOG_EVERY
             self.console.print(text, soft_wrap=True)
 
+    def saved(self, progress: dict[str, Any]) -> None:
+        """A checkpoint was written: one line, above the live display."""
+        self.console.print(f"{self.label}: checkpoint at depth {progress['depth']}, "
+                           f"{progress['states']:,} states, {progress['seconds']:.0f} s",
+                           soft_wrap=True)
+
     def __exit__(self, *exc: object) -> None:
         if self.status is not None:
             self.status.__exit__(None, None, None)
@@ -113,7 +127,8 @@ class _ProgressView:
 
 def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int], *,
               bounds: Bounds, symmetry: bool, keep_going: bool, progress: bool,
-              until: str | None = None) -> tuple[Model[Any], Result, dict[str, int]]:
+              until: str | None = None, checkpoint: Checkpoint | None = None,
+              ) -> tuple[Model[Any], Result, dict[str, int]]:
     try:
         params = entry.scope(overrides)
         model = entry.make(variant, overrides)
@@ -121,12 +136,20 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
         _fail(str(exc))
     try:
         with _ProgressView(f"{entry.name} ({variant})", progress) as view:
+            if checkpoint is not None and progress:
+                checkpoint.notify = view.saved
             result = explore(model, symmetry=symmetry, bounds=bounds,
                              stop_at_first=not keep_going, progress=view if progress else None,
-                             action_kinds=entry.action_kinds, until=until)
+                             action_kinds=entry.action_kinds, until=until,
+                             checkpoint=checkpoint)
+    except CheckpointError as exc:
+        _fail(f"--checkpoint: {exc}")
     except KeyboardInterrupt:
-        _stderr().print(f"{entry.name}: interrupted; no verdict (bound the search with "
-                        "--max-seconds or --max-states)")
+        resume = (f"; resume from the checkpoint {checkpoint.path}"
+                  if checkpoint is not None and checkpoint.exists() else
+                  " (bound the search with --max-seconds or --max-states, or save it with "
+                  "--checkpoint)")
+        _stderr().print(f"{entry.name}: interrupted; no verdict{resume}")
         sys.exit(130)
     return model, result, params
 
@@ -138,7 +161,13 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
 @_scope_options
 @click.option("--max-depth", type=int, help="stop after this BFS depth (result: incomplete)")
 @click.option("--max-states", type=int, help="stop after this many distinct states")
-@click.option("--max-seconds", type=float, help="stop after this many seconds")
+@click.option("--max-seconds", type=float, help="stop after this many seconds (with --checkpoint: "
+              "at the end of the BFS level, saved)")
+@click.option("--checkpoint", "checkpoint_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="save the search to this file at BFS level ends, and resume from it if it "
+                   "exists (removed once the search has a verdict)")
+@click.option("--checkpoint-every", type=float, default=600.0, show_default=True,
+              help="seconds between checkpoints")
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True,
               help="reduce by the symmetries the model declares")
 @click.option("--keep-going", is_flag=True,
@@ -155,7 +184,8 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                    f"{PLANNER_DEFAULT_REPLICAS}, at most 7); ignite-rebalance: the partition's "
                    f"replica count (default {catalog.IGNITE.params['replicas'].default})")
 def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
-          max_seconds: float | None, symmetry: bool, keep_going: bool, as_json: bool,
+          max_seconds: float | None, checkpoint_file: Path | None, checkpoint_every: float,
+          symmetry: bool, keep_going: bool, as_json: bool,
           junit_file: str | None, trace_out: str | None, progress: bool | None,
           replicas: int | None, **scope: int | None) -> None:
     """Explore MODEL exhaustively at a small scope and check every spec on it.
@@ -178,8 +208,8 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
             _fail("--replicas applies to models planner and ignite-rebalance only")
         overrides["replicas"] = replicas
     if model is None:
-        if variant != "fixed" or overrides or trace_out:
-            _fail("--variant, scope options and --trace-out need a MODEL")
+        if variant != "fixed" or overrides or trace_out or checkpoint_file:
+            _fail("--variant, scope options, --trace-out and --checkpoint need a MODEL")
         entries = list(catalog.MODELS.values())
     else:
         try:
@@ -190,12 +220,18 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
                         ("--max-seconds", max_seconds)):
         if value is not None and value <= 0:
             _fail(f"{name} must be positive")
+    if checkpoint_every <= 0:
+        _fail("--checkpoint-every must be positive")
     bounds = Bounds(max_depth, max_states, max_seconds)
     show_progress = sys.stderr.isatty() if progress is None else progress
+    checkpoint = None
+    if checkpoint_file is not None:
+        checkpoint = _checkpoint(checkpoint_file, checkpoint_every, show_progress)
     runs = []
     for entry in entries:
         runs.append(run_check(entry, variant, overrides, bounds=bounds, symmetry=symmetry,
-                              keep_going=keep_going, progress=show_progress))
+                              keep_going=keep_going, progress=show_progress,
+                              checkpoint=checkpoint))
     if trace_out:
         m, r, params = runs[0]
         if r.violations:
@@ -224,6 +260,27 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         if planner is not None:
             render_planner_check(console, planner)
     sys.exit(status)
+
+
+def _checkpoint(path: Path, every: float, progress: bool) -> Checkpoint:
+    """The checkpoint of a search, in a process that hashes as the checkpoint's did: the
+    fingerprints it holds are Python hashes. The command starts itself again under the
+    checkpoint's hash seed (a new checkpoint gets a random one), with address randomization off
+    where None hashes by address."""
+    try:
+        seed = hash_seed_for(path)
+        header = read_header(path) if path.exists() else None
+    except CheckpointError as exc:
+        _fail(f"--checkpoint: {exc}")
+    env = rehash_environment(seed)
+    if env is not None:
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    if header is not None and progress:
+        _stderr().print(f"resuming {path} at depth {header['depth']} "
+                        f"({header['states']:,} states, {header['seconds']:.0f} s, written "
+                        f"{header['written']})")
+    return Checkpoint(path, every)
 
 
 def _check_planner(variant: str, replicas: int | None, as_json: bool,

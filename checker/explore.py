@@ -20,6 +20,10 @@ What is checked:
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
+
+A `Checkpoint` saves the search at the end of a level (every `Checkpoint.every` seconds) and a
+search given an existing checkpoint resumes from it (checker/checkpoint.py). With a checkpoint, a
+time bound takes effect at the end of the level it falls in, where the search is saved.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from partsafe.checker.checkpoint import Checkpoint
 from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
 from partsafe.checker.model import Action, Lasso, Model, StepView
 
@@ -108,6 +113,8 @@ class Result:
     goals: list[GoalResult]
     incomplete_reason: str | None = None
     table_bytes: int = 0
+    #: the depth a checkpoint was resumed at, when the search began in an earlier process
+    resumed_at: int | None = None
 
     @property
     def states_per_second(self) -> float:
@@ -133,12 +140,15 @@ def explore(
     progress_interval: float = 0.5,
     action_kinds: tuple[str, ...] = (),
     until: str | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Result:
     """Explore `model` breadth first and check its properties and coverage goals.
 
     `action_kinds` names every kind of action the model has, so that kinds which never fired are
     reported; `stop_at_first` ends the search at the first (shortest) violation; `until` ends it
-    at the first violation of that spec (the zoo's: each variant must break its own spec).
+    at the first violation of that spec (the zoo's: each variant must break its own spec);
+    `checkpoint` saves the search at level ends and resumes it from an existing file (see the
+    module's docstring).
     """
     bounds = bounds or Bounds()
     rep = model.representative if (symmetry and model.has_symmetry) else None
@@ -181,22 +191,57 @@ def explore(
             found.append((spec, message, fp, depth))
             stop = stop or stop_at_first or spec == until
 
-    try:
-        for s in model.init_states():
-            h = fingerprint(rep(s) if rep else s)
-            if table.insert(h, 0):
-                frontier.append(s)
-                frontier_fps.append(h)
-                for spec, check in always:
-                    msg = check(s)
-                    if msg is not None:
-                        record(spec, msg, h, 0)
+    depth = 0
+    #: seconds the search ran in earlier processes (resumed from a checkpoint)
+    before = 0.0
+    resumed_at: int | None = None
+    signature = {"model": model.name, "variant": model.variant, "scope": dict(model.scope),
+                 "symmetry": rep is not None, "stop_at_first": stop_at_first, "until": until}
 
-        depth = 0
+    def save() -> None:
+        checkpoint.save(signature, {"depth": depth, "states": table.count,  # type: ignore[union-attr]
+                                    "seconds": before + time.perf_counter() - start},
+                        {"table": table, "frontier": frontier, "frontier_fps": frontier_fps,
+                         "depth": depth, "transitions": transitions, "fired": fired,
+                         "goal_hits": goal_hits, "found": found,
+                         "edges": (edge_src, edge_dst, edge_marks),
+                         "seconds": before + time.perf_counter() - start})
+
+    try:
+        if checkpoint is not None and checkpoint.exists():
+            saved = checkpoint.load(signature)
+            table, frontier_fps, depth = saved["table"], saved["frontier_fps"], saved["depth"]
+            frontier = model.restore(saved["frontier"])
+            transitions, before = saved["transitions"], saved["seconds"]
+            fired.update(saved["fired"])
+            goal_hits.update(saved["goal_hits"])
+            pending_goals = [g for g in pending_goals if g.name not in goal_hits]
+            for spec, msg, fp, d in saved["found"]:
+                record(spec, msg, fp, d)
+            edge_src, edge_dst, edge_marks = saved["edges"]
+            resumed_at = depth
+            del saved
+        else:
+            for s in model.init_states():
+                h = fingerprint(rep(s) if rep else s)
+                if table.insert(h, 0):
+                    frontier.append(s)
+                    frontier_fps.append(h)
+                    for spec, check in always:
+                        msg = check(s)
+                        if msg is not None:
+                            record(spec, msg, h, 0)
+        saved_at, saved_depth = time.perf_counter(), -1
+        # with a checkpoint, the time bound is checked at level ends (where the search is saved)
+        seconds_left = None if max_seconds is None else max_seconds - before
+        level_seconds = seconds_left if checkpoint is None else None
+
         scan_only = stop
         while frontier:
             if max_depth is not None and depth >= max_depth and not scan_only:
                 incomplete = f"depth bound {max_depth} reached"
+                if checkpoint is not None and saved_depth != depth:
+                    save()
                 break
             next_states: list[Any] = []
             next_fps = array("Q")
@@ -207,13 +252,14 @@ def explore(
             for idx, s in enumerate(frontier):
                 if idx & 255 == 0:
                     now = time.perf_counter()
-                    if max_seconds is not None and now - start > max_seconds and not scan_only:
+                    if (level_seconds is not None and now - start > level_seconds
+                            and not scan_only):
                         incomplete = f"time bound {max_seconds:g} s reached"
                         break
                     if progress is not None and now - last_report >= progress_interval:
                         last_report = now
                         progress(Progress(count, transitions, depth, len(frontier) - idx
-                                          + len(next_states), now - start))
+                                          + len(next_states), before + now - start))
                 hs = frontier_fps[idx]
                 try:
                     succ = successors(s)
@@ -284,7 +330,17 @@ def explore(
             frontier, frontier_fps = next_states, next_fps
             if frontier:
                 depth += 1
-        seconds = time.perf_counter() - start
+                if checkpoint is not None:
+                    now = time.perf_counter()
+                    out_of_time = seconds_left is not None and now - start > seconds_left
+                    if out_of_time or now - saved_at >= checkpoint.every:
+                        save()
+                        saved_at, saved_depth = time.perf_counter(), depth
+                    if out_of_time:
+                        incomplete = (f"time bound {max_seconds:g} s reached (saved at depth "
+                                      f"{depth})")
+                        break
+        seconds = before + time.perf_counter() - start
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -295,7 +351,9 @@ def explore(
     ]
     if lassos and not stop and incomplete is None:
         violations.extend(_lassos(model, rep, table, lassos, edge_src, edge_dst, edge_marks))
-        seconds = time.perf_counter() - start
+        seconds = before + time.perf_counter() - start
+    if checkpoint is not None and incomplete is None:
+        checkpoint.remove()  # a verdict: nothing left to resume
     goals = []
     for g in model.goals():
         hit = goal_hits.get(g.name)
@@ -329,6 +387,7 @@ def explore(
         goals=goals,
         incomplete_reason=incomplete,
         table_bytes=table.nbytes,
+        resumed_at=resumed_at,
     )
 
 

@@ -25,6 +25,9 @@ from partsafe.refimpl.ignite import METASTORE, IgniteRebalance, Invoke, Member
 from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
 from partsafe.specs.ignite import ignite_monitors
 
+#: parts whose revisions `RevisionRanks` remembers at most (as the actor layer's RENAMED_LIMIT)
+REVISIONS_LIMIT = 200_000
+
 
 def _collect(obj: Any, out: set[int]) -> None:
     kind = type(obj)
@@ -57,6 +60,8 @@ class RevisionRanks:
     they came from, so the revisions of each part are collected once and kept with the part
     (by identity: the part is kept alive with them, so its id cannot be reused); a world's
     revisions are the union of its parts'. Renumbering is needed only when the ranks have gaps.
+    The memory is bounded (`REVISIONS_LIMIT` parts, then it starts again): kept for ever, it
+    would keep every part of every state searched alive.
     """
 
     def __init__(self) -> None:
@@ -66,6 +71,8 @@ class RevisionRanks:
         known = self._revisions.get(id(part))
         if known is not None and known[0] is part:
             return known[1]
+        if len(self._revisions) > REVISIONS_LIMIT:
+            self._revisions.clear()
         found: set[int] = set()
         _collect(part, found)
         revisions = frozenset(found)

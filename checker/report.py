@@ -71,6 +71,7 @@ def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
         "symmetry": result.symmetry,
         "result": result.result,
         "incomplete_reason": result.incomplete_reason,
+        "resumed_at_depth": result.resumed_at,
         "distinct_states": result.distinct_states,
         "transitions": result.transitions,
         "depth": result.depth,
@@ -128,7 +129,9 @@ def render_result(console: Console, model: Model[Any], result: Result) -> None:
     stats = (f"  {result.distinct_states:,} distinct states, {result.transitions:,} transitions, "
              f"depth {result.depth}, {result.seconds:.2f} s "
              f"({result.states_per_second:,.0f} states/s)"
-             f"{', symmetry reduction' if result.symmetry else ''}")
+             f"{', symmetry reduction' if result.symmetry else ''}"
+             + (f", resumed at depth {result.resumed_at}" if result.resumed_at is not None
+                else ""))
     console.print(Text(stats))
     if result.incomplete_reason:
         console.print(Text(f"  incomplete: {result.incomplete_reason}; not a clean verdict",
