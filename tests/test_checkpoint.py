@@ -1,0 +1,174 @@
+"""Checkpoints: a search saved at a level end and resumed gives what one search in one go gives;
+a checkpoint of another search, other code or other hashing is refused with a clear message."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from partsafe.checker import checkpoint as ck
+from partsafe.checker.actor import CRASHED, World
+from partsafe.checker.catalog import get
+from partsafe.checker.checkpoint import Checkpoint, CheckpointError
+from partsafe.checker.explore import Bounds, Result, explore
+from partsafe.checker.twophase import TwoPhase
+
+
+@pytest.fixture(autouse=True)
+def _seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one process hashes alike throughout: the seed only has to be named for the header
+    monkeypatch.setenv("PYTHONHASHSEED", "7")
+
+
+def same(a: Result, b: Result) -> None:
+    assert (a.result, a.distinct_states, a.transitions, a.depth, a.fired, a.never_fired) == (
+        b.result, b.distinct_states, b.transitions, b.depth, b.fired, b.never_fired)
+    assert [(v.spec, v.message, v.trace.steps) for v in a.violations] == [
+        (v.spec, v.message, v.trace.steps) for v in b.violations]
+    assert [(g.name, g.reached, g.trace and g.trace.steps) for g in a.goals] == [
+        (g.name, g.reached, g.trace and g.trace.steps) for g in b.goals]
+
+
+def resumed(make, tmp_path: Path, depth: int, **kwargs) -> Result:
+    """A search of `make()` stopped at `depth` with a checkpoint, then resumed to its end."""
+    saved = Checkpoint(tmp_path / "search.ck", every=1e9)
+    first = explore(make(), bounds=Bounds(max_depth=depth), checkpoint=saved, **kwargs)
+    assert first.result == "incomplete" and first.depth == depth
+    assert saved.exists() and ck.read_header(saved.path)["depth"] == depth
+    again = explore(make(), checkpoint=saved, **kwargs)
+    assert again.resumed_at == depth
+    return again
+
+
+def test_a_resumed_search_is_the_search_in_one_go(tmp_path: Path) -> None:
+    again = resumed(lambda: TwoPhase(3), tmp_path, 4)
+    same(again, explore(TwoPhase(3)))
+    assert not (tmp_path / "search.ck").exists()  # a verdict: nothing left to resume
+
+
+def test_a_violation_after_the_resume_has_the_shortest_trace(tmp_path: Path) -> None:
+    again = resumed(lambda: TwoPhase(3, "tm-commit-early"), tmp_path, 2)
+    assert again.result == "violation"
+    same(again, explore(TwoPhase(3, "tm-commit-early")))
+
+
+def test_an_actor_model_with_crashes_and_lassos_resumes(tmp_path: Path) -> None:
+    """The Ignite model keeps every edge for IGN-FINITE and revisions as ranks; the current
+    source's variant breaks IGN-CONVERGE at depth 41, found again after a resume at 20."""
+    entry = get("ignite-rebalance")
+    again = resumed(lambda: entry.make("ig-source-keeps-append", {}), tmp_path, 20)
+    same(again, explore(entry.make("ig-source-keeps-append", {})))
+    assert [(v.spec, v.trace.depth) for v in again.violations] == [("IGN-CONVERGE", 41)]
+
+
+def test_a_crashed_node_is_crashed_again_after_a_resume() -> None:
+    """The actor layer compares a crashed node's state by identity: an unpickled one is an equal
+    string only, until the model restores it."""
+    world = World(("x", CRASHED), frozenset(), (), (), ())
+    loaded = pickle.loads(pickle.dumps(world))
+    model = get("membership").make("fixed", {})
+    (back,) = model.restore([loaded])
+    assert back.nodes[1] is CRASHED and back == world
+
+
+def test_a_time_bound_stops_at_the_level_end_and_saves(tmp_path: Path) -> None:
+    saved = Checkpoint(tmp_path / "search.ck", every=1e9)
+    first = explore(TwoPhase(3), bounds=Bounds(max_seconds=1e-9), checkpoint=saved)
+    assert first.result == "incomplete" and "saved at depth 1" in str(first.incomplete_reason)
+    same(explore(TwoPhase(3), checkpoint=saved), explore(TwoPhase(3)))
+
+
+def test_saves_come_every_so_many_seconds(tmp_path: Path) -> None:
+    told: list[int] = []
+    saved = Checkpoint(tmp_path / "search.ck", every=0.0, notify=lambda p: told.append(p["depth"]))
+    r = explore(TwoPhase(2), checkpoint=saved)
+    assert told == list(range(1, r.depth + 1))  # every level end, with every=0
+
+
+@pytest.mark.parametrize("other, needle", [
+    (lambda: TwoPhase(4), "another search"),
+    (lambda: TwoPhase(3, "tm-commit-early"), "another search"),
+])
+def test_a_checkpoint_of_another_search_is_refused(tmp_path: Path, other, needle: str) -> None:
+    saved = Checkpoint(tmp_path / "search.ck")
+    explore(TwoPhase(3), bounds=Bounds(max_depth=2), checkpoint=saved)
+    with pytest.raises(CheckpointError, match=needle):
+        explore(other(), checkpoint=saved)
+    with pytest.raises(CheckpointError, match="another search"):
+        explore(TwoPhase(3), symmetry=False, checkpoint=saved)
+
+
+def test_a_checkpoint_of_other_code_or_hashing_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saved = Checkpoint(tmp_path / "search.ck")
+    explore(TwoPhase(3), bounds=Bounds(max_depth=2), checkpoint=saved)
+    with monkeypatch.context() as m:
+        m.setattr(ck, "code_digest", lambda: "0" * 64)
+        with pytest.raises(CheckpointError, match="other partsafe code"):
+            explore(TwoPhase(3), checkpoint=saved)
+    with monkeypatch.context() as m:
+        m.setattr(ck, "hash_probe", lambda: 1)
+        with pytest.raises(CheckpointError, match="hashes differently"):
+            explore(TwoPhase(3), checkpoint=saved)
+    with monkeypatch.context() as m:
+        m.setenv("PYTHONHASHSEED", "8")
+        with pytest.raises(CheckpointError, match="PYTHONHASHSEED=7"):
+            explore(TwoPhase(3), checkpoint=saved)
+
+
+def test_saving_needs_a_fixed_hash_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTHONHASHSEED")
+    with pytest.raises(CheckpointError, match="PYTHONHASHSEED"):
+        explore(TwoPhase(3), checkpoint=Checkpoint(tmp_path / "search.ck", every=0.0))
+
+
+def test_a_file_that_is_no_checkpoint_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "search.ck"
+    bad.write_text("not a pickle")
+    with pytest.raises(CheckpointError, match="not a partsafe checkpoint"):
+        explore(TwoPhase(3), checkpoint=Checkpoint(bad))
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def partsafe(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    return subprocess.run([sys.executable, "-m", "partsafe", *args], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_check_saves_and_resumes_in_new_processes(tmp_path: Path) -> None:
+    """Each process gets its own hash seed unless the command fixes it: the resumed search only
+    matches the first one's fingerprints because partsafe starts itself under the file's seed."""
+    path = tmp_path / "search.ck"
+    first = partsafe("check", "twophase", "--checkpoint", str(path), "--max-depth", "4", "--json")
+    assert first.returncode == 3 and path.exists(), first.stderr
+    assert json.loads(first.stdout)["result"] == "incomplete"
+    again = partsafe("check", "twophase", "--checkpoint", str(path), "--json", "--progress")
+    doc = json.loads(again.stdout)
+    assert again.returncode == 0, again.stderr
+    whole = json.loads(partsafe("check", "twophase", "--json").stdout)
+    assert doc["resumed_at_depth"] == 4 and "resuming" in again.stderr
+    assert (doc["distinct_states"], doc["transitions"], doc["goals"]) == (
+        whole["distinct_states"], whole["transitions"], whole["goals"])
+    assert not path.exists()
+
+
+def test_check_with_a_bad_checkpoint_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "search.ck"
+    bad.write_text("not a pickle")
+    r = partsafe("check", "twophase", "--checkpoint", str(bad))
+    assert r.returncode == 2 and "--checkpoint" in r.stderr and "search.ck" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = partsafe("check", "--checkpoint", str(tmp_path / "x.ck"))
+    assert r.returncode == 2 and "need a MODEL" in r.stderr
+    r = partsafe("check", "twophase", "--checkpoint", str(tmp_path / "x.ck"),
+                 "--checkpoint-every", "0")
+    assert r.returncode == 2 and "--checkpoint-every" in r.stderr
