@@ -134,6 +134,11 @@ class Checkpoint:
     #: told of each save, with its progress (depth, states, seconds)
     notify: Callable[[dict[str, Any]], None] | None = None
 
+    def __post_init__(self) -> None:
+        #: the digest of the code this process runs, taken now: the sources may change on disk
+        #: while a long search runs
+        self.code = code_digest()
+
     def exists(self) -> bool:
         return self.path.exists()
 
@@ -147,7 +152,7 @@ class Checkpoint:
                                   "seed (fingerprints are Python hashes); partsafe check "
                                   "--checkpoint sets it")
         header = {"partsafe": "checkpoint", "format": FORMAT, "signature": signature,
-                  "code": code_digest(), "hash_seed": seed, "probe": hash_probe(),
+                  "code": self.code, "hash_seed": seed, "probe": hash_probe(),
                   "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **progress}
         tmp = self.path.with_name(self.path.name + ".partial")
         try:

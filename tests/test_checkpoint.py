@@ -122,6 +122,15 @@ def test_a_checkpoint_of_other_code_or_hashing_is_refused(
             explore(TwoPhase(3), checkpoint=saved)
 
 
+def test_the_code_digest_is_of_the_code_at_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sources edited on disk while a search runs do not change what its checkpoints claim."""
+    saved = Checkpoint(tmp_path / "search.ck")
+    monkeypatch.setattr(ck, "code_digest", lambda: "edited")
+    explore(TwoPhase(3), bounds=Bounds(max_depth=2), checkpoint=saved)
+    assert ck.read_header(saved.path)["code"] == saved.code != "edited"
+
+
 def test_saving_needs_a_fixed_hash_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PYTHONHASHSEED")
     with pytest.raises(CheckpointError, match="PYTHONHASHSEED"):
