@@ -779,6 +779,9 @@ class IgniteRebalance(Protocol):
                 out.st = out.st._replace(switch=(peers, "read"))
                 out.sends.append((METASTORE, Read("switch", _SWITCH_KEYS)))
         elif op == "reentry" and out.st.planned_reentry:
+            # the reduction is on record (planned or pending without the node), as a removal
+            # is once its switch.reduce CAS is answered: now the addition
+            out.events.append(ev.ReductionRequested(member=out.node, node=out.node))
             self._planned_reentry_next(out)
 
     # -- the restart handler -------------------------------------------------------------------
@@ -860,7 +863,6 @@ class IgniteRebalance(Protocol):
         elif len(full) >= len(peers) // 2 + 1:  # a majority has the data: leave, come back
             if self.variant == "ig-single-planned":
                 out.st = out.st._replace(planned_reentry=plans)
-                out.events.append(ev.ReductionRequested(member=out.node, node=out.node))
                 self._planned_reentry_next(out)
             else:
                 self._start_removal(out, out.node)

@@ -155,7 +155,15 @@ def _carried(keys: Pairs, node: str) -> bool:
 class NoLostReduction(Monitor):
     """IGN-NO-LOST-REDUCTION (INVARIANTS.md S8): once a node's removal is requested, it stays
     recorded (in switch.reduce, or in a pending or planned assignment without the node) until a
-    stable assignment without the node is written; no write may drop it."""
+    stable assignment without the node is written; no write may drop it.
+
+    A request is known from the metastore, when switch.reduce gains the node (the removal's CAS),
+    and from the requester, whose `reduction_requested` follows the write that records it (the
+    answer to its invoke). That one may come late: after the reduction was done and the node
+    added back, when nothing records a removal any more. It is then no request to watch: it was
+    watched from the CAS, or (a reduction through pending or planned) it is already over. So a
+    late request leaves no trace in the monitor's state, which would otherwise tell apart states
+    of the protocol that are the same."""
 
     spec = "IGN-NO-LOST-REDUCTION"
     observes = frozenset({AssignmentsChanged.TYPE, ReductionRequested.TYPE})
@@ -169,12 +177,18 @@ class NoLostReduction(Monitor):
             stable = lookup(st.keys, STABLE)
             if stable is not None and event.node not in stable:
                 return st, None  # already done
+            if not _carried(st.keys, event.node):
+                return st, None  # done and undone before the answer came
             return st._replace(outstanding=st.outstanding | {event.node}), None
         assert isinstance(event, AssignmentsChanged)
         if event.key not in (STABLE, PENDING, PLANNED, REDUCE):
             return st, None
         keys = _mirror(st.keys, event)
         outstanding = st.outstanding
+        if event.key == REDUCE and not event.removed:
+            # the removal's CAS: switch.reduce gains the node
+            outstanding = outstanding | (frozenset(event.nodes)
+                                         - (lookup(st.keys, REDUCE) or frozenset()))
         if event.key == STABLE and not event.removed:
             outstanding = frozenset(n for n in outstanding if n in event.nodes)
             return _Reductions(keys, outstanding), None

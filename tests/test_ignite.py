@@ -447,13 +447,40 @@ def test_restart_counts_no_vote_of_a_restarted_node_before_it_is_back() -> None:
 
 def test_no_lost_reduction() -> None:
     m = specs.NoLostReduction()
-    start = [ch(STABLE, "ABC", 1), ch(PENDING, "ABCD", 2), ReductionRequested(member="C", node="C")]
-    lost = [*start, ch(PLANNED, "ABD", 3), ch(PLANNED, "ABCD", 4)]
-    [(_, msg)] = run(m, lost)
+    # the single planned key: the reduction [A,B,D] is answered, then the addition overwrites it
+    start = [ch(STABLE, "ABC", 1), ch(PENDING, "ABCD", 2), ch(PLANNED, "ABD", 3),
+             ReductionRequested(member="C", node="C")]
+    [(_, msg)] = run(m, [*start, ch(PLANNED, "ABCD", 4)])
     assert "removal of C is lost" in msg
-    kept = [*start, ch(REDUCE, "C", 3), ch(PLANNED, "ABCD", 4), ch(STABLE, "ABD", 5),
-            ch(REDUCE, "", 5, removed=True)]
+    kept = [*start, ch(REDUCE, "C", 4), ch(PLANNED, "ABCD", 5), ch(STABLE, "ABD", 6),
+            ch(REDUCE, "", 6, removed=True)]
     assert run(m, kept) == []
+
+
+def test_a_removal_is_watched_from_its_cas_on() -> None:
+    """switch.reduce gains C: a later write that drops it, stable still holding C, loses it,
+    even before C hears that its CAS went through."""
+    m = specs.NoLostReduction()
+    cas = [ch(STABLE, "ABC", 1), ch(REDUCE, "C", 2)]
+    [(_, msg)] = run(m, [*cas, ch(REDUCE, "", 3, removed=True)])
+    assert "removal of C is lost" in msg
+    done = [*cas, ch(PENDING, "AB", 3), ch(STABLE, "AB", 4), ch(REDUCE, "", 4, removed=True)]
+    assert run(m, done) == []
+
+
+def test_a_late_answer_after_the_reentry_leaves_no_trace() -> None:
+    """C's reduction and its return are over before C hears that its CAS went through: the
+    request then records nothing, and the monitor's state is the state without it."""
+    m = specs.NoLostReduction()
+    reentry = [ch(STABLE, "ABC", 1), ch(REDUCE, "C", 2), ch(PENDING, "AB", 3),
+               ch(STABLE, "AB", 4), ch(REDUCE, "", 4, removed=True), ch(APPEND, "C", 4),
+               ch(PENDING, "ABC", 5), ch(STABLE, "ABC", 6), ch(PENDING, "", 6, removed=True),
+               ch(APPEND, "", 6, removed=True)]
+    state = m.initial()
+    for e in reentry:
+        state, _ = m.observe(state, e)
+    after, message = m.observe(state, ReductionRequested(member="C", node="C"))
+    assert message is None and after == state
 
 
 def test_stale_trigger() -> None:
