@@ -23,12 +23,16 @@ checks only), so the reported violation is the shortest of all.
 
 A `Checkpoint` saves the search at the end of a level (every `Checkpoint.every` seconds) and a
 search given an existing checkpoint resumes from it (checker/checkpoint.py). With a checkpoint, a
-time bound takes effect at the end of the level it falls in, where the search is saved.
+time bound takes effect at the end of the level it falls in, where the search is saved; SIGTERM
+or SIGINT saves it where it is, within a level (the states of the level not yet expanded and the
+next level so far), and ends it.
 """
 
 from __future__ import annotations
 
 import gc
+import signal
+import threading
 import time
 from array import array
 from collections.abc import Callable, Hashable
@@ -198,14 +202,26 @@ def explore(
     signature = {"model": model.name, "variant": model.variant, "scope": dict(model.scope),
                  "symmetry": rep is not None, "stop_at_first": stop_at_first, "until": until}
 
-    def save() -> None:
+    #: the states of the next level found before the level was saved within (a resume)
+    carried: tuple[list[Any], array] | None = None
+    #: signals received: save where the search is, and end it
+    signals: list[int] = []
+
+    def save(at: int = 0, ahead: tuple[list[Any], array] | None = None) -> None:
+        """Save the level from its `at`-th state on, with the next level so far (`ahead`)."""
         checkpoint.save(signature, {"depth": depth, "states": table.count,  # type: ignore[union-attr]
                                     "seconds": before + time.perf_counter() - start},
-                        {"table": table, "frontier": frontier, "frontier_fps": frontier_fps,
+                        {"table": table, "frontier": frontier[at:],
+                         "frontier_fps": frontier_fps[at:], "ahead": ahead,
                          "depth": depth, "transitions": transitions, "fired": fired,
                          "goal_hits": goal_hits, "found": found,
                          "edges": (edge_src, edge_dst, edge_marks),
                          "seconds": before + time.perf_counter() - start})
+
+    caught: dict[int, Any] = {}
+    if checkpoint is not None and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            caught[sig] = signal.signal(sig, lambda signum, frame: signals.append(signum))
 
     try:
         if checkpoint is not None and checkpoint.exists():
@@ -219,6 +235,8 @@ def explore(
             for spec, msg, fp, d in saved["found"]:
                 record(spec, msg, fp, d)
             edge_src, edge_dst, edge_marks = saved["edges"]
+            if saved["ahead"] is not None:
+                carried = (model.restore(saved["ahead"][0]), saved["ahead"][1])
             resumed_at = depth
             del saved
         else:
@@ -245,12 +263,22 @@ def explore(
                 break
             next_states: list[Any] = []
             next_fps = array("Q")
+            if carried is not None:
+                next_states, next_fps = carried
+                carried = None
             keys, parents, mask, limit = table.keys, table.parents, table.mask, table.limit
             shift = table.shift
             count = table.count
             fired_get = fired.get
             for idx, s in enumerate(frontier):
                 if idx & 255 == 0:
+                    if signals and not scan_only:
+                        table.count = count
+                        save(idx, (next_states, next_fps))
+                        incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved at "
+                                      f"depth {depth} with {len(frontier) - idx:,} of its "
+                                      f"states still to expand")
+                        break
                     now = time.perf_counter()
                     if (level_seconds is not None and now - start > level_seconds
                             and not scan_only):
@@ -344,6 +372,8 @@ def explore(
     finally:
         if gc_was_enabled:
             gc.enable()
+        for sig, handler in caught.items():
+            signal.signal(sig, handler)
 
     found.sort(key=lambda f: f[3])
     violations = [
