@@ -22,6 +22,7 @@ from partsafe.checker import catalog
 from partsafe.checker.checkpoint import (
     Checkpoint,
     CheckpointError,
+    code_digest,
     hash_seed_for,
     read_header,
     rehash_environment,
@@ -281,6 +282,42 @@ def _checkpoint(path: Path, every: float, progress: bool) -> Checkpoint:
                         f"({header['states']:,} states, {header['seconds']:.0f} s, written "
                         f"{header['written']})")
     return Checkpoint(path, every)
+
+
+@main.command("checkpoint")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def checkpoint_info(file: Path, as_json: bool) -> None:
+    """What a checkpoint of `partsafe check --checkpoint` holds: the search, how far it got, and
+    whether this installation can resume it (the same code)."""
+    try:
+        header = read_header(file)
+    except CheckpointError as exc:
+        _fail(str(exc))
+    sig = header["signature"]
+    doc = {"model": sig["model"], "variant": sig["variant"], "scope": sig["scope"],
+           "symmetry": sig["symmetry"], "depth": header["depth"], "states": header["states"],
+           "seconds": round(header["seconds"], 1), "written": header["written"],
+           "hash_seed": header["hash_seed"], "code": header["code"],
+           "resumable_here": header["code"] == code_digest(),
+           "bytes": file.stat().st_size}
+    if as_json:
+        click.echo(dumps(doc))
+        return
+    table = Table(show_header=False, box=None)
+    scope = " ".join(f"{k}={v}" for k, v in sig["scope"].items() if v)
+    rows = [("search", f"{sig['model']} ({sig['variant']}) at {scope}, symmetry "
+                       f"{'on' if sig['symmetry'] else 'off'}"),
+            ("saved at", f"depth {header['depth']}, {header['states']:,} states, "
+                         f"{header['seconds']:,.0f} s of search"),
+            ("written", f"{header['written']}, {doc['bytes'] / 2**20:,.1f} MB"),
+            ("code", f"{header['code'][:16]} ("
+                     + ("this installation's: resumable here" if doc["resumable_here"] else
+                        "not this installation's: resume with the code that wrote it") + ")"),
+            ("hash seed", str(header["hash_seed"]))]
+    for key, value in rows:
+        table.add_row(Text(key, "bold"), value)
+    _stdout().print(table)
 
 
 def _check_planner(variant: str, replicas: int | None, as_json: bool,

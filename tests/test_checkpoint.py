@@ -169,6 +169,11 @@ def test_check_saves_and_resumes_in_new_processes(tmp_path: Path) -> None:
     first = partsafe("check", "twophase", "--checkpoint", str(path), "--max-depth", "4", "--json")
     assert first.returncode == 3 and path.exists(), first.stderr
     assert json.loads(first.stdout)["result"] == "incomplete"
+    info = json.loads(partsafe("checkpoint", str(path), "--json").stdout)
+    assert (info["model"], info["depth"], info["resumable_here"]) == ("twophase", 4, True)
+    assert info["states"] == json.loads(first.stdout)["distinct_states"]
+    shown = partsafe("checkpoint", str(path))
+    assert "depth 4" in shown.stdout and "resumable here" in shown.stdout
     again = partsafe("check", "twophase", "--checkpoint", str(path), "--json", "--progress")
     doc = json.loads(again.stdout)
     assert again.returncode == 0, again.stderr
@@ -185,6 +190,8 @@ def test_check_with_a_bad_checkpoint_exits_2(tmp_path: Path) -> None:
     r = partsafe("check", "twophase", "--checkpoint", str(bad))
     assert r.returncode == 2 and "--checkpoint" in r.stderr and "search.ck" in r.stderr
     assert "Traceback" not in r.stderr
+    r = partsafe("checkpoint", str(bad))
+    assert r.returncode == 2 and "not a partsafe checkpoint" in r.stderr
     r = partsafe("check", "--checkpoint", str(tmp_path / "x.ck"))
     assert r.returncode == 2 and "need a MODEL" in r.stderr
     r = partsafe("check", "twophase", "--checkpoint", str(tmp_path / "x.ck"),
