@@ -247,3 +247,27 @@ def test_check_saves_on_sigterm_and_exits_3(tmp_path: Path) -> None:
     doc = json.loads(out)
     assert doc["result"] == "incomplete" and "stopped by SIGTERM" in doc["incomplete_reason"]
     assert ck.read_header(path)["states"] == doc["distinct_states"]
+
+
+def test_the_command_starts_itself_again_only_when_hashing_differs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ck, "_address_hashing", lambda: False)
+    monkeypatch.delenv("PARTSAFE_CHECKPOINT_RESTARTED", raising=False)
+    assert ck.rehash_environment("7") is None  # the seed is set, None hashes by value
+    env = ck.rehash_environment("8")
+    assert env is not None and env["PYTHONHASHSEED"] == "8"
+    assert env["PARTSAFE_CHECKPOINT_RESTARTED"] == "1"
+    monkeypatch.setenv("PARTSAFE_CHECKPOINT_RESTARTED", "1")
+    assert ck.rehash_environment("8") is None  # once at most: the probe tells the rest
+
+
+def test_a_new_checkpoint_takes_the_seed_set_or_a_random_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "new.ck"
+    assert ck.hash_seed_for(path) == "7"
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    assert ck.hash_seed_for(path).isdigit()
+    monkeypatch.setenv("PYTHONHASHSEED", "7")
+    explore(TwoPhase(2), bounds=Bounds(max_depth=1), checkpoint=Checkpoint(path))
+    monkeypatch.setenv("PYTHONHASHSEED", "9")
+    assert ck.hash_seed_for(path) == "7"  # the file's, whatever is set now
