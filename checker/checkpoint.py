@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 #: the layout of the file; a checkpoint of another layout is refused
-FORMAT = 1
+FORMAT = 2
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: personality(2) flag: no address space layout randomization for the process and its execs
 ADDR_NO_RANDOMIZE = 0x0040000

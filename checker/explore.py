@@ -44,7 +44,7 @@ import numpy as np
 
 from partsafe.checker.checkpoint import Checkpoint
 from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
-from partsafe.checker.model import Action, Lasso, Model, StepView
+from partsafe.checker.model import Action, Goal, Lasso, Model, StepView
 
 DEADLOCK = "DEADLOCK"
 #: a step of the model raised: the model itself is inconsistent in the state reached
@@ -163,7 +163,8 @@ def explore(
     lassos = list(model.lassos())
     # every edge (parent, child, marks), kept only for models with lasso properties
     edge_src, edge_dst, edge_marks = array("Q"), array("Q"), array("B")
-    goal_hits: dict[str, tuple[int, Action]] = {}
+    #: per goal reached: the fingerprints of the step's source and target, and its action
+    goal_hits: dict[str, tuple[int, Action, int]] = {}
     # A violation found: (spec, message, fingerprint of the last state, depth of that state).
     found: list[tuple[str, str, int, int]] = []
     found_specs: set[str] = set()
@@ -309,15 +310,15 @@ def explore(
                 for a, t in succ:
                     kind = a[0]
                     fired[kind] = fired_get(kind, 0) + 1
+                    h = ((hash(rep(t) if rep else t) * MIX) & MASK64) or 1
                     if pending_goals:
                         hit = False
                         for g in pending_goals:
                             if g.reached(s, a, t):
-                                goal_hits[g.name] = (hs, a)
+                                goal_hits[g.name] = (hs, a, h)
                                 hit = True
                         if hit:
                             pending_goals = [g for g in pending_goals if g.name not in goal_hits]
-                    h = ((hash(rep(t) if rep else t) * MIX) & MASK64) or 1
                     i = h >> shift
                     while True:
                         k = keys[i]
@@ -390,7 +391,7 @@ def explore(
         trace = None
         if hit is not None:
             trace = _rebuild(model, rep, table, hit[0])
-            trace.steps.append((hit[1], _apply(model, trace, hit[1])))
+            trace.steps.append(_goal_step(model, rep, trace, g, hit[1], hit[2]))
         goals.append(GoalResult(g.name, g.description, hit is not None, trace))
 
     if violations:
@@ -421,12 +422,21 @@ def explore(
     )
 
 
-def _apply(model: Model[Any], trace: Trace, action: Action) -> Hashable:
+def _goal_step(model: Model[Any], rep: Callable[[Any], Any] | None, trace: Trace,
+               goal: Goal[Any], action: Action, target: int) -> tuple[Action, Hashable]:
+    """The step that reached `goal` from the end of `trace`: `action` itself, or, when the trace
+    was rebuilt to another member of the state's symmetry class (a search resumed from a
+    checkpoint may keep another member than a rebuild reaches), a step to a state of the same
+    class (`target`) that reaches the goal too."""
     state = trace.steps[-1][1] if trace.steps else trace.init
-    for a, t in model.successors(state):
+    succ = model.successors(state)
+    for a, t in succ:
         if a == action:
-            return t
-    raise RuntimeError(f"action {action!r} is not enabled while rebuilding a trace")
+            return a, t
+    for a, t in succ:
+        if fingerprint(rep(t) if rep else t) == target and goal.reached(state, a, t):
+            return a, t
+    raise RuntimeError(f"goal {goal.name} is not reached again while rebuilding its trace")
 
 
 def _rebuild(

@@ -18,7 +18,9 @@ from partsafe.checker import checkpoint as ck
 from partsafe.checker.actor import CRASHED, World
 from partsafe.checker.catalog import get
 from partsafe.checker.checkpoint import Checkpoint, CheckpointError
-from partsafe.checker.explore import Bounds, Result, explore
+from partsafe.checker.explore import Bounds, Result, Trace, _goal_step, explore
+from partsafe.checker.fingerprints import fingerprint
+from partsafe.checker.model import Goal
 from partsafe.checker.twophase import TwoPhase
 
 
@@ -271,3 +273,35 @@ def test_a_new_checkpoint_takes_the_seed_set_or_a_random_one(
     explore(TwoPhase(2), bounds=Bounds(max_depth=1), checkpoint=Checkpoint(path))
     monkeypatch.setenv("PYTHONHASHSEED", "9")
     assert ck.hash_seed_for(path) == "7"  # the file's, whatever is set now
+
+
+class _Mirror(TwoPhase):
+    """Two counters that may each go from 0 to 1, interchangeable: (1, 0) and (0, 1) are one
+    state under symmetry."""
+
+    def __init__(self) -> None:
+        self.scope = {}
+
+    def init_states(self):  # type: ignore[no-untyped-def]
+        return [(0, 0)]
+
+    def successors(self, state):  # type: ignore[no-untyped-def]
+        return [(("inc", i), (*state[:i], 1, *state[i + 1:])) for i in (0, 1) if not state[i]]
+
+    def representative(self, state):  # type: ignore[no-untyped-def]
+        return tuple(sorted(state))
+
+
+def test_a_goal_step_is_found_again_from_the_other_member_of_a_symmetry_class() -> None:
+    """A search resumed from a checkpoint may keep (1, 0) where the rebuilt trace reaches
+    (0, 1): the step that reached the goal from (1, 0), ("inc", 1), is not enabled there, and
+    the step to a state of the same class that reaches the goal is taken instead."""
+    model = _Mirror()
+    both = Goal("both", "both counters at 1", lambda prev, action, nxt: nxt == (1, 1))
+    trace = Trace((0, 1), 0, [])
+    step = _goal_step(model, model.representative, trace, both, ("inc", 1),
+                      fingerprint((1, 1)))
+    assert step == (("inc", 0), (1, 1))
+    never = Goal("never", "", lambda prev, action, nxt: False)
+    with pytest.raises(RuntimeError, match="goal never"):
+        _goal_step(model, model.representative, trace, never, ("inc", 1), fingerprint((1, 1)))
