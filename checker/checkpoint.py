@@ -64,6 +64,12 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+def _fixed(seed: str | None) -> bool:
+    """Does ``PYTHONHASHSEED=seed`` fix string hashing (0 turns the salt off, which is fixed too,
+    but a file's seed is a positive one)?"""
+    return seed is not None and seed.isdigit() and seed != "0"
+
+
 def hash_probe() -> int:
     """Python's hash of a value with None, strings and numbers in it: two processes whose probes
     differ give the same states different fingerprints."""
@@ -86,11 +92,12 @@ def rehash_environment(seed: str) -> dict[str, str] | None:
     needs (`seed` as ``PYTHONHASHSEED``; address randomization turned off for the new process
     where None hashes by address), or None if this process already does. Started again once at
     most: a second time, the checkpoint's own check (`hash_probe`) reports what differs."""
-    if os.environ.get("PYTHONHASHSEED") == seed and not _address_hashing():
+    by_address = _address_hashing()
+    if os.environ.get("PYTHONHASHSEED") == seed and not by_address:
         return None
     if os.environ.get(_RESTARTED):
         return None
-    if _address_hashing():
+    if by_address:
         libc = ctypes.CDLL(None, use_errno=True)
         current = libc.personality(0xFFFFFFFF)
         if current != -1:
@@ -118,10 +125,8 @@ def hash_seed_for(path: Path) -> str:
     it exists, else the one set, else a new random one."""
     if path.exists():
         return str(read_header(path)["hash_seed"])
-    seed = os.environ.get("PYTHONHASHSEED", "")
-    if seed.isdigit() and seed != "0":
-        return seed
-    return str(random.randrange(1, 2**32))
+    seed = os.environ.get("PYTHONHASHSEED")
+    return seed if _fixed(seed) else str(random.randrange(1, 2**32))
 
 
 @dataclass
@@ -146,8 +151,8 @@ class Checkpoint:
              body: dict[str, Any]) -> None:
         """Write `body` (the search's state) atomically, with a header of `signature`, the code
         digest, the hash seed and `progress` (depth, states, seconds: for people)."""
-        seed = os.environ.get("PYTHONHASHSEED", "")
-        if not seed.isdigit() or seed == "0":
+        seed = os.environ.get("PYTHONHASHSEED")
+        if not _fixed(seed):
             raise CheckpointError("a checkpointed search needs PYTHONHASHSEED set to a fixed "
                                   "seed (fingerprints are Python hashes); partsafe check "
                                   "--checkpoint sets it")
@@ -171,7 +176,8 @@ class Checkpoint:
         header = read_header(self.path)
         if header["signature"] != signature:
             raise CheckpointError(f"{self.path}: a checkpoint of another search "
-                                  f"({_show(header['signature'])}), not of {_show(signature)}")
+                                  f"({describe(header['signature'])}), not of "
+                                  f"{describe(signature)}")
         if header["code"] != code_digest():
             raise CheckpointError(f"{self.path}: written by other partsafe code (the states "
                                   "it holds may differ); remove it to start again")
@@ -193,7 +199,8 @@ class Checkpoint:
         self.path.unlink(missing_ok=True)
 
 
-def _show(signature: dict[str, Any]) -> str:
-    scope = ", ".join(f"{k} {v}" for k, v in sorted(signature.get("scope", {}).items()))
-    return (f"{signature.get('model')} {signature.get('variant')}, {scope}, "
-            f"symmetry {'on' if signature.get('symmetry') else 'off'}")
+def describe(signature: dict[str, Any]) -> str:
+    """A search's signature for people: model, variant, the scope's non-zero budgets, symmetry."""
+    scope = " ".join(f"{k}={v}" for k, v in signature.get("scope", {}).items() if v)
+    return (f"{signature.get('model')} ({signature.get('variant')}) at {scope}, symmetry "
+            f"{'on' if signature.get('symmetry') else 'off'}")

@@ -23,6 +23,7 @@ from partsafe.checker.checkpoint import (
     Checkpoint,
     CheckpointError,
     code_digest,
+    describe,
     hash_seed_for,
     read_header,
     rehash_environment,
@@ -305,9 +306,7 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
         click.echo(dumps(doc))
         return
     table = Table(show_header=False, box=None)
-    scope = " ".join(f"{k}={v}" for k, v in sig["scope"].items() if v)
-    rows = [("search", f"{sig['model']} ({sig['variant']}) at {scope}, symmetry "
-                       f"{'on' if sig['symmetry'] else 'off'}"),
+    rows = [("search", describe(sig)),
             ("saved at", f"depth {header['depth']}, {header['states']:,} states, "
                          f"{header['seconds']:,.0f} s of search"),
             ("written", f"{header['written']}, {doc['bytes'] / 2**20:,.1f} MB"),
