@@ -20,7 +20,7 @@ from partsafe.checker.catalog import get
 from partsafe.checker.checkpoint import Checkpoint, CheckpointError
 from partsafe.checker.explore import Bounds, Result, Trace, _goal_step, explore
 from partsafe.checker.fingerprints import fingerprint
-from partsafe.checker.model import Goal
+from partsafe.checker.model import Goal, Lasso
 from partsafe.checker.twophase import TwoPhase
 
 
@@ -69,9 +69,47 @@ def test_a_violation_after_the_resume_has_the_shortest_trace(tmp_path: Path) -> 
     same(again, explore(TwoPhase(3, "tm-commit-early")))
 
 
-def test_an_actor_model_with_crashes_and_lassos_resumes(tmp_path: Path) -> None:
-    """The Ignite model keeps every edge for IGN-FINITE and revisions as ranks; the current
-    source's variant breaks IGN-CONVERGE at depth 41, found again after a resume at 20."""
+class _Loop(TwoPhase):
+    """0 -> 1 -> 2 -> 3 -> 1, and 0 -> 4: a cycle whose first edges come before depth 2."""
+
+    def __init__(self) -> None:
+        self.scope = {}
+        self.edges = {0: (1, 4), 1: (2,), 2: (3,), 3: (1,), 4: ()}
+
+    def init_states(self):  # type: ignore[no-untyped-def]
+        return [0]
+
+    def successors(self, state):  # type: ignore[no-untyped-def]
+        return [(("to", t), t) for t in self.edges[state]]
+
+    def representative(self, state):  # type: ignore[no-untyped-def]
+        return state
+
+    def properties(self):  # type: ignore[no-untyped-def]
+        return []
+
+    def goals(self):  # type: ignore[no-untyped-def]
+        return []
+
+    def finished(self, state):  # type: ignore[no-untyped-def]
+        return True
+
+    def lassos(self):  # type: ignore[no-untyped-def]
+        return [Lasso("FINITE", "round the loop", lambda prev, action, nxt: action == ("to", 2))]
+
+
+def test_the_edges_for_lassos_survive_a_resume(tmp_path: Path) -> None:
+    """The cycle 1 -> 2 -> 3 -> 1 is closed only with the edges found before the checkpoint."""
+    again = resumed(_Loop, tmp_path, 2)
+    (v,) = again.violations
+    assert v.spec == "FINITE" and [a for a, _ in v.trace.steps] == [
+        ("to", 1), ("to", 2), ("to", 3), ("to", 1)]
+
+
+def test_an_actor_model_with_symmetry_and_revision_ranks_resumes(tmp_path: Path) -> None:
+    """The Ignite model keeps every edge for IGN-FINITE, revisions as ranks and one state of
+    each mirrored pair; the current source's variant breaks IGN-CONVERGE at depth 41, found
+    again after a resume at 20."""
     entry = get("ignite-rebalance")
     again = resumed(lambda: entry.make("ig-source-keeps-append", {}), tmp_path, 20)
     same(again, explore(entry.make("ig-source-keeps-append", {})))
