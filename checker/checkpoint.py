@@ -131,18 +131,28 @@ def hash_seed_for(path: Path) -> str:
 
 @dataclass
 class Checkpoint:
-    """Where a search saves itself (`path`) and how often (at the first level end after `every`
-    seconds since the last save)."""
+    """Where a search saves itself (`path`) and how often: at the first level end after `every`
+    seconds since the last save, and no sooner than a save's own duration divided by `share`
+    after it, so that saving takes at most that share of the search's time however large the
+    file grows (a save of 200 million states takes minutes)."""
 
     path: Path
     every: float = 600.0
     #: told of each save, with its progress (depth, states, seconds)
     notify: Callable[[dict[str, Any]], None] | None = None
+    #: the largest share of the search's time that saves may take
+    share: float = 0.05
 
     def __post_init__(self) -> None:
         #: the digest of the code this process runs, taken now: the sources may change on disk
         #: while a long search runs
         self.code = code_digest()
+        #: how long the last save took, in seconds
+        self.last_save = 0.0
+
+    def due(self, since: float) -> bool:
+        """Is a save due `since` seconds after the last one?"""
+        return since >= max(self.every, self.last_save / self.share)
 
     def exists(self) -> bool:
         return self.path.exists()
@@ -160,6 +170,7 @@ class Checkpoint:
                   "code": self.code, "hash_seed": seed, "probe": hash_probe(),
                   "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **progress}
         tmp = self.path.with_name(self.path.name + ".partial")
+        began = time.perf_counter()
         try:
             with tmp.open("wb") as f:
                 pickle.dump(header, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -167,6 +178,7 @@ class Checkpoint:
             os.replace(tmp, self.path)
         except OSError as exc:
             raise CheckpointError(f"{self.path}: cannot write the checkpoint ({exc})") from exc
+        self.last_save = time.perf_counter() - began
         if self.notify is not None:
             self.notify(progress)
 

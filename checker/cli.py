@@ -169,7 +169,7 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
               help="save the search to this file at BFS level ends, and resume from it if it "
                    "exists (removed once the search has a verdict)")
 @click.option("--checkpoint-every", type=float, default=600.0, show_default=True,
-              help="seconds between checkpoints")
+              help="seconds between checkpoints (at least 20 times the last save's duration)")
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True,
               help="reduce by the symmetries the model declares")
 @click.option("--keep-going", is_flag=True,

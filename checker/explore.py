@@ -21,7 +21,7 @@ What is checked:
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
 
-A `Checkpoint` saves the search at the end of a level (every `Checkpoint.every` seconds) and a
+A `Checkpoint` saves the search at the end of a level when a save is due (`Checkpoint.due`) and a
 search given an existing checkpoint resumes from it (checker/checkpoint.py). With a checkpoint, a
 time bound takes effect at the end of the level it falls in, where the search is saved; SIGTERM
 or SIGINT saves it where it is, within a level (the states of the level not yet expanded and the
@@ -362,7 +362,7 @@ def explore(
                 if checkpoint is not None:
                     now = time.perf_counter()
                     out_of_time = seconds_left is not None and now - start > seconds_left
-                    if out_of_time or now - saved_at >= checkpoint.every:
+                    if out_of_time or checkpoint.due(now - saved_at):
                         save()
                         saved_at, saved_depth = time.perf_counter(), depth
                     if out_of_time:

@@ -4,6 +4,7 @@ a checkpoint of another search, other code or other hashing is refused with a cl
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 import signal
@@ -135,9 +136,23 @@ def test_a_time_bound_stops_at_the_level_end_and_saves(tmp_path: Path) -> None:
 
 def test_saves_come_every_so_many_seconds(tmp_path: Path) -> None:
     told: list[int] = []
-    saved = Checkpoint(tmp_path / "search.ck", every=0.0, notify=lambda p: told.append(p["depth"]))
+    saved = Checkpoint(tmp_path / "search.ck", every=0.0, notify=lambda p: told.append(p["depth"]),
+                       share=math.inf)
     r = explore(TwoPhase(2), checkpoint=saved)
     assert told == list(range(1, r.depth + 1))  # every level end, with every=0
+    assert saved.last_save > 0
+
+
+def test_a_long_save_puts_the_next_one_off(tmp_path: Path) -> None:
+    saved = Checkpoint(tmp_path / "search.ck", every=600.0)
+    assert not saved.due(599.0) and saved.due(600.0)
+    saved.last_save = 100.0  # at most 5% of the time: the next save 2,000 s after this one
+    assert not saved.due(1999.0) and saved.due(2000.0)
+    told: list[int] = []
+    saved = Checkpoint(tmp_path / "search.ck", every=0.0, notify=lambda p: told.append(p["depth"]))
+    saved.last_save = 1e6
+    r = explore(TwoPhase(2), bounds=Bounds(max_depth=3), checkpoint=saved)
+    assert r.result == "incomplete" and told == [3]  # only the save at the depth bound
 
 
 @pytest.mark.parametrize("other, needle", [
