@@ -39,6 +39,35 @@ PARTITION_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = tuple(
     for model in ("migration", "shutdown", "parallel") for symmetry in (False, True))
 
 
+#: the Ignite model: the fixed design at the scopes of README Figures, then each variant at the
+#: smallest scope that breaks it (its first violation); `IGNITE_LONG` is the 20-minute scope
+_TERM1 = {"baseline-changes": 1, "max-term": 1}
+IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
+    ("ignite default", "ignite-rebalance", "fixed", {}, True),
+    ("ignite default, no symmetry", "ignite-rebalance", "fixed", {}, False),
+    ("ignite --losses 1", "ignite-rebalance", "fixed", {"losses": 1}, True),
+    ("ignite --restarts 0 --baseline-changes 1", "ignite-rebalance", "fixed",
+     {"restarts": 0, "baseline-changes": 1}, True),
+    ("ignite --restarts 0 --baseline-changes 1 --losses 1", "ignite-rebalance", "fixed",
+     {"restarts": 0, "baseline-changes": 1, "losses": 1}, True),
+    ("ignite --restarts 0 --baseline-changes 1 --spares 1 --replicas 4", "ignite-rebalance",
+     "fixed", {"restarts": 0, "baseline-changes": 1, "spares": 1, "replicas": 4}, True),
+    ("ignite --persistent 1", "ignite-rebalance", "fixed", {"persistent": 1}, True),
+    ("ignite --on-disappeared 1", "ignite-rebalance", "fixed", {"on-disappeared": 1}, True),
+    ("ignite --baseline-changes 1 --max-term 1", "ignite-rebalance", "fixed", _TERM1, True),
+    ("ignite --restarts 2 --max-term 1", "ignite-rebalance", "fixed",
+     {"restarts": 2, "max-term": 1}, True),
+    *((f"ignite {variant}", "ignite-rebalance", variant, params, True) for variant, params in (
+        ("ig-restart-keeps-peer", {}), ("ig-no-trigger-guard", {}),
+        ("ig-source-keeps-append", {}), ("ig-single-planned", _TERM1),
+        ("ig-design-keeps-reduce", _TERM1), ("ig-switch-ignores-data-nodes", _TERM1),
+        ("ig-stale-reduce-event", {"restarts": 2, "max-term": 1}))),
+)
+IGNITE_LONG: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
+    ("ignite --baseline-changes 1", "ignite-rebalance", "fixed", {"baseline-changes": 1}, True),
+)
+
+
 def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool) -> dict[str, Any]:
     """Explore one model in this process and report its figures."""
     from partsafe.checker import catalog
@@ -50,7 +79,8 @@ def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool) ->
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "model": model, "variant": variant, "params": params, "symmetry": symmetry,
-        "result": result.result, "distinct_states": result.distinct_states,
+        "result": result.result, "specs": sorted({v.spec for v in result.violations}),
+        "distinct_states": result.distinct_states,
         "transitions": result.transitions, "depth": result.depth,
         "seconds": round(result.seconds, 2),
         "states_per_second": round(result.states_per_second),

@@ -45,6 +45,7 @@ from partsafe.refimpl.actor import NodeId, Protocol, Step, message
 from partsafe.refimpl.metastore import (
     APPEND,
     DATA_NODES,
+    NO_REV,
     PENDING,
     PLANNED,
     REDUCE,
@@ -54,6 +55,7 @@ from partsafe.refimpl.metastore import (
     All,
     AnyOf,
     Below,
+    Condition,
     Entry,
     Exists,
     Iif,
@@ -83,14 +85,20 @@ VARIANT_DOCS = {
                              "with its vote forgotten (seed 001 \"Problem\")",
     "ig-single-planned": "the reduction goes through the single planned key, so the addition "
                          "that returns the node overwrites it (seed 001, the [A,B,D] example)",
-    "ig-no-trigger-guard": "trigger invokes without the change trigger revision guard: a stale "
-                           "watch event replays an old rebalance (INVARIANTS.md §4.3)",
+    "ig-no-trigger-guard": "trigger invokes without the change trigger revision guard (the "
+                           "design's, with no other): a stale watch event replays an old "
+                           "rebalance (INVARIANTS.md §4.3)",
     "ig-source-keeps-append": "the current source's planned and finish branches write neither "
                               "switch key (REBALANCE.md §5, §11): a node that is to come back "
                               "stays in switch.append",
     "ig-design-keeps-reduce": "the design's planned and finish branches write switch.append but "
                               "not switch.reduce (seed 001 \"On rebalance done\"): a finished "
                               "reduction of a node that also left the data nodes stays behind",
+    "ig-stale-reduce-event": "the switch.reduce watch's invoke guarded by the change trigger and "
+                             "an empty pending alone, as in the design and the source (seed 001, "
+                             "REBALANCE.md §8.2): a reduction request acted on after the reentry "
+                             "it asked for finished removes the node again (README Findings, "
+                             "Ignite 3, item 11)",
     "ig-switch-ignores-data-nodes": "the stable switch's retry preconditions leave out the data "
                                     "nodes (seed 001 \"On rebalance done\"): a switch computed "
                                     "before a baseline change adds back a node that just left",
@@ -347,10 +355,10 @@ class IgniteRebalance(Protocol):
         return src == METASTORE or dst == METASTORE
 
     def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
-        """A fire-and-forget invoke every branch of which needs the change trigger below a
-        revision the trigger has reached: it can never write (the trigger never goes down when
-        every writer is guarded) and nobody awaits its answer. A watch event no handler of the
-        node reacts to, whatever the node's state (`_inert`)."""
+        """A fire-and-forget invoke that can never write (`_never_writes`: every branch needs
+        the change trigger below a revision it has reached, or a key at a revision it has left),
+        whose answer nobody awaits. A watch event no handler of the node reacts to, whatever
+        the node's state (`_inert`)."""
         if type(msg) is Watch:
             return node != METASTORE and self._inert(node, cast(Watch, msg))
         if node != METASTORE or type(msg) is not Invoke:
@@ -358,11 +366,7 @@ class IgniteRebalance(Protocol):
         call = cast(Invoke, msg)
         if call.answer:
             return False
-        guard = _trigger_guard(call.iif)
-        if guard is None:
-            return False
-        trigger = cast(Store, state).value(TRIGGER)
-        return trigger is not None and cast(int, trigger) >= guard
+        return _never_writes(call.iif, cast(Store, state))
 
     # -- the metastore ------------------------------------------------------------------------
 
@@ -705,9 +709,16 @@ class IgniteRebalance(Protocol):
         out.sends.append((METASTORE, Invoke("trigger", iif, answer=False)))
 
     def _reduce_changed(self, out: _Out, view: Store, reduce: Nodes, rev: int) -> None:
-        """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"; §8.2)."""
+        """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"; §8.2), on
+        every node as in the source. The invoke acts only while switch.reduce is still at the
+        event's revision: the trigger alone lets a request whose reentry has finished (through
+        switch.append, which leaves the trigger where it was) remove the node again (README
+        Findings, Ignite 3, item 11; `ig-stale-reduce-event`)."""
         calc = self._calc(view)
-        guard = self._guard(rev)
+        guard: Condition = self._guard(rev)
+        # only the request of this event (the design's invoke in the variants of its hazards)
+        if self.variant not in ("ig-stale-reduce-event", "ig-no-trigger-guard"):
+            guard = All((guard, RevisionIs(REDUCE, rev)))
         iif = Iif(All((guard, Absent(PENDING), Absent(STABLE))),
                   (Put(PENDING, calc - reduce), Put(STABLE, calc), Put(TRIGGER, rev)),
                   Iif(All((guard, Absent(PENDING))),
@@ -1046,33 +1057,30 @@ def _show(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _trigger_guard(iif: Iif) -> int | None:
-    """The revision r if every branch of `iif` that writes requires ``Below(TRIGGER, r)``."""
-    revs: set[int] = set()
+def _never_writes(iif: Iif, store: Store) -> bool:
+    """Can `iif` never write, whatever `store` becomes? True when every branch that writes
+    requires a condition that can no longer hold: ``Below(TRIGGER, r)`` with the trigger at r or
+    above (it never goes down: every writer of it is guarded so), or ``RevisionIs(key, r)`` for a
+    key written at r that has changed since (removed, or written again at a later revision: it
+    never comes back to r; the revision of an absent key, `NO_REV`, can come back)."""
 
-    def below(cond: object) -> int | None:
+    def dead(cond: object) -> bool:
         if isinstance(cond, Below) and cond.key == TRIGGER:
-            return cond.value
+            trigger = store.value(TRIGGER)
+            return trigger is not None and cast(int, trigger) >= cond.value
+        if isinstance(cond, RevisionIs) and cond.rev != NO_REV:
+            entry = store.get(cond.key)
+            return entry is None or entry.rev != cond.rev
         if isinstance(cond, All):
-            found = [r for c in cond.conditions if (r := below(c)) is not None]
-            return found[0] if found else None
-        return None
+            return any(dead(c) for c in cond.conditions)
+        return False
 
-    def walk(node: Iif | tuple[Op, ...], guarded: int | None) -> bool:
+    def writes(node: Iif | tuple[Op, ...]) -> bool:
         if not isinstance(node, Iif):
-            if not node:
-                return True
-            if guarded is None:
-                return False
-            revs.add(guarded)
-            return True
-        r = below(node.condition)
-        return walk(node.success, r if r is not None else guarded) and walk(node.failure,
-                                                                             guarded)
+            return bool(node)
+        return (not dead(node.condition) and writes(node.success)) or writes(node.failure)
 
-    if not walk(iif, None) or len(revs) != 1:
-        return None
-    return revs.pop()
+    return not writes(iif)
 
 
 def _revision_guards(iif: Iif) -> list[tuple[str, int]]:

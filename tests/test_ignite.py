@@ -12,6 +12,7 @@ from partsafe.checker.actor import BUDGET_NAMES, World, dead_claim_errors
 from partsafe.checker.explore import explore
 from partsafe.checker.ignite import RevisionRanks, revision_ranks
 from partsafe.checker.model import Goal
+from partsafe.checker.report import canonical
 from partsafe.refimpl.actor import Step
 from partsafe.refimpl.ignite import (
     CANDIDATE,
@@ -379,6 +380,60 @@ def test_a_stale_applied_configuration_changes_nothing() -> None:
     assert not step.sends and cast(Member, step.state).switch is None
 
 
+def _reduce_watch(variant: str) -> Invoke:
+    """B's invoke on the switch.reduce watch event of its second removal request: switch.reduce
+    = [B] at revision 4, while the reduction the first request started runs (pending [A,C])."""
+    p = proto(variant)
+    view = Store((Entry(PENDING, N("AC"), Rev(3)), Entry(STABLE, N("ABC"), Rev(1)),
+                  Entry(REDUCE, N("B"), Rev(4)), Entry(DATA_NODES, N("ABC"), Rev(1)),
+                  Entry(TRIGGER, Rev(2), Rev(3))), Rev(4))
+    step = p.on_message("B", p.initial("B"), METASTORE,
+                        Watch((Entry(REDUCE, N("B"), Rev(4)),), view))
+    ((dst, call),) = step.sends
+    assert dst == METASTORE and type(call) is Invoke and not call.answer
+    return call
+
+
+def test_a_reduction_request_acted_on_after_its_reentry_finished_changes_nothing() -> None:
+    """README Findings, Ignite 3, item 11: the reentry ends through switch.append (stable
+    [A,B,C] again, pending and switch.reduce gone) and leaves the trigger at the first
+    request's revision; the design's invoke, guarded by the trigger alone, then starts a
+    reduction that removes B for good. The fixed invoke needs switch.reduce still at the
+    event's revision, and is dead once it has moved."""
+    done = Store((Entry(STABLE, N("ABC"), Rev(6)), Entry(DATA_NODES, N("ABC"), Rev(1)),
+                  Entry(TRIGGER, Rev(2), Rev(3))), Rev(6))
+    stale = _reduce_watch("ig-stale-reduce-event")
+    after, label, _ = invoke(done, stale.iif)
+    assert label == "REDUCTION_STARTED" and after.value(PENDING) == N("AC")
+    assert not proto("ig-stale-reduce-event").is_dead(METASTORE, done, "B", stale)
+    fixed = _reduce_watch("fixed")
+    assert invoke(done, fixed.iif)[1] == "REDUCTION_NOT_STARTED"
+    assert proto().is_dead(METASTORE, done, "B", fixed)
+    # while switch.reduce is still at the event's revision, the same invoke acts
+    current = Store((Entry(STABLE, N("ABC"), Rev(1)), Entry(REDUCE, N("B"), Rev(4)),
+                     Entry(DATA_NODES, N("ABC"), Rev(1)), Entry(TRIGGER, Rev(2), Rev(3))), Rev(4))
+    after, label, _ = invoke(current, fixed.iif)
+    assert label == "REDUCTION_STARTED" and after.value(PENDING) == N("AC")
+    assert not proto().is_dead(METASTORE, current, "B", fixed)
+
+
+def test_dead_invokes_need_a_condition_that_can_no_longer_hold() -> None:
+    p = proto()
+    cas = Invoke("reduce", Iif(RevisionIs(REDUCE, Rev(4)), (Put(PENDING, N("AC")),)),
+                 answer=False)
+    assert p.is_dead(METASTORE, store(reduce=N("B")), "B", cas)  # at revision 1 now
+    assert not p.is_dead(METASTORE, Store((Entry(REDUCE, N("B"), Rev(4)),), Rev(4)), "B", cas)
+    # an absent key's revision comes back: a condition on it stays alive
+    absent = Invoke("reduce", Iif(RevisionIs(APPEND, 0), (Put(PENDING, N("AC")),)),
+                    answer=False)
+    assert not p.is_dead(METASTORE, store(append=N("B")), "B", absent)
+    # a branch that needs nothing keeps an invoke alive; an answered invoke is never dead
+    either = Invoke("reduce", Iif(RevisionIs(REDUCE, Rev(4)), (), (Put(PENDING, N("AC")),)),
+                    answer=False)
+    assert not p.is_dead(METASTORE, store(reduce=N("B")), "B", either)
+    assert not p.is_dead(METASTORE, store(reduce=N("B")), "B", cas._replace(answer=True))
+
+
 def test_dead_trigger_invokes_once_the_trigger_moved_past_them() -> None:
     p = proto()
     call = Invoke("trigger", trigger_invoke(N("AB"), Rev(3), N("ABC")), answer=False)
@@ -523,6 +578,7 @@ def test_converge() -> None:
 SMALL: dict[str, int] = {}  # the default scope: 3 nodes, 1 in-memory restart
 #: a restart and a baseline change, without elections after the first
 RESTART_AND_BASELINE = {"baseline-changes": 1, "max-term": 1}
+TWO_RESTARTS = {"restarts": 2, "max-term": 1}
 
 
 def test_revision_ranks_keep_order_and_equality() -> None:
@@ -610,6 +666,40 @@ def test_each_variant_breaks_its_spec(variant: str, spec: str, scope: dict[str, 
     m = catalog.IGNITE.make(variant, scope)
     r = explore(m, stop_at_first=False, until=spec)
     assert spec in {v.spec for v in r.violations}
+
+
+def _second_request_written() -> World:
+    """B restarts, and the reduction without it runs (fault-free) until the leader starts its
+    stable switch; then B restarts again, and only B's messages move until its second removal
+    request rewrites switch.reduce: the state right after that write."""
+    m = catalog.IGNITE.make("fixed", TWO_RESTARTS)
+    world = next(iter(m.init_states()))
+    world = next(w for a, w in m.successors(world) if a == ("restart", "B"))
+    world = next(w for _, w in ignite_model.follow(m, world, 200)
+                 if cast(Member, w.nodes[0]).switch is not None)
+    first = cast(Store, world.nodes[-1]).get(REDUCE)
+    assert first is not None and first.value == N("B")
+    world = next(w for a, w in m.successors(world) if a == ("restart", "B"))
+    while cast(Store, world.nodes[-1]).get(REDUCE) == first:
+        _, world = min(((a, w) for a, w in m.successors(world)
+                        if a[0] == "deliver" and "B" in a[1:3]), key=lambda s: canonical(s[0]))
+    return world
+
+
+def test_a_stale_reduction_request_removes_a_node_for_good_unless_its_revision_is_checked() -> None:
+    """README Findings, Ignite 3, item 11, searched from the state of its counterexample where
+    the second request is written (the whole search: `partsafe check ignite-rebalance
+    --restarts 2 --max-term 1 --variant ig-stale-reduce-event`, 65 steps)."""
+    start = _second_request_written()
+    runs = {}
+    for variant in ("ig-stale-reduce-event", "fixed"):
+        m = catalog.IGNITE.make(variant, TWO_RESTARTS)
+        m.init_states = lambda: [start]  # type: ignore[method-assign]
+        m._goals = ()
+        runs[variant] = explore(m, until="IGN-CONVERGE")
+    (v,) = runs["ig-stale-reduce-event"].violations
+    assert v.spec == "IGN-CONVERGE" and "stable is [A,C]" in v.message
+    assert runs["fixed"].result == "ok"
 
 
 def _stable_writes(m: Any, world: World, steps: int) -> list[World]:

@@ -1,0 +1,41 @@
+"""Ignite 3 rebalance benchmark: the figures of README Figures for the Ignite model.
+
+Not part of the test suite. Run it with
+
+    python tests/benchmarks/bench_ignite.py           # about 10 minutes on one core
+    python tests/benchmarks/bench_ignite.py --long    # and the 20-minute baseline change scope
+    python tests/benchmarks/bench_ignite.py --json
+
+Each run explores one scope in a fresh interpreter and prints its verdict, distinct states, depth,
+seconds, states per second and peak memory: the fixed design at the scopes of the README, then
+each variant at the smallest scope that breaks it. The target: the fixed design clean everywhere,
+every variant broken.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.console import Console
+
+from partsafe.checker.bench import IGNITE_LONG, IGNITE_SUITE, render, run_suite
+
+
+def main() -> int:
+    console = Console(stderr="--json" in sys.argv)
+    suite = IGNITE_SUITE + (IGNITE_LONG if "--long" in sys.argv else ())
+    rows = run_suite(progress=console, suite=suite)
+    render(console, rows)
+    for r in rows:
+        if r["specs"]:
+            console.print(f"{r['label']}: {', '.join(r['specs'])} at depth {r['depth']}")
+    met = all((r["result"] == "ok") == (r["variant"] == "fixed") for r in rows)
+    console.print(f"{'met' if met else 'MISSED'}: the fixed design clean, every variant broken")
+    if "--json" in sys.argv:
+        print(json.dumps({"runs": rows, "met": met}))
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
