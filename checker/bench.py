@@ -80,6 +80,7 @@ def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool) ->
     return {
         "model": model, "variant": variant, "params": params, "symmetry": symmetry,
         "result": result.result, "specs": sorted({v.spec for v in result.violations}),
+        "counterexample": min((v.trace.depth for v in result.violations), default=None),
         "distinct_states": result.distinct_states,
         "transitions": result.transitions, "depth": result.depth,
         "seconds": round(result.seconds, 2),
@@ -108,9 +109,9 @@ def run_suite(quick: bool = False, progress: Console | None = None,
 
 def render(console: Console, rows: list[dict[str, Any]]) -> None:
     table = Table(title="partsafe bench (one core)", title_justify="left")
-    table.add_column("run", no_wrap=True)
+    table.add_column("run", overflow="fold")  # a narrow terminal folds the label, not the figures
     for col in ("result", "states", "depth", "seconds", "states/s", "peak MB"):
-        table.add_column(col, justify="left" if col == "result" else "right")
+        table.add_column(col, justify="left" if col == "result" else "right", no_wrap=True)
     for r in rows:
         table.add_row(r["label"], r["result"], f"{r['distinct_states']:,}", str(r["depth"]),
                       f"{r['seconds']:.2f}", f"{r['states_per_second']:,}",

@@ -29,7 +29,8 @@ def main() -> int:
     render(console, rows)
     for r in rows:
         if r["specs"]:
-            console.print(f"{r['label']}: {', '.join(r['specs'])} at depth {r['depth']}")
+            console.print(f"{r['label']}: {', '.join(r['specs'])}, a counterexample of "
+                          f"{r['counterexample']} steps")
     met = all((r["result"] == "ok") == (r["variant"] == "fixed") for r in rows)
     console.print(f"{'met' if met else 'MISSED'}: the fixed design clean, every variant broken")
     if "--json" in sys.argv:
