@@ -40,7 +40,8 @@ PARTITION_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = tuple(
 
 
 #: the Ignite model: the fixed design at the scopes of README Figures, then each variant at the
-#: smallest scope that breaks it (its first violation); `IGNITE_LONG` is the 20-minute scope
+#: smallest scope that breaks it (its first violation); `IGNITE_LONG`: the two scopes of half an
+#: hour each
 _TERM1 = {"baseline-changes": 1, "max-term": 1}
 IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
     ("ignite default", "ignite-rebalance", "fixed", {}, True),
@@ -65,6 +66,7 @@ IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
 )
 IGNITE_LONG: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
     ("ignite --baseline-changes 1", "ignite-rebalance", "fixed", {"baseline-changes": 1}, True),
+    ("ignite --restarts 2", "ignite-rebalance", "fixed", {"restarts": 2}, True),
 )
 
 
