@@ -129,6 +129,16 @@ def render(console: Console, rows: list[dict[str, Any]]) -> None:
                           f"({full['distinct_states'] / max(r['distinct_states'], 1):.1f}x fewer)")
 
 
+def report(console: Console, rows: list[dict[str, Any]], met: bool, target: str,
+           key: str = "met") -> int:
+    """Tell whether the benchmark met its `target`, print the rows as JSON with ``--json``, and
+    give the exit status (0 when met)."""
+    console.print(f"{'met' if met else 'MISSED'}: {target}")
+    if "--json" in sys.argv:
+        print(json.dumps({"runs": rows, key: met}))
+    return 0 if met else 1
+
+
 if __name__ == "__main__":
     model_name, variant_name, scope, sym = json.loads(sys.argv[1])
     print(json.dumps(run_one(model_name, variant_name, scope, sym)))

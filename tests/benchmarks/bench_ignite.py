@@ -14,12 +14,11 @@ every variant broken.
 
 from __future__ import annotations
 
-import json
 import sys
 
 from rich.console import Console
 
-from partsafe.checker.bench import IGNITE_LONG, IGNITE_SUITE, render, run_suite
+from partsafe.checker.bench import IGNITE_LONG, IGNITE_SUITE, render, report, run_suite
 
 
 def main() -> int:
@@ -32,10 +31,7 @@ def main() -> int:
             console.print(f"{r['label']}: {', '.join(r['specs'])}, a counterexample of "
                           f"{r['counterexample']} steps")
     met = all((r["result"] == "ok") == (r["variant"] == "fixed") for r in rows)
-    console.print(f"{'met' if met else 'MISSED'}: the fixed design clean, every variant broken")
-    if "--json" in sys.argv:
-        print(json.dumps({"runs": rows, "met": met}))
-    return 0 if met else 1
+    return report(console, rows, met, "the fixed design clean, every variant broken")
 
 
 if __name__ == "__main__":

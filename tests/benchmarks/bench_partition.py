@@ -13,12 +13,11 @@ states, depth, seconds, states per second and peak memory. The target: every run
 
 from __future__ import annotations
 
-import json
 import sys
 
 from rich.console import Console
 
-from partsafe.checker.bench import PARTITION_SUITE, render, run_suite
+from partsafe.checker.bench import PARTITION_SUITE, render, report, run_suite
 
 
 def main() -> int:
@@ -26,10 +25,7 @@ def main() -> int:
     rows = run_suite(progress=console, suite=PARTITION_SUITE)
     render(console, rows)
     clean = all(r["result"] == "ok" for r in rows)
-    console.print(f"{'met' if clean else 'MISSED'}: every model clean at the full scope")
-    if "--json" in sys.argv:
-        print(json.dumps({"runs": rows, "clean": clean}))
-    return 0 if clean else 1
+    return report(console, rows, clean, "every model clean at the full scope", key="clean")
 
 
 if __name__ == "__main__":
