@@ -130,7 +130,7 @@ class _ProgressView:
 def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int], *,
               bounds: Bounds, symmetry: bool, keep_going: bool, progress: bool,
               until: str | None = None, checkpoint: Checkpoint | None = None,
-              ) -> tuple[Model[Any], Result, dict[str, int]]:
+              workers: int = 1) -> tuple[Model[Any], Result, dict[str, int]]:
     try:
         params = entry.scope(overrides)
         model = entry.make(variant, overrides)
@@ -143,7 +143,7 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
             result = explore(model, symmetry=symmetry, bounds=bounds,
                              stop_at_first=not keep_going, progress=view if progress else None,
                              action_kinds=entry.action_kinds, until=until,
-                             checkpoint=checkpoint)
+                             checkpoint=checkpoint, workers=workers)
     except CheckpointError as exc:
         _fail(f"--checkpoint: {exc}")
     except KeyboardInterrupt:
@@ -170,6 +170,9 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                    "exists (removed once the search has a verdict)")
 @click.option("--checkpoint-every", type=float, default=600.0, show_default=True,
               help="seconds between checkpoints (at least 20 times the last save's duration)")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="processes that expand each BFS level, 0 for one per core (the same states "
+                   "and verdict; a checkpoint resumes with any number)")
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True,
               help="reduce by the symmetries the model declares")
 @click.option("--keep-going", is_flag=True,
@@ -187,7 +190,7 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                    f"replica count (default {catalog.IGNITE.params['replicas'].default})")
 def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
           max_seconds: float | None, checkpoint_file: Path | None, checkpoint_every: float,
-          symmetry: bool, keep_going: bool, as_json: bool,
+          workers: int, symmetry: bool, keep_going: bool, as_json: bool,
           junit_file: str | None, trace_out: str | None, progress: bool | None,
           replicas: int | None, **scope: int | None) -> None:
     """Explore MODEL exhaustively at a small scope and check every spec on it.
@@ -199,7 +202,12 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     calibration).
     """
     overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
+    if workers < 0:
+        _fail("--workers must be 0 (one per core) or more")
+    workers = workers or os.cpu_count() or 1
     if model == "planner":
+        if workers > 1:
+            _fail("--workers applies to the searches; the planner's check is one loop")
         if overrides:
             _fail(f"--{next(iter(overrides))} does not apply to model planner (it takes "
                   "--replicas and --variant)")
@@ -233,7 +241,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     for entry in entries:
         runs.append(run_check(entry, variant, overrides, bounds=bounds, symmetry=symmetry,
                               keep_going=keep_going, progress=show_progress,
-                              checkpoint=checkpoint))
+                              checkpoint=checkpoint, workers=workers))
     if trace_out:
         m, r, params = runs[0]
         if r.violations:

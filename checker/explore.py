@@ -45,6 +45,7 @@ import numpy as np
 from partsafe.checker.checkpoint import Checkpoint
 from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
 from partsafe.checker.model import Action, Goal, Lasso, Model, StepView
+from partsafe.checker.workers import Batch, Pool, Reply
 
 DEADLOCK = "DEADLOCK"
 #: a step of the model raised: the model itself is inconsistent in the state reached
@@ -145,6 +146,7 @@ def explore(
     action_kinds: tuple[str, ...] = (),
     until: str | None = None,
     checkpoint: Checkpoint | None = None,
+    workers: int = 1,
 ) -> Result:
     """Explore `model` breadth first and check its properties and coverage goals.
 
@@ -152,8 +154,11 @@ def explore(
     reported; `stop_at_first` ends the search at the first (shortest) violation; `until` ends it
     at the first violation of that spec (the zoo's: each variant must break its own spec);
     `checkpoint` saves the search at level ends and resumes it from an existing file (see the
-    module's docstring).
+    module's docstring); `workers` above 1 expands each level in that many forked processes
+    (checker/workers.py), with the same states, counts and verdict.
     """
+    if workers < 1:
+        raise ValueError(f"workers={workers} must be at least 1")
     bounds = bounds or Bounds()
     rep = model.representative if (symmetry and model.has_symmetry) else None
     properties = list(model.properties())
@@ -208,12 +213,14 @@ def explore(
     #: signals received: save where the search is, and end it
     signals: list[int] = []
 
-    def save(at: int = 0, ahead: tuple[list[Any], array] | None = None) -> None:
-        """Save the level from its `at`-th state on, with the next level so far (`ahead`)."""
+    def save(rest: tuple[list[Any], array] | None = None,
+             ahead: tuple[list[Any], array] | None = None) -> None:
+        """Save the level (or the `rest` of it still to expand), with the next level so far."""
+        states, fps = rest if rest is not None else (frontier, frontier_fps)
         checkpoint.save(signature, {"depth": depth, "states": table.count,  # type: ignore[union-attr]
                                     "seconds": before + time.perf_counter() - start},
-                        {"table": table, "frontier": frontier[at:],
-                         "frontier_fps": frontier_fps[at:], "ahead": ahead,
+                        {"table": table, "frontier": states,
+                         "frontier_fps": fps, "ahead": ahead,
                          "depth": depth, "transitions": transitions, "fired": fired,
                          "goal_hits": goal_hits, "found": found,
                          "edges": (edge_src, edge_dst, edge_marks),
@@ -256,6 +263,99 @@ def explore(
         level_seconds = seconds_left if checkpoint is None else None
 
         scan_only = stop
+
+        def search_in_workers() -> None:
+            """The level loop below, with the levels expanded by `workers` processes."""
+            nonlocal depth, transitions, incomplete, scan_only, saved_at, saved_depth, last_report
+            nonlocal frontier, frontier_fps, carried
+            pool = Pool(model, rep, workers, always, quiet, model.goals(), lassos)
+            try:
+                pool.add(frontier, frontier_fps)
+                if carried is not None:
+                    pool.add(*carried, ahead=True)
+                frontier, frontier_fps, carried = [], array("Q"), None
+                expanded = 0
+
+                def on_batch(msg: Batch) -> Reply:
+                    nonlocal transitions, scan_only, incomplete, last_report, expanded
+                    (_, done, moves, kinds, cand_fps, cand_parents, broken, findings, hits,
+                     edges) = msg
+                    expanded += done
+                    for spec, message, fp in findings:
+                        record(spec, message, fp, depth)
+                        if spec == MODEL_ERROR:
+                            scan_only = scan_only or stop
+                    transitions += moves
+                    for kind, n in kinds.items():
+                        fired[kind] = fired.get(kind, 0) + n
+                    for name, hs, action, h in hits:
+                        goal_hits.setdefault(name, (hs, action, h))
+                    new = bytearray(len(cand_fps))
+                    if not scan_only:
+                        insert = table.insert
+                        for j, h in enumerate(cand_fps):
+                            if insert(h, cand_parents[j]):
+                                new[j] = 1
+                        for j, spec, message in broken:
+                            if new[j]:
+                                record(spec, message, cand_fps[j], depth + 1)
+                        if edges is not None:
+                            edge_src.extend(edges[0])
+                            edge_dst.extend(edges[1])
+                            edge_marks.extend(edges[2])
+                    scan_only = scan_only or stop
+                    now = time.perf_counter()
+                    halt = False
+                    if not scan_only:
+                        if signals:
+                            halt = True
+                        elif level_seconds is not None and now - start > level_seconds:
+                            incomplete, halt = f"time bound {max_seconds:g} s reached", True
+                        elif table.count >= max_states:
+                            incomplete, halt = f"state bound {max_states} reached", True
+                    if progress is not None and now - last_report >= progress_interval:
+                        last_report = now
+                        progress(Progress(table.count, transitions, depth,
+                                          sum(pool.sizes) - expanded, before + now - start))
+                    return bytes(new), scan_only, frozenset(goal_hits), halt
+
+                while sum(pool.sizes):
+                    if max_depth is not None and depth >= max_depth and not scan_only:
+                        incomplete = f"depth bound {max_depth} reached"
+                        if checkpoint is not None and saved_depth != depth:
+                            rest, rest_fps, _, _ = pool.dump()
+                            save((rest, rest_fps))
+                        break
+                    pool.balance()
+                    expanded = 0
+                    if not pool.level(depth, scan_only, frozenset(goal_hits), on_batch):
+                        if signals:
+                            rest, rest_fps, ahead, ahead_fps = pool.dump()
+                            save((rest, rest_fps), (ahead, ahead_fps))
+                            incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved "
+                                          f"at depth {depth} with {len(rest):,} of its states "
+                                          f"still to expand")
+                        break
+                    if scan_only or not sum(pool.sizes):
+                        break
+                    depth += 1
+                    if checkpoint is not None:
+                        now = time.perf_counter()
+                        out_of_time = seconds_left is not None and now - start > seconds_left
+                        if out_of_time or checkpoint.due(now - saved_at):
+                            rest, rest_fps, _, _ = pool.dump()
+                            save((rest, rest_fps))
+                            del rest, rest_fps
+                            saved_at, saved_depth = time.perf_counter(), depth
+                        if out_of_time:
+                            incomplete = (f"time bound {max_seconds:g} s reached (saved at "
+                                          f"depth {depth})")
+                            break
+            finally:
+                pool.close()
+
+        if workers > 1 and frontier:
+            search_in_workers()
         while frontier:
             if max_depth is not None and depth >= max_depth and not scan_only:
                 incomplete = f"depth bound {max_depth} reached"
@@ -275,7 +375,7 @@ def explore(
                 if idx & 255 == 0:
                     if signals and not scan_only:
                         table.count = count
-                        save(idx, (next_states, next_fps))
+                        save((frontier[idx:], frontier_fps[idx:]), (next_states, next_fps))
                         incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved at "
                                       f"depth {depth} with {len(frontier) - idx:,} of its "
                                       f"states still to expand")
