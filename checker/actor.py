@@ -202,6 +202,8 @@ class ActorModel(Model[World]):
         self._renamed: list[dict[int, tuple[Any, Any]]] = [{} for _ in self._perms]
         self._renamers = [self._renamer(k) for k in range(len(self._perms))]
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
+        #: does a heartbeat ever do anything? (the default handler changes nothing)
+        self._heartbeats_act = type(protocol).on_heartbeat is not Protocol.on_heartbeat
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
                 self._watchers.setdefault(kind, []).append((i, m))
@@ -308,7 +310,7 @@ class ActorModel(Model[World]):
                 if kind == "false-suspect":
                     nxt = nxt._replace(budget=_spend(nxt.budget, SUSPICION))
                 out.append(((kind, n, q), nxt))
-        for sender, sst in live:
+        for sender, sst in live if self._heartbeats_act else ():
             for n in sorted(call(targets, sender, sst)):
                 st = nodes[self.index[n]]
                 if st is None or st is CRASHED:
