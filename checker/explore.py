@@ -120,6 +120,8 @@ class Result:
     table_bytes: int = 0
     #: the depth a checkpoint was resumed at, when the search began in an earlier process
     resumed_at: int | None = None
+    #: processes that expanded the levels (1: the searching process itself)
+    workers: int = 1
 
     @property
     def states_per_second(self) -> float:
@@ -519,6 +521,7 @@ def explore(
         incomplete_reason=incomplete,
         table_bytes=table.nbytes,
         resumed_at=resumed_at,
+        workers=workers,
     )
 
 

@@ -77,6 +77,7 @@ def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
         "depth": result.depth,
         "seconds": round(result.seconds, 3),
         "states_per_second": round(result.states_per_second),
+        "workers": result.workers,
         "fired": result.fired,
         "never_fired": result.never_fired,
         "violations": [
@@ -130,6 +131,7 @@ def render_result(console: Console, model: Model[Any], result: Result) -> None:
              f"depth {result.depth}, {result.seconds:.2f} s "
              f"({result.states_per_second:,.0f} states/s)"
              f"{', symmetry reduction' if result.symmetry else ''}"
+             f"{f', {result.workers} workers' if result.workers > 1 else ''}"
              + (f", resumed at depth {result.resumed_at}" if result.resumed_at is not None
                 else ""))
     console.print(Text(stats))

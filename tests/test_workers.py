@@ -181,6 +181,7 @@ def test_check_with_workers_reports_the_same_search() -> None:
         return json.loads(r.stdout)
 
     one, two = run(), run("--workers", "2")
+    assert (one["workers"], two["workers"]) == (1, 2)
     assert (one["distinct_states"], one["transitions"]) == (
         two["distinct_states"], two["transitions"])
 
