@@ -95,6 +95,8 @@ class Budget:
  ADMIN) = range(10)
 BUDGET_NAMES = ("crashes", "joins", "suspicions", "losses", "duplications", "publishes",
                 "shutdowns", "reorders", "restarts", "admin")
+#: the faults that strike one node, with their budgets: `ActorModel.restrict` may confine them
+TARGETED = {"crash": "crashes", "join": "joins", "shutdown": "shutdowns", "restart": "restarts"}
 
 
 class World(NamedTuple):
@@ -202,11 +204,52 @@ class ActorModel(Model[World]):
         self._renamed: list[dict[int, tuple[Any, Any]]] = [{} for _ in self._perms]
         self._renamers = [self._renamer(k) for k in range(len(self._perms))]
         self._watchers: dict[str, list[tuple[int, Monitor]]] = {}
+        #: per targeted fault kind, the nodes it may strike (`restrict`); absent: any node
+        self.only: dict[str, frozenset[NodeId]] = {}
         #: does a heartbeat ever do anything? (the default handler changes nothing)
         self._heartbeats_act = type(protocol).on_heartbeat is not Protocol.on_heartbeat
         for i, m in enumerate(self.monitors):
             for kind in m.observes:
                 self._watchers.setdefault(kind, []).append((i, m))
+
+    def restrict(self, only: dict[str, frozenset[NodeId]]) -> None:
+        """Let each fault kind of `only` (crash, join, shutdown, restart) strike only the nodes
+        named for it: one part of a scope split into smaller searches.
+
+        A run whose crash strikes node x and whose shutdown request comes from node y is a run
+        of the part that allows x to crash and y to leave, so the parts whose targets cover
+        every node together reach every state of the whole scope, and find every violation and
+        lasso of it (a cycle spends no budget, so it lies within one part). Each part re-explores
+        what comes before its faults, which costs less the later the faults come. A part reports
+        the coverage goals it reached; the whole scope's goals are those of all its parts.
+        Symmetry reduction stays sound only if every part's targets are closed under it."""
+        for kind, nodes in only.items():
+            if kind not in TARGETED:
+                raise ValueError(f"--only {kind}=...: a fault kind is one of "
+                                 f"{', '.join(TARGETED)}")
+            unknown = sorted(set(nodes) - set(self.names))
+            if unknown or not nodes:
+                what = f"no node named {', '.join(unknown)}" if unknown else "no node"
+                raise ValueError(f"--only {kind}={','.join(sorted(nodes))}: {what} (nodes: "
+                                 f"{', '.join(self.names)})")
+            budget = getattr(self.budget, TARGETED[kind])
+            if not budget:
+                raise ValueError(f"--only {kind}=...: the scope allows no {TARGETED[kind]}")
+            for group in self.protocol.interchangeable if self._perms else ():
+                if len(group) > 1 and group & nodes and not group <= nodes:
+                    raise ValueError(
+                        f"--only {kind}={','.join(sorted(nodes))} tells apart "
+                        f"{', '.join(sorted(group))}, which the symmetry reduction takes as "
+                        "interchangeable: name all of them or none, or add --no-symmetry")
+        self.only = {kind: frozenset(nodes) for kind, nodes in only.items()}
+        self.goals_required = not only
+        self.scope = {**self.scope, "only": " ".join(
+            f"{kind}={','.join(sorted(nodes))}" for kind, nodes in sorted(only.items()))}
+
+    def drop_symmetry(self) -> None:
+        """No symmetry reduction (for `restrict` with targets that tell interchangeable nodes
+        apart)."""
+        self._perms = []
 
     # -- model interface -------------------------------------------------------------------------
 
@@ -320,26 +363,37 @@ class ActorModel(Model[World]):
                         not self._in_flight(network, n, d, m) for d, m in step.sends):
                     out.append((("heartbeat", sender, n), self._apply(world, n, step, network)))
         # crashes and joins
+        only = self.only
         if budget[CRASH]:
+            allowed = only.get("crash")
             for n, _ in live:
+                if allowed is not None and n not in allowed:
+                    continue
                 i = self.index[n]
                 rest = frozenset(e for e in network if e[1] != n)
                 nxt = world._replace(nodes=_put(nodes, i, CRASHED), network=rest,
                                      budget=_spend(budget, CRASH))
                 out.append((("crash", n), self._observe(nxt, (MemberCrashed(member=n),))))
         if budget[JOIN]:
+            allowed = only.get("join")
             for n, st in zip(self.names, nodes, strict=True):
-                if st is None:
+                if st is None and (allowed is None or n in allowed):
                     w = world._replace(budget=_spend(budget, JOIN))
                     out.append((("join", n), self._apply(w, n, p.on_join(n), network)))
         if budget[SHUTDOWN]:
+            allowed = only.get("shutdown")
             for n, st in live:
+                if allowed is not None and n not in allowed:
+                    continue
                 step = call(p.on_shutdown, n, st)
                 if step is not None:
                     w = world._replace(budget=_spend(budget, SHUTDOWN))
                     out.append((("shutdown", n), self._apply(w, n, step, network)))
         if budget[RESTART]:
+            allowed = only.get("restart")
             for n, st in live:
+                if allowed is not None and n not in allowed:
+                    continue
                 step = call(p.on_restart, n, st)
                 if step is not None:
                     w = world._replace(budget=_spend(budget, RESTART))

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker import catalog
+from partsafe.checker.actor import ActorModel
 from partsafe.checker.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -130,10 +131,17 @@ class _ProgressView:
 def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int], *,
               bounds: Bounds, symmetry: bool, keep_going: bool, progress: bool,
               until: str | None = None, checkpoint: Checkpoint | None = None,
-              workers: int = 1) -> tuple[Model[Any], Result, dict[str, int]]:
+              workers: int = 1, only: dict[str, frozenset[str]] | None = None,
+              ) -> tuple[Model[Any], Result, dict[str, int]]:
     try:
         params = entry.scope(overrides)
         model = entry.make(variant, overrides)
+        if only:
+            if not isinstance(model, ActorModel):
+                _fail(f"--only applies to the actor models, not {entry.name}")
+            if not symmetry:
+                model.drop_symmetry()
+            model.restrict(only)
     except ValueError as exc:
         _fail(str(exc))
     try:
@@ -170,6 +178,10 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                    "exists (removed once the search has a verdict)")
 @click.option("--checkpoint-every", type=float, default=600.0, show_default=True,
               help="seconds between checkpoints (at least 20 times the last save's duration)")
+@click.option("--only", "only_targets", multiple=True, metavar="KIND=NODES",
+              help="one part of a scope split by fault targets: KIND (crash, join, shutdown, "
+                   "restart) strikes only NODES (comma-separated); repeatable. The parts whose "
+                   "targets cover every node make up the whole scope")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="processes that expand each BFS level, 0 for one per core (the same states "
                    "and verdict; a checkpoint resumes with any number)")
@@ -190,7 +202,8 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                    f"replica count (default {catalog.IGNITE.params['replicas'].default})")
 def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
           max_seconds: float | None, checkpoint_file: Path | None, checkpoint_every: float,
-          workers: int, symmetry: bool, keep_going: bool, as_json: bool,
+          only_targets: tuple[str, ...], workers: int, symmetry: bool, keep_going: bool,
+          as_json: bool,
           junit_file: str | None, trace_out: str | None, progress: bool | None,
           replicas: int | None, **scope: int | None) -> None:
     """Explore MODEL exhaustively at a small scope and check every spec on it.
@@ -204,6 +217,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
     if workers < 0:
         _fail("--workers must be 0 (one per core) or more")
+    only = _only(only_targets)
     workers = workers or os.cpu_count() or 1
     if model == "planner":
         if workers > 1:
@@ -218,8 +232,8 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
             _fail("--replicas applies to models planner and ignite-rebalance only")
         overrides["replicas"] = replicas
     if model is None:
-        if variant != "fixed" or overrides or trace_out or checkpoint_file:
-            _fail("--variant, scope options, --trace-out and --checkpoint need a MODEL")
+        if variant != "fixed" or overrides or trace_out or checkpoint_file or only:
+            _fail("--variant, scope options, --only, --trace-out and --checkpoint need a MODEL")
         entries = list(catalog.MODELS.values())
     else:
         try:
@@ -241,7 +255,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     for entry in entries:
         runs.append(run_check(entry, variant, overrides, bounds=bounds, symmetry=symmetry,
                               keep_going=keep_going, progress=show_progress,
-                              checkpoint=checkpoint, workers=workers))
+                              checkpoint=checkpoint, workers=workers, only=only))
     if trace_out:
         m, r, params = runs[0]
         if r.violations:
@@ -270,6 +284,20 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         if planner is not None:
             render_planner_check(console, planner)
     sys.exit(status)
+
+
+def _only(values: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """``--only KIND=NODES`` options as a map from fault kind to nodes."""
+    only: dict[str, frozenset[str]] = {}
+    for value in values:
+        kind, sep, nodes = value.partition("=")
+        names = frozenset(n.strip() for n in nodes.split(",") if n.strip())
+        if not sep or not kind or not names:
+            _fail(f"--only {value}: expected KIND=NODES, such as crash=A or shutdown=B,C")
+        if kind in only:
+            _fail(f"--only {value}: {kind} is named twice")
+        only[kind] = names
+    return only
 
 
 def _checkpoint(path: Path, every: float, progress: bool) -> Checkpoint:

@@ -500,7 +500,7 @@ def explore(
         verdict = "violation"
     elif incomplete:
         verdict = "incomplete"
-    elif any(not g.reached for g in goals):
+    elif model.goals_required and any(not g.reached for g in goals):
         verdict = "gap"
     else:
         verdict = "ok"

@@ -80,6 +80,9 @@ class Model(ABC, Generic[S]):
     variant: str = "fixed"
     #: the scope the model was built at, for reports (set by each model's constructor)
     scope: dict[str, Any]
+    #: False for one part of a scope split by fault targets (`ActorModel.restrict`): its goals
+    #: are reported, but one not reached is no GAP, as the other parts may reach it
+    goals_required: bool = True
 
     @abstractmethod
     def init_states(self) -> Iterable[S]:
