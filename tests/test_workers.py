@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from searches import same
 
 from partsafe.checker import checkpoint as ck
 from partsafe.checker.catalog import get
 from partsafe.checker.checkpoint import Checkpoint
 from partsafe.checker.cli import main
-from partsafe.checker.explore import Bounds, Result, explore
+from partsafe.checker.explore import Bounds, explore
 from partsafe.checker.model import Lasso, Model
 from partsafe.checker.twophase import TwoPhase
 from partsafe.checker.workers import WorkerError
@@ -28,21 +29,6 @@ from partsafe.checker.workers import WorkerError
 @pytest.fixture(autouse=True)
 def _seed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONHASHSEED", "7")  # for the checkpoints' headers
-
-
-def same(a: Result, b: Result) -> None:
-    """The same search: after a violation, the level it is in is finished in scan mode, so which
-    states were counted depends on the order of expansion; then the verdict, the depth and the
-    specs with their trace lengths are the same."""
-    assert (a.result, a.depth) == (b.result, b.depth)
-    assert [(v.spec, v.trace.depth) for v in a.violations] == [
-        (v.spec, v.trace.depth) for v in b.violations]
-    if a.violations:
-        return
-    assert (a.distinct_states, a.transitions, a.fired, a.never_fired) == (
-        b.distinct_states, b.transitions, b.fired, b.never_fired)
-    assert [(g.name, g.reached, g.trace and g.trace.depth) for g in a.goals] == [
-        (g.name, g.reached, g.trace and g.trace.depth) for g in b.goals]
 
 
 MODELS: dict[str, Callable[[], Model[Any]]] = {
