@@ -246,6 +246,12 @@ class ActorModel(Model[World]):
         self.scope = {**self.scope, "only": " ".join(
             f"{kind}={','.join(sorted(nodes))}" for kind, nodes in sorted(only.items()))}
 
+    def _struck(self, kind: str, nodes: Iterable[tuple[NodeId, Hashable]]
+                ) -> Iterable[tuple[NodeId, Hashable]]:
+        """The (node, state) pairs of `nodes` that a fault of `kind` may strike (`restrict`)."""
+        allowed = self.only.get(kind)
+        return nodes if allowed is None else [(n, st) for n, st in nodes if n in allowed]
+
     def drop_symmetry(self) -> None:
         """No symmetry reduction (for `restrict` with targets that tell interchangeable nodes
         apart)."""
@@ -363,37 +369,26 @@ class ActorModel(Model[World]):
                         not self._in_flight(network, n, d, m) for d, m in step.sends):
                     out.append((("heartbeat", sender, n), self._apply(world, n, step, network)))
         # crashes and joins
-        only = self.only
         if budget[CRASH]:
-            allowed = only.get("crash")
-            for n, _ in live:
-                if allowed is not None and n not in allowed:
-                    continue
+            for n, _ in self._struck("crash", live):
                 i = self.index[n]
                 rest = frozenset(e for e in network if e[1] != n)
                 nxt = world._replace(nodes=_put(nodes, i, CRASHED), network=rest,
                                      budget=_spend(budget, CRASH))
                 out.append((("crash", n), self._observe(nxt, (MemberCrashed(member=n),))))
         if budget[JOIN]:
-            allowed = only.get("join")
-            for n, st in zip(self.names, nodes, strict=True):
-                if st is None and (allowed is None or n in allowed):
+            for n, st in self._struck("join", zip(self.names, nodes, strict=True)):
+                if st is None:
                     w = world._replace(budget=_spend(budget, JOIN))
                     out.append((("join", n), self._apply(w, n, p.on_join(n), network)))
         if budget[SHUTDOWN]:
-            allowed = only.get("shutdown")
-            for n, st in live:
-                if allowed is not None and n not in allowed:
-                    continue
+            for n, st in self._struck("shutdown", live):
                 step = call(p.on_shutdown, n, st)
                 if step is not None:
                     w = world._replace(budget=_spend(budget, SHUTDOWN))
                     out.append((("shutdown", n), self._apply(w, n, step, network)))
         if budget[RESTART]:
-            allowed = only.get("restart")
-            for n, st in live:
-                if allowed is not None and n not in allowed:
-                    continue
+            for n, st in self._struck("restart", live):
                 step = call(p.on_restart, n, st)
                 if step is not None:
                     w = world._replace(budget=_spend(budget, RESTART))

@@ -52,7 +52,7 @@ def test_workers_find_what_one_process_finds(make: Callable[[], Model[Any]]) -> 
         assert v.trace.steps
 
 
-def test_without_workers_a_violation_would_be_missed() -> None:
+def test_a_search_cut_short_differs_from_the_whole() -> None:
     """The comparison above can fail: a search cut short by a bound differs from the whole."""
     whole = explore(TwoPhase(4, "tm-commit-early"), workers=2)
     cut = explore(TwoPhase(4, "tm-commit-early"), workers=2, bounds=Bounds(max_depth=1))
