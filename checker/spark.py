@@ -32,6 +32,7 @@ import gzip
 import json
 import os
 import re
+import sys
 import tempfile
 import threading
 import time
@@ -195,6 +196,10 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
         "spark.driver.memory": "2g",
         "spark.python.worker.reuse": "true",
     }
+    if conf.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        # a local master's Python workers are this interpreter (which has partsafe), whatever
+        # python3 is on PATH
+        defaults["spark.pyspark.python"] = sys.executable
     for key, value in defaults.items():
         if not conf.contains(key):
             conf.set(key, value)

@@ -238,3 +238,63 @@ def test_spark_submit_runs_partsafe(tmp_path: Path) -> None:
     expected = local.validate([str(DATA)]).as_dict()
     expected.pop("engine")
     assert report | {"seconds": 0} == expected | {"seconds": 0}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_standalone_cluster_runs_the_shipped_package(tmp_path: Path) -> None:
+    """`--master spark://...`: a Spark standalone master and one worker started here (Spark's own
+    launcher, its executors separate JVMs); the executors run partsafe from the zip the driver
+    ships, and the report, violations included, is the local engine's."""
+    import os
+    import signal
+    import time
+
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    env = os.environ | {"SPARK_HOME": str(home), "SPARK_LOG_DIR": str(tmp_path)}
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    daemons = [
+        ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+         "--webui-port", str(_free_port())],
+        ["org.apache.spark.deploy.worker.Worker", "--cores", "1", "--memory", "1g",
+         "--webui-port", str(_free_port()), url],
+    ]
+    logs = [tmp_path / "master.log", tmp_path / "worker.log"]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for daemon, log in zip(daemons, logs, strict=True):
+            procs.append(subprocess.Popen([str(home / "bin" / "spark-class"), *daemon], env=env,
+                                          stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                                          start_new_session=True))
+            time.sleep(1)
+        deadline = time.monotonic() + 120
+        while "registered with master" not in logs[1].read_text(errors="replace"):
+            assert time.monotonic() < deadline and procs[1].poll() is None, logs[1].read_text()
+            time.sleep(0.5)
+        simulate(tmp_path / "logs", members=4, partitions=16, events=300, lines=5_000, seed=3,
+                 inject=["MEM-VERSION", "PT-VERSION"])
+        paths = [str(DATA), str(tmp_path / "logs")]
+        res = subprocess.run([sys.executable, "-m", "partsafe", "validate", "--engine", "spark",
+                              "--master", url, "--json", *paths], capture_output=True,
+                             text=True, cwd=tmp_path, timeout=600,
+                             env=os.environ | {"PYSPARK_PYTHON": sys.executable})
+        assert res.returncode == 1, res.stderr[-2000:]
+        report = json.loads(res.stdout)
+        assert (report.pop("engine"), report.pop("spark_master")) == ("spark", url)
+        expected = local.validate(paths).as_dict()
+        expected.pop("engine")
+        assert report | {"seconds": 0} == expected | {"seconds": 0}
+        assert {v["spec"] for v in report["violations"]} == {"MEM-VERSION", "PT-VERSION"}
+    finally:
+        for p in procs:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(timeout=60)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
 from typing import Any, NamedTuple
 
 from lark import Lark, Token, Transformer, v_args
@@ -236,7 +236,8 @@ class _ToPython(_Tokens):
 
 
 _PARSER = Lark(
-    Path(__file__).with_name("hazelcast.lark").read_text(encoding="utf-8"),
+    # a resource, not a path: the package may run from a zip (shipped to Spark executors)
+    files(__package__).joinpath("hazelcast.lark").read_text(encoding="utf-8"),
     parser="lalr",
     start=["member_list", "lead_object", "claim_local", "state_change", "stats"],
     transformer=_ToPython(),
