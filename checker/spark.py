@@ -80,11 +80,11 @@ CLUSTER_THRESHOLD = 512 << 20
 #: what `--engine auto` on a local master rests on, measured by tests/benchmarks/bench_spark.py
 #: (2 GB, 20 members, 13.2 million lines, local[*] on 2 cores): the local engine's lines per
 #: second, the Spark engine's per core (from the quarter and the full input, so without its
-#: fixed costs), those fixed costs in seconds (31 s of stages and Python workers, 8 s to start
-#: the session), bytes per line
-LOCAL_LINES_PER_SECOND = 335_000
-SPARK_LINES_PER_SECOND_PER_CORE = 87_000
-SPARK_FIXED_SECONDS = 40.0
+#: fixed costs), those fixed costs in seconds (20.5 s of stages and Python workers, 5.4 s to
+#: start the session), bytes per line
+LOCAL_LINES_PER_SECOND = 680_000
+SPARK_LINES_PER_SECOND_PER_CORE = 102_000
+SPARK_FIXED_SECONDS = 26.0
 BYTES_PER_LINE = 150
 _SCHEME = "://"
 
@@ -96,8 +96,8 @@ def auto_engine(size: int, master: str | None = None) -> str:
     ``local``), Spark from `CLUSTER_THRESHOLD`: the executors do the work and the driver's
     memory stays flat. On a local master, Spark where the benchmark's figures say it is the
     faster of the two: its cores must together outrun the local engine, and the input must be
-    big enough to repay Spark's fixed costs (from about 55 GB on 4 cores, 3.9 GB on 8, 2.7 GB
-    on 16; never on 3 cores or fewer)."""
+    big enough to repay Spark's fixed costs (from about 56 GB on 7 cores, 16 GB on 8, 4.5 GB
+    on 16; never on 6 cores or fewer)."""
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started the JVM for us
         return "spark"
     master = master or os.environ.get("SPARK_MASTER", "local[*]")

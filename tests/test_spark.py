@@ -165,10 +165,11 @@ def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.Monk
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     gb = 10**9
     assert auto(100 * gb, "local[2]") == auto(100 * gb, "local") == "local"  # too few cores
-    assert auto(3 * gb, "local[8]") == "local" and auto(5 * gb, "local[8]") == "spark"
-    assert auto(2 * gb, "local[16, 3]") == "local" and auto(3 * gb, "local[16, 3]") == "spark"
+    assert auto(100 * gb, "local[6]") == "local"
+    assert auto(15 * gb, "local[8]") == "local" and auto(17 * gb, "local[8]") == "spark"
+    assert auto(4 * gb, "local[16, 3]") == "local" and auto(5 * gb, "local[16, 3]") == "spark"
     monkeypatch.setattr(spark_mod.os, "cpu_count", lambda: 16)
-    assert auto(3 * gb, "local[*]") == auto(3 * gb) == "spark"
+    assert auto(5 * gb, "local[*]") == auto(5 * gb) == "spark"
     assert auto(400 << 20, "spark://head:7077") == "local"  # a cluster, from 512 MB
     assert auto(600 << 20, "spark://head:7077") == "spark"
     monkeypatch.setenv("SPARK_MASTER", "yarn")
