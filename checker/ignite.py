@@ -60,13 +60,16 @@ class RevisionRanks:
     Worlds share their parts (node states, messages in flight, monitor states) with the worlds
     they came from, so the revisions of each part are collected once and kept with the part
     (by identity: the part is kept alive with them, so its id cannot be reused); a world's
-    revisions are the union of its parts'. Renumbering is needed only when the ranks have gaps.
-    The memory is bounded (`REVISIONS_LIMIT` parts, then it starts again): kept for ever, it
-    would keep every part of every state searched alive.
+    revisions are the union of its parts'. Renumbering is needed only when the ranks have gaps,
+    and only the parts holding a revision whose rank differs from it are renumbered; their images
+    are remembered too, so the many worlds sharing a part share its image. Both memories are
+    bounded (`REVISIONS_LIMIT` parts, then they start again): kept for ever, they would keep
+    every part of every state searched alive.
     """
 
     def __init__(self) -> None:
         self._revisions: dict[int, tuple[Any, frozenset[int]]] = {}
+        self._images: dict[int, tuple[Any, dict[tuple[tuple[int, Rev], ...], Any]]] = {}
 
     def _of(self, part: Any) -> frozenset[int]:
         known = self._revisions.get(id(part))
@@ -82,15 +85,41 @@ class RevisionRanks:
 
     def __call__(self, world: World) -> World:
         of = self._of
-        revs = set(of(world.monitors))  # often the parent's monitors, unchanged
-        for group in (world.nodes, world.network):
-            for part in group:
-                revs |= of(part)
+        monitor_revs = of(world.monitors)  # often the parent's monitors, unchanged
+        node_revs = [of(part) for part in world.nodes]
+        message_revs = [(part, of(part)) for part in world.network]
+        revs = set(monitor_revs).union(*node_revs, *(r for _, r in message_revs))
         if not revs or (min(revs) == 1 and max(revs) == len(revs)):
             return world
         ranks = {r: Rev(i) for i, r in enumerate(sorted(revs), 1)}
-        nodes, network, monitors = _remap((world.nodes, world.network, world.monitors), ranks)
-        return World(nodes, network, world.budget, monitors, world.flags)
+        moved = {r: rank for r, rank in ranks.items() if r != rank}
+        remap = self._remap_part
+        return World(tuple([p if r.isdisjoint(moved) else remap(p, r, ranks, moved)
+                            for p, r in zip(world.nodes, node_revs, strict=True)]),
+                     frozenset([p if r.isdisjoint(moved) else remap(p, r, ranks, moved)
+                                for p, r in message_revs]),
+                     world.budget,
+                     world.monitors if monitor_revs.isdisjoint(moved)
+                     else remap(world.monitors, monitor_revs, ranks, moved),
+                     world.flags)
+
+    def _remap_part(self, part: Any, part_revs: frozenset[int], ranks: dict[int, Rev],
+                    moved: dict[int, Rev]) -> Any:
+        """`part` renumbered by `ranks` (some of its revisions are among the `moved` ones): its
+        image, remembered by the part's identity and the moves of its own revisions. Many worlds
+        share a part and renumber it alike, and the same image keeps what is remembered of it by
+        identity (its renamings) valid; a part none of whose revisions moves stays as it is."""
+        moves = tuple(sorted([(r, moved[r]) for r in part_revs if r in moved]))
+        known = self._images.get(id(part))
+        if known is None or known[0] is not part:
+            if len(self._images) > REVISIONS_LIMIT:
+                self._images.clear()
+            known = (part, {})
+            self._images[id(part)] = known
+        image = known[1].get(moves)
+        if image is None:
+            image = known[1][moves] = _remap(part, ranks)
+        return image
 
 
 def revision_ranks(world: World) -> World:
