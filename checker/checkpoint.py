@@ -20,18 +20,24 @@ What makes a checkpoint valid for a process is checked, never assumed:
 
 The file is written to a temporary name and renamed, so a process killed while writing leaves the
 previous checkpoint whole. The header is a pickle of its own, first in the file, so that it is
-read without the body.
+read without the body. The columns of the search (the visited table, the frontier's fingerprints,
+the edges: arrays of gigabytes in a search of a hundred million states) are written straight from
+their memory and read straight into arrays, outside the body's pickle (pickle protocol 5's
+out-of-band buffers): a plain pickle would copy each to a bytes object first, and a save or a
+resume would need twice the search's memory.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import io
 import os
 import pickle
 import random
 import sys
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -39,7 +45,9 @@ from pathlib import Path
 from typing import Any
 
 #: the layout of the file; a checkpoint of another layout is refused
-FORMAT = 2
+FORMAT = 3
+#: array items read at a time into a column (a read never holds a whole column twice)
+_READ = 1 << 23
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: personality(2) flag: no address space layout randomization for the process and its execs
 ADDR_NO_RANDOMIZE = 0x0040000
@@ -172,9 +180,18 @@ class Checkpoint:
         tmp = self.path.with_name(self.path.name + ".partial")
         began = time.perf_counter()
         try:
+            columns: list[pickle.PickleBuffer] = []
+            pickled = io.BytesIO()
+            pickler = _Pickler(pickled, protocol=5, buffer_callback=columns.append)
+            pickler.dump(body)
             with tmp.open("wb") as f:
                 pickle.dump(header, f, protocol=pickle.HIGHEST_PROTOCOL)
-                pickle.dump(body, f, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump([(code, len(memoryview(c).cast("B"))) for code, c in
+                             zip(pickler.typecodes, columns, strict=True)], f,
+                            protocol=pickle.HIGHEST_PROTOCOL)
+                for column in columns:
+                    f.write(memoryview(column).cast("B"))
+                f.write(pickled.getbuffer())
             os.replace(tmp, self.path)
         except OSError as exc:
             raise CheckpointError(f"{self.path}: cannot write the checkpoint ({exc})") from exc
@@ -202,13 +219,49 @@ class Checkpoint:
                                   "that wrote it (Python before 3.12 hashes None by its "
                                   "address: run with address randomization off, as partsafe "
                                   "check --checkpoint does)")
-        with self.path.open("rb") as f:
-            pickle.load(f)
-            body: dict[str, Any] = pickle.load(f)
+        try:
+            with self.path.open("rb") as f:
+                pickle.load(f)
+                layout: list[tuple[str, int]] = pickle.load(f)
+                columns = []
+                for code, nbytes in layout:
+                    column = array(code)
+                    items = nbytes // column.itemsize
+                    while len(column) < items:
+                        column.fromfile(f, min(_READ, items - len(column)))
+                    columns.append(column)
+                body: dict[str, Any] = pickle.load(f, buffers=columns)
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError) as exc:
+            raise CheckpointError(f"{self.path}: the checkpoint is damaged ({exc}); remove it "
+                                  "to start again") from exc
         return body
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _column(typecode: str, buffer: Any) -> array:
+    """An array of the search, as `Checkpoint.load` read it (or rebuilt from an in-band copy)."""
+    if isinstance(buffer, array):
+        return buffer
+    column = array(typecode)
+    column.frombytes(buffer)
+    return column
+
+
+class _Pickler(pickle.Pickler):
+    """A pickler that hands every array to its buffer callback, out of band, with its type code
+    in `typecodes` (in the same order)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.typecodes: list[str] = []
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is array:
+            self.typecodes.append(obj.typecode)
+            return _column, (obj.typecode, pickle.PickleBuffer(obj))
+        return NotImplemented
 
 
 def describe(signature: dict[str, Any]) -> str:

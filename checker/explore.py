@@ -53,6 +53,8 @@ MODEL_ERROR = "MODEL-ERROR"
 #: rounds of a lasso's cycle followed until its concrete first state comes back: the order of
 #: a renaming of interchangeable nodes, at most 60 for up to 12 nodes in one group
 MAX_ROUNDS = 60
+#: edges turned into slots at a time by `_cyclic_core`
+_CHUNK = 1 << 24
 
 
 @dataclass
@@ -576,7 +578,7 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
     """For each lasso property, the shortest reachable cycle through a marked edge, if any:
     strongly connected components of the explored graph (networkx), then the marked edge whose
     source is closest to an initial state, closed by a shortest path back."""
-    src, dst, marks = _cyclic_core(src, dst, marks)
+    src, dst, marks = _cyclic_core(table, src, dst, marks)
     graph = nx.DiGraph()
     graph.add_edges_from(zip(src, dst, strict=True))
     component: dict[int, int] = {}
@@ -612,24 +614,45 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
     return out
 
 
-def _cyclic_core(src: array, dst: array, marks: array) -> tuple[list[int], list[int], list[int]]:
+def _cyclic_core(table: FingerprintTable, src: array, dst: array,
+                 marks: array) -> tuple[list[int], list[int], list[int]]:
     """The edges that may lie on a cycle: edges out of a state no edge enters, or into a state no
     edge leaves, are on none, and dropping them may expose more (numpy, a pass per layer). Every
     cycle survives whole, so the strongly connected components with a cycle are the same; what
-    reaches networkx is the cyclic part of the graph, not every edge of a large search."""
-    s = np.frombuffer(src, dtype=np.uint64)
-    d = np.frombuffer(dst, dtype=np.uint64)
-    m = np.frombuffer(marks, dtype=np.uint8)
-    nodes, index = np.unique(np.concatenate((s, d)), return_inverse=True)
-    si, di = index[:len(s)], index[len(s):]
+    reaches networkx is the cyclic part of the graph, not every edge of a large search.
+
+    States are named by their slots in `table` (4 bytes, where a search of hundreds of millions
+    of edges could not afford a sort of their fingerprints), and the edge columns are consumed
+    from their end, a chunk at a time, so that they shrink while the slot columns grow: the
+    edges are never held twice."""
+    n = len(src)
+    dtype = np.uint32 if table.capacity <= 1 << 32 else np.uint64
+    si, di = np.empty(n, dtype=dtype), np.empty(n, dtype=dtype)
+    m = np.frombuffer(marks, dtype=np.uint8).copy()
+    del marks[:]
+    end = n
+    while end:
+        start = max(0, end - _CHUNK)
+        si[start:end] = table.slots(np.frombuffer(src, dtype=np.uint64, offset=8 * start))
+        del src[start:]
+        di[start:end] = table.slots(np.frombuffer(dst, dtype=np.uint64, offset=8 * start))
+        del dst[start:]
+        end = start
     while len(si):
-        alive = (np.bincount(di, minlength=len(nodes)) > 0) & (
-            np.bincount(si, minlength=len(nodes)) > 0)
-        keep = alive[si] & alive[di]
+        alive = np.zeros(table.capacity, dtype=bool)
+        alive[si] = True
+        enters = np.zeros(table.capacity, dtype=bool)
+        enters[di] = True
+        alive &= enters
+        del enters
+        keep = alive[si]
+        keep &= alive[di]
+        del alive
         if keep.all():
             break
         si, di, m = si[keep], di[keep], m[keep]
-    return nodes[si].tolist(), nodes[di].tolist(), m.tolist()
+    keys = np.frombuffer(table.keys, dtype=np.uint64)
+    return keys[si].tolist(), keys[di].tolist(), m.tolist()
 
 
 def _depth(table: FingerprintTable, fp: int) -> int:

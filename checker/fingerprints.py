@@ -132,3 +132,24 @@ class FingerprintTable:
         self.mask = capacity - 1
         self.shift = shift
         self.limit = int(capacity * MAX_LOAD)
+
+    def slots(self, fps: np.ndarray) -> np.ndarray:
+        """The slot of each fingerprint of `fps` (uint64, every one in the table), vectorised:
+        each round probes the next slot of the fingerprints not yet found. A slot is a dense
+        name for a state, 4 bytes where the table has at most 2**32 slots."""
+        keys = np.frombuffer(self.keys, dtype=np.uint64)
+        dtype = np.uint32 if self.capacity <= 1 << 32 else np.uint64
+        out = np.empty(fps.size, dtype=dtype)
+        todo = np.arange(fps.size, dtype=np.int64)
+        pos = (fps >> np.uint64(self.shift)).astype(np.int64)
+        want = fps
+        while todo.size:
+            at = keys[pos]
+            hit = at == want
+            out[todo[hit]] = pos[hit]
+            if (at[~hit] == 0).any():
+                raise KeyError("a fingerprint that is not in the table")
+            miss = ~hit
+            todo, want = todo[miss], want[miss]
+            pos = (pos[miss] + 1) & self.mask
+        return out

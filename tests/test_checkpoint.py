@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from array import array
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,29 @@ def test_a_file_that_is_no_checkpoint_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="not a partsafe checkpoint"):
         explore(TwoPhase(3), checkpoint=Checkpoint(bad))
 
+
+
+def test_a_truncated_checkpoint_is_refused(tmp_path: Path) -> None:
+    saved = Checkpoint(tmp_path / "search.ck", every=0.0)
+    explore(TwoPhase(3), bounds=Bounds(max_depth=4), checkpoint=saved)
+    data = saved.path.read_bytes()
+    saved.path.write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(CheckpointError, match="damaged"):
+        explore(TwoPhase(3), checkpoint=saved)
+
+
+def test_the_columns_are_written_out_of_the_body_and_read_back_whole(tmp_path: Path) -> None:
+    """Arrays go to the file straight from memory, after a layout of their type codes and sizes,
+    and come back as arrays of the same type and content."""
+    saved = Checkpoint(tmp_path / "search.ck")
+    wide, narrow = array("Q", range(1, 1 << 20)), array("B", b"marks")
+    saved.save({"model": "m"}, {}, {"edges": (wide, narrow), "again": wide})
+    with saved.path.open("rb") as f:
+        pickle.load(f)
+        assert pickle.load(f) == [("Q", 8 * len(wide)), ("B", 5)]
+    body = saved.load({"model": "m"})
+    assert body["edges"] == (wide, narrow) and body["again"] is body["edges"][0]
+    assert type(body["edges"][0]) is array and body["edges"][0].typecode == "Q"
 
 # --- the command ------------------------------------------------------------------------------
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from unittest.mock import patch
 
+import numpy as np
 import pytest
 
 from partsafe.checker.explore import (
@@ -16,6 +18,7 @@ from partsafe.checker.explore import (
     explore,
     step_views,
 )
+from partsafe.checker.fingerprints import FingerprintTable
 from partsafe.checker.model import Action, Goal, Lasso, Model, Property
 from partsafe.checker.twophase import TwoPhase
 
@@ -543,10 +546,29 @@ def test_a_lasso_found_under_symmetry_is_a_concrete_cycle() -> None:
 
 
 def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search() -> None:
-    """The tails into and out of the cycles are peeled off, layer by layer; cycles stay whole."""
-    edges = [(0, 1), (1, 2), (2, 3), (3, 1), (2, 5), (5, 6), (0, 4), (4, 4), (7, 0)]
-    src, dst = array("Q", [u for u, _ in edges]), array("Q", [v for _, v in edges])
+    """The tails into and out of the cycles are peeled off, layer by layer; cycles stay whole.
+    The edge columns are consumed, a chunk at a time (chunks of 2 edges here)."""
+    edges = [(1, 2), (2, 3), (3, 4), (4, 2), (3, 6), (6, 7), (1, 5), (5, 5), (8, 1)]
+    table = FingerprintTable(bits=4)
+    for fp in range(1, 9):
+        table.insert(fp % 3 + 1 << 60 | fp, 0)  # three homes: most are probed past theirs
+    fps = [0, *(fp % 3 + 1 << 60 | fp for fp in range(1, 9))]
+    src = array("Q", [fps[u] for u, _ in edges])
+    dst = array("Q", [fps[v] for _, v in edges])
     marks = array("B", range(len(edges)))
-    core = set(zip(*_cyclic_core(src, dst, marks), strict=True))
-    assert core == {(1, 2, 1), (2, 3, 2), (3, 1, 3), (4, 4, 7)}
-    assert _cyclic_core(array("Q", [1, 2]), array("Q", [2, 3]), array("B", [0, 0])) == ([], [], [])
+    with patch("partsafe.checker.explore._CHUNK", 2):
+        core = set(zip(*_cyclic_core(table, src, dst, marks), strict=True))
+    assert core == {(fps[2], fps[3], 1), (fps[3], fps[4], 2), (fps[4], fps[2], 3),
+                    (fps[5], fps[5], 7)}
+    assert len(src) == len(dst) == len(marks) == 0
+    path = array("Q", [fps[1], fps[2]]), array("Q", [fps[2], fps[3]]), array("B", [0, 0])
+    assert _cyclic_core(table, *path) == ([], [], [])
+    assert _cyclic_core(table, array("Q"), array("Q"), array("B")) == ([], [], [])
+
+
+def test_the_slot_of_a_fingerprint_not_in_the_table_is_an_error() -> None:
+    table = FingerprintTable(bits=4)
+    table.insert(5, 0)
+    assert table.slots(np.array([5], dtype=np.uint64)).tolist() == [0]
+    with pytest.raises(KeyError):
+        table.slots(np.array([6], dtype=np.uint64))
