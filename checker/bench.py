@@ -41,12 +41,13 @@ PARTITION_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = tuple(
 
 
 #: the Ignite model: the fixed design at the scopes of README Figures, then each variant at the
-#: smallest scope that breaks it (its first violation); `IGNITE_LONG`: the two scopes of half an
-#: hour each
+#: smallest scope that breaks it (its first violation); `IGNITE_LONG`: the two sub-scopes of the
+#: design's with two leader changes (an hour or more each)
 _TERM1 = {"baseline-changes": 1, "max-term": 1}
 IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
     ("ignite default", "ignite-rebalance", "fixed", {}, True),
     ("ignite default, no symmetry", "ignite-rebalance", "fixed", {}, False),
+    ("ignite --max-term 3", "ignite-rebalance", "fixed", {"max-term": 3}, True),
     ("ignite --losses 1", "ignite-rebalance", "fixed", {"losses": 1}, True),
     ("ignite --restarts 0 --baseline-changes 1", "ignite-rebalance", "fixed",
      {"restarts": 0, "baseline-changes": 1}, True),
@@ -59,6 +60,8 @@ IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
     ("ignite --baseline-changes 1 --max-term 1", "ignite-rebalance", "fixed", _TERM1, True),
     ("ignite --restarts 2 --max-term 1", "ignite-rebalance", "fixed",
      {"restarts": 2, "max-term": 1}, True),
+    ("ignite --baseline-changes 1", "ignite-rebalance", "fixed", {"baseline-changes": 1}, True),
+    ("ignite --restarts 2", "ignite-rebalance", "fixed", {"restarts": 2}, True),
     *((f"ignite {variant}", "ignite-rebalance", variant, params, True) for variant, params in (
         ("ig-restart-keeps-peer", {}), ("ig-no-trigger-guard", {}),
         ("ig-source-keeps-append", {}), ("ig-single-planned", _TERM1),
@@ -66,8 +69,10 @@ IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
         ("ig-stale-reduce-event", {"restarts": 2, "max-term": 1}))),
 )
 IGNITE_LONG: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
-    ("ignite --baseline-changes 1", "ignite-rebalance", "fixed", {"baseline-changes": 1}, True),
-    ("ignite --restarts 2", "ignite-rebalance", "fixed", {"restarts": 2}, True),
+    ("ignite --baseline-changes 1 --max-term 3", "ignite-rebalance", "fixed",
+     {"baseline-changes": 1, "max-term": 3}, True),
+    ("ignite --restarts 2 --max-term 3", "ignite-rebalance", "fixed",
+     {"restarts": 2, "max-term": 3}, True),
 )
 
 

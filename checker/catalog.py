@@ -383,7 +383,8 @@ IGNITE = ModelEntry(
         "persistent": Param(0, "1: persistent storage (raft meta survives restarts)"),
         "on-disappeared": Param(0, "1: the leader also asks for the removal of a node that "
                                    "disappeared (the design's optimization)"),
-        "max-term": Param(3, "raft terms an election may reach (elections stop there)", 1),
+        "max-term": Param(2, "raft terms an election may reach (elections stop there; 2 lets "
+                             "the leader change once)", 1),
     },
     variants=IGNITE_VARIANTS,
     build=build_ignite,

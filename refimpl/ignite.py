@@ -486,10 +486,19 @@ class IgniteRebalance(Protocol):
         return frozenset(self.members) - {node}
 
     def on_suspect(self, node: NodeId, state: Hashable, suspect: NodeId, reason: str) -> Step:
-        """The election timeout: a new term, a vote for itself, RequestVote to the peers."""
+        """A follower stops hearing from its leader: the leader's lease ends, and the follower
+        forgets it (it grants votes from then on, see `_on_request_vote`). Its own election
+        timer, randomized in JRaft, fires in a later step: a new term, a vote for itself,
+        RequestVote to the peers. The two are steps of their own because the followers' leases
+        end together (the leader's last heartbeat) while their timers do not: one follower
+        stands for election while the other, its lease over, votes for it, and the leader
+        changes at the next term (one step for both would leave only the split vote)."""
         out = _Out(node, cast(Member, state))
         raft = out.st.raft
         if raft is None or raft.role == LEADER or raft.term >= self.max_term:
+            return out.step()
+        if raft.role == FOLLOWER and raft.leader is not None and raft.leader != node:
+            out.raft(leader=None)
             return out.step()
         self._elect(out)
         return out.step()

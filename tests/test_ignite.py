@@ -632,7 +632,7 @@ def test_fixed_design_is_clean_at_the_default_scope() -> None:
     assert r.result == "ok", [v.message for v in r.violations]
     assert all(g.reached for g in r.goals)
     vote = next(g for g in r.goals if g.name == "early-vote").trace
-    assert vote is not None and vote.depth == 39
+    assert vote is not None and vote.depth == 34
     # B and C, the followers of the first group, are interchangeable: the same verdict and
     # goals over a state space that has each mirrored pair of states once
     full = explore(catalog.IGNITE.make("fixed", SMALL), symmetry=False,
