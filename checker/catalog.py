@@ -389,7 +389,7 @@ IGNITE = ModelEntry(
     variants=IGNITE_VARIANTS,
     build=build_ignite,
     # ig-single-planned needs a baseline change as well as a restart; without elections after
-    # the first (max-term 1) the fixed design's clean run at that scope takes about 95 s
+    # the first (max-term 1) the fixed design's clean run at that scope takes about 25 s
     zoo={
         "ig-restart-keeps-peer": ("IGN-RESTART", {}),
         "ig-no-trigger-guard": ("IGN-STALE-TRIGGER", {}),

@@ -31,6 +31,7 @@ from partsafe.refimpl.ignite import (
     Raft,
     Read,
     ReadReply,
+    RequestVote,
     Vote,
     Watch,
     calculate_assignments,
@@ -257,6 +258,35 @@ def test_a_change_is_done_only_when_the_new_configuration_alone_commits() -> Non
     a = cast(Member, step.state)
     assert a.raft is not None and a.raft.commit == 3 and a.raft.role == FOLLOWER
     assert a.switch == (N("C"), "read")
+
+
+def test_a_follower_forgets_its_leader_before_its_election_timer_fires() -> None:
+    """README Findings, Ignite 3, item 12: the leader's lease ends (the follower forgets its
+    leader, and from then on grants votes) and the follower's election timer fires in a later
+    step, so one follower stands at term 2 while the other votes for it: the leader changes at
+    term 2. A follower still holding its lease refuses the higher term (leader stickiness), and
+    no election goes past `max_term`."""
+    p = IgniteRebalance(nodes=3, spares=0, replicas=3, max_term=2)
+    log = (Conf(0, N("ABC"), None, 0),)
+    follower = Member(True, Raft(1, "A", FOLLOWER, "A", log, 1))
+    lease_over = p.on_suspect("B", follower, "A", "timeout")
+    b = cast(Member, lease_over.state)
+    assert b.raft == cast(Raft, follower.raft)._replace(leader=None) and not lease_over.sends
+    timer = p.on_suspect("B", b, "A", "timeout")
+    b = cast(Member, timer.state)
+    assert b.raft is not None and (b.raft.role, b.raft.term) == (CANDIDATE, 2)
+    request = dict(timer.sends)["C"]
+    assert isinstance(request, RequestVote) and request.term == 2
+    refused = p.on_message("C", follower, "B", request)
+    assert refused.sends == (("B", Vote(1, False)),)
+    c = cast(Member, p.on_suspect("C", follower, "A", "timeout").state)
+    granted = p.on_message("C", c, "B", request)
+    assert granted.sends == (("B", Vote(2, True)),)
+    won = cast(Member, p.on_message("B", b, "C", Vote(2, True)).state).raft
+    assert won is not None and (won.role, won.term) == (LEADER, 2)
+    for leader in ("C", None):  # at the bound, nothing: no lease ends, no timer fires
+        at_bound = Member(True, won._replace(role=FOLLOWER, leader=leader))
+        assert p.on_suspect("B", at_bound, "C", "timeout").state == at_bound
 
 
 def test_a_new_leader_writes_its_configuration_again_in_its_term() -> None:
