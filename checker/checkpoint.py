@@ -35,6 +35,7 @@ import io
 import os
 import pickle
 import random
+import shutil
 import sys
 import time
 from array import array
@@ -236,8 +237,15 @@ class Checkpoint:
                                   "to start again") from exc
         return body
 
+    @property
+    def edges(self) -> Path:
+        """Where the search's edges go once they outgrow memory (checker/edges.py): a directory
+        beside the file, part of the checkpoint."""
+        return self.path.with_name(self.path.name + ".edges")
+
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+        shutil.rmtree(self.edges, ignore_errors=True)
 
 
 def _column(typecode: str, buffer: Any) -> array:

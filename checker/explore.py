@@ -43,6 +43,7 @@ import networkx as nx
 import numpy as np
 
 from partsafe.checker.checkpoint import Checkpoint
+from partsafe.checker.edges import EdgeLog
 from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
 from partsafe.checker.model import Action, Goal, Lasso, Model, StepView
 from partsafe.checker.workers import Batch, Pool, Reply
@@ -171,7 +172,8 @@ def explore(
     pending_goals = list(model.goals())
     lassos = list(model.lassos())
     # every edge (parent, child, marks), kept only for models with lasso properties
-    edge_src, edge_dst, edge_marks = array("Q"), array("Q"), array("B")
+    edges = EdgeLog(checkpoint.edges if checkpoint is not None else None)
+    edge_src, edge_dst, edge_marks = edges.src, edges.dst, edges.marks
     #: per goal reached: the fingerprints of the step's source and target, and its action
     goal_hits: dict[str, tuple[int, Action, int]] = {}
     # A violation found: (spec, message, fingerprint of the last state, depth of that state).
@@ -227,7 +229,7 @@ def explore(
                          "frontier_fps": fps, "ahead": ahead,
                          "depth": depth, "transitions": transitions, "fired": fired,
                          "goal_hits": goal_hits, "found": found,
-                         "edges": (edge_src, edge_dst, edge_marks),
+                         "edges": edges.saved(),
                          "seconds": before + time.perf_counter() - start})
 
     caught: dict[int, Any] = {}
@@ -246,12 +248,13 @@ def explore(
             pending_goals = [g for g in pending_goals if g.name not in goal_hits]
             for spec, msg, fp, d in saved["found"]:
                 record(spec, msg, fp, d)
-            edge_src, edge_dst, edge_marks = saved["edges"]
+            edges.resume(saved["edges"])
             if saved["ahead"] is not None:
                 carried = (model.restore(saved["ahead"][0]), saved["ahead"][1])
             resumed_at = depth
             del saved
         else:
+            edges.start()
             for s in model.init_states():
                 h = fingerprint(rep(s) if rep else s)
                 if table.insert(h, 0):
@@ -283,7 +286,7 @@ def explore(
                 def on_batch(msg: Batch) -> Reply:
                     nonlocal transitions, scan_only, incomplete, last_report, expanded
                     (_, done, moves, kinds, cand_fps, cand_parents, broken, findings, hits,
-                     edges) = msg
+                     batch_edges) = msg
                     expanded += done
                     for spec, message, fp in findings:
                         record(spec, message, fp, depth)
@@ -303,10 +306,11 @@ def explore(
                         for j, spec, message in broken:
                             if new[j]:
                                 record(spec, message, cand_fps[j], depth + 1)
-                        if edges is not None:
-                            edge_src.extend(edges[0])
-                            edge_dst.extend(edges[1])
-                            edge_marks.extend(edges[2])
+                        if batch_edges is not None:
+                            edge_src.extend(batch_edges[0])
+                            edge_dst.extend(batch_edges[1])
+                            edge_marks.extend(batch_edges[2])
+                            edges.maybe_spill()
                     scan_only = scan_only or stop
                     now = time.perf_counter()
                     halt = False
@@ -377,6 +381,8 @@ def explore(
             fired_get = fired.get
             for idx, s in enumerate(frontier):
                 if idx & 255 == 0:
+                    if lassos:
+                        edges.maybe_spill()
                     if signals and not scan_only:
                         table.count = count
                         save((frontier[idx:], frontier_fps[idx:]), (next_states, next_fps))
@@ -485,8 +491,9 @@ def explore(
         Violation(spec, msg, _rebuild(model, rep, table, fp)) for spec, msg, fp, _ in found
     ]
     if lassos and not stop and incomplete is None:
-        violations.extend(_lassos(model, rep, table, lassos, edge_src, edge_dst, edge_marks))
+        violations.extend(_lassos(model, rep, table, lassos, edges))
         seconds = before + time.perf_counter() - start
+    edges.close()
     if checkpoint is not None and incomplete is None:
         checkpoint.remove()  # a verdict: nothing left to resume
     goals = []
@@ -574,11 +581,11 @@ def _rebuild(
 
 
 def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: FingerprintTable,
-            lassos: list[Lasso[Any]], src: array, dst: array, marks: array) -> list[Violation]:
+            lassos: list[Lasso[Any]], edges: EdgeLog) -> list[Violation]:
     """For each lasso property, the shortest reachable cycle through a marked edge, if any:
     strongly connected components of the explored graph (networkx), then the marked edge whose
     source is closest to an initial state, closed by a shortest path back."""
-    src, dst, marks = _cyclic_core(table, src, dst, marks)
+    src, dst, marks = _cyclic_core(table, edges)
     graph = nx.DiGraph()
     graph.add_edges_from(zip(src, dst, strict=True))
     component: dict[int, int] = {}
@@ -614,30 +621,24 @@ def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: Fingerpr
     return out
 
 
-def _cyclic_core(table: FingerprintTable, src: array, dst: array,
-                 marks: array) -> tuple[list[int], list[int], list[int]]:
+def _cyclic_core(table: FingerprintTable,
+                 edges: EdgeLog) -> tuple[list[int], list[int], list[int]]:
     """The edges that may lie on a cycle: edges out of a state no edge enters, or into a state no
     edge leaves, are on none, and dropping them may expose more (numpy, a pass per layer). Every
     cycle survives whole, so the strongly connected components with a cycle are the same; what
     reaches networkx is the cyclic part of the graph, not every edge of a large search.
 
     States are named by their slots in `table` (4 bytes, where a search of hundreds of millions
-    of edges could not afford a sort of their fingerprints), and the edge columns are consumed
-    from their end, a chunk at a time, so that they shrink while the slot columns grow: the
-    edges are never held twice."""
-    n = len(src)
+    of edges could not afford a sort of their fingerprints), read a chunk of edges at a time."""
+    n = len(edges)
     dtype = np.uint32 if table.capacity <= 1 << 32 else np.uint64
     si, di = np.empty(n, dtype=dtype), np.empty(n, dtype=dtype)
-    m = np.frombuffer(marks, dtype=np.uint8).copy()
-    del marks[:]
-    end = n
-    while end:
-        start = max(0, end - _CHUNK)
-        si[start:end] = table.slots(np.frombuffer(src, dtype=np.uint64, offset=8 * start))
-        del src[start:]
-        di[start:end] = table.slots(np.frombuffer(dst, dtype=np.uint64, offset=8 * start))
-        del dst[start:]
-        end = start
+    m = np.empty(n, dtype=np.uint8)
+    at = 0
+    for src, dst, marks in edges.chunks(_CHUNK):
+        end = at + len(src)
+        si[at:end], di[at:end], m[at:end] = table.slots(src), table.slots(dst), marks
+        at = end
     while len(si):
         alive = np.zeros(table.capacity, dtype=bool)
         alive[si] = True

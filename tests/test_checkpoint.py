@@ -13,6 +13,7 @@ import sys
 import time
 from array import array
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from searches import same
@@ -91,6 +92,30 @@ def test_the_edges_for_lassos_survive_a_resume(tmp_path: Path) -> None:
     (v,) = again.violations
     assert v.spec == "FINITE" and [a for a, _ in v.trace.steps] == [
         ("to", 1), ("to", 2), ("to", 3), ("to", 1)]
+
+
+def test_edges_spilled_to_disk_survive_a_resume_and_go_with_the_verdict(tmp_path: Path) -> None:
+    """With edges spilled beside the checkpoint (every 2 here), the resumed search cuts off what
+    the stopped one wrote after its save and closes the same cycle; a verdict removes them."""
+    saved = Checkpoint(tmp_path / "search.ck", every=1e9)
+    with patch("partsafe.checker.edges.SPILL", 2):
+        explore(_Loop(), bounds=Bounds(max_depth=2), checkpoint=saved)
+        assert (saved.edges / "src").stat().st_size == 8 * 3  # the edges of depths 0 and 1
+        with (saved.edges / "marks").open("ab") as f:
+            f.write(b"\x01")  # a stray edge, written after the save by a process killed then
+        again = explore(_Loop(), checkpoint=saved)
+    (v,) = again.violations
+    assert [a for a, _ in v.trace.steps] == [("to", 1), ("to", 2), ("to", 3), ("to", 1)]
+    assert not saved.exists() and not saved.edges.exists()
+
+
+def test_edges_missing_from_a_checkpoint_are_reported(tmp_path: Path) -> None:
+    saved = Checkpoint(tmp_path / "search.ck", every=1e9)
+    with patch("partsafe.checker.edges.SPILL", 2):
+        explore(_Loop(), bounds=Bounds(max_depth=2), checkpoint=saved)
+    (saved.edges / "dst").unlink()
+    with pytest.raises(CheckpointError, match="edges of this checkpoint are missing"):
+        explore(_Loop(), checkpoint=saved)
 
 
 def test_an_actor_model_with_symmetry_and_revision_ranks_resumes(tmp_path: Path) -> None:

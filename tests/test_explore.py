@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from array import array
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
 import pytest
 
+from partsafe.checker.edges import EdgeLog
 from partsafe.checker.explore import (
     DEADLOCK,
     MODEL_ERROR,
@@ -545,25 +546,31 @@ def test_a_lasso_found_under_symmetry_is_a_concrete_cycle() -> None:
     assert v.trace.steps[-1][1] == v.trace.init and "the last 2 steps" in v.message
 
 
-def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search() -> None:
+def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search(tmp_path: Path) -> None:
     """The tails into and out of the cycles are peeled off, layer by layer; cycles stay whole.
-    The edge columns are consumed, a chunk at a time (chunks of 2 edges here)."""
+    The edges are read a chunk at a time (of 2 here), from disk and from memory alike."""
     edges = [(1, 2), (2, 3), (3, 4), (4, 2), (3, 6), (6, 7), (1, 5), (5, 5), (8, 1)]
     table = FingerprintTable(bits=4)
     for fp in range(1, 9):
         table.insert(fp % 3 + 1 << 60 | fp, 0)  # three homes: most are probed past theirs
     fps = [0, *(fp % 3 + 1 << 60 | fp for fp in range(1, 9))]
-    src = array("Q", [fps[u] for u, _ in edges])
-    dst = array("Q", [fps[v] for _, v in edges])
-    marks = array("B", range(len(edges)))
+    log = EdgeLog(tmp_path / "edges", spill=4)
+    for mark, (u, v) in enumerate(edges):
+        log.src.append(fps[u])
+        log.dst.append(fps[v])
+        log.marks.append(mark)
+        log.maybe_spill()
+    assert log.on_disk == 8 and len(log) == 9
     with patch("partsafe.checker.explore._CHUNK", 2):
-        core = set(zip(*_cyclic_core(table, src, dst, marks), strict=True))
+        core = set(zip(*_cyclic_core(table, log), strict=True))
     assert core == {(fps[2], fps[3], 1), (fps[3], fps[4], 2), (fps[4], fps[2], 3),
                     (fps[5], fps[5], 7)}
-    assert len(src) == len(dst) == len(marks) == 0
-    path = array("Q", [fps[1], fps[2]]), array("Q", [fps[2], fps[3]]), array("B", [0, 0])
-    assert _cyclic_core(table, *path) == ([], [], [])
-    assert _cyclic_core(table, array("Q"), array("Q"), array("B")) == ([], [], [])
+    path = EdgeLog()
+    path.src.extend([fps[1], fps[2]])
+    path.dst.extend([fps[2], fps[3]])
+    path.marks.extend([0, 0])
+    assert _cyclic_core(table, path) == ([], [], [])
+    assert _cyclic_core(table, EdgeLog()) == ([], [], [])
 
 
 def test_the_slot_of_a_fingerprint_not_in_the_table_is_an_error() -> None:
