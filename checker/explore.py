@@ -15,7 +15,8 @@ What is checked:
   with its trace instead of ending the run);
 - lasso properties, after a complete search, on the explored graph: a reachable cycle through a
   marked transition is reported as a lasso (every edge is kept, 17 bytes each, for such models
-  only; networkx sees only the edges that may lie on a cycle, `_cyclic_core`). A search a bound
+  only, on disk beyond 33 million of them: `EdgeLog`; networkx sees only the edges that may lie
+  on a cycle, `_cyclic_core`). A search a bound
   stopped skips them: its graph is no verdict.
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
