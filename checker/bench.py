@@ -42,7 +42,7 @@ PARTITION_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = tuple(
 
 #: the Ignite model: the fixed design at the scopes of README Figures, then each variant at the
 #: smallest scope that breaks it (its first violation); `IGNITE_LONG`: the two sub-scopes of the
-#: design's with two leader changes (an hour or more each)
+#: design's with two changes of leader (`--max-term 3`), millions of states each
 _TERM1 = {"baseline-changes": 1, "max-term": 1}
 IGNITE_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
     ("ignite default", "ignite-rebalance", "fixed", {}, True),

@@ -3,7 +3,7 @@
 Not part of the test suite. Run it with
 
     python tests/benchmarks/bench_ignite.py           # about 10 minutes on one core
-    python tests/benchmarks/bench_ignite.py --long    # and two scopes of an hour or more each
+    python tests/benchmarks/bench_ignite.py --long    # and two scopes with two leader changes
     python tests/benchmarks/bench_ignite.py --json
 
 Each run explores one scope in a fresh interpreter and prints its verdict, distinct states, depth,
