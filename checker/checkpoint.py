@@ -129,6 +129,12 @@ def read_header(path: Path) -> dict[str, Any]:
     return header
 
 
+def edges_beside(path: Path) -> Path:
+    """Where the search checkpointed to `path` keeps its edges once they outgrow memory
+    (checker/edges.py): a directory beside the file, part of the checkpoint."""
+    return path.with_name(path.name + ".edges")
+
+
 def hash_seed_for(path: Path) -> str:
     """The ``PYTHONHASHSEED`` a search checkpointing to `path` must run under: the file's when
     it exists, else the one set, else a new random one."""
@@ -239,9 +245,7 @@ class Checkpoint:
 
     @property
     def edges(self) -> Path:
-        """Where the search's edges go once they outgrow memory (checker/edges.py): a directory
-        beside the file, part of the checkpoint."""
-        return self.path.with_name(self.path.name + ".edges")
+        return edges_beside(self.path)
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -25,6 +25,7 @@ from partsafe.checker.checkpoint import (
     CheckpointError,
     code_digest,
     describe,
+    edges_beside,
     hash_seed_for,
     read_header,
     rehash_environment,
@@ -337,7 +338,7 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
            "seconds": round(header["seconds"], 1), "written": header["written"],
            "hash_seed": header["hash_seed"], "code": header["code"],
            "resumable_here": header["code"] == code_digest(),
-           "bytes": file.stat().st_size}
+           "bytes": file.stat().st_size, "edge_bytes": _edge_bytes(file)}
     if as_json:
         click.echo(dumps(doc))
         return
@@ -345,7 +346,9 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
     rows = [("search", describe(sig)),
             ("saved at", f"depth {header['depth']}, {header['states']:,} states, "
                          f"{header['seconds']:,.0f} s of search"),
-            ("written", f"{header['written']}, {doc['bytes'] / 2**20:,.1f} MB"),
+            ("written", f"{header['written']}, {doc['bytes'] / 2**20:,.1f} MB"
+                        + (f", and {doc['edge_bytes'] / 2**20:,.1f} MB of edges in "
+                           f"{file.name}.edges/" if doc["edge_bytes"] else "")),
             ("code", f"{header['code'][:16]} ("
                      + ("this installation's: resumable here" if doc["resumable_here"] else
                         "not this installation's: resume with the code that wrote it") + ")"),
@@ -353,6 +356,12 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
     for key, value in rows:
         table.add_row(Text(key, "bold"), value)
     _stdout().print(table)
+
+
+def _edge_bytes(file: Path) -> int:
+    """The size of the edges kept beside the checkpoint `file` (checker/edges.py), 0 if none."""
+    edges = edges_beside(file)
+    return sum(f.stat().st_size for f in edges.iterdir()) if edges.is_dir() else 0
 
 
 def _check_planner(variant: str, replicas: int | None, as_json: bool,

@@ -109,6 +109,16 @@ def test_edges_spilled_to_disk_survive_a_resume_and_go_with_the_verdict(tmp_path
     assert not saved.exists() and not saved.edges.exists()
 
 
+def test_the_checkpoint_command_counts_the_edges_beside_the_file(tmp_path: Path) -> None:
+    saved = Checkpoint(tmp_path / "search.ck", every=1e9)
+    with patch("partsafe.checker.edges.SPILL", 2):
+        explore(_Loop(), bounds=Bounds(max_depth=2), checkpoint=saved)
+    info = json.loads(partsafe("checkpoint", str(saved.path), "--json").stdout)
+    assert info["edge_bytes"] == 3 * 17
+    shown = " ".join(partsafe("checkpoint", str(saved.path)).stdout.split())  # table wraps
+    assert "MB of edges in search.ck.edges/" in shown
+
+
 def test_edges_missing_from_a_checkpoint_are_reported(tmp_path: Path) -> None:
     saved = Checkpoint(tmp_path / "search.ck", every=1e9)
     with patch("partsafe.checker.edges.SPILL", 2):
@@ -260,6 +270,7 @@ def test_check_saves_and_resumes_in_new_processes(tmp_path: Path) -> None:
     assert json.loads(first.stdout)["result"] == "incomplete"
     info = json.loads(partsafe("checkpoint", str(path), "--json").stdout)
     assert (info["model"], info["depth"], info["resumable_here"]) == ("twophase", 4, True)
+    assert info["edge_bytes"] == 0  # TwoPhase has no lasso property: no edges kept
     assert info["states"] == json.loads(first.stdout)["distinct_states"]
     shown = partsafe("checkpoint", str(path))
     assert "depth 4" in shown.stdout and "resumable here" in shown.stdout
