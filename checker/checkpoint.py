@@ -20,11 +20,12 @@ What makes a checkpoint valid for a process is checked, never assumed:
 
 The file is written to a temporary name and renamed, so a process killed while writing leaves the
 previous checkpoint whole. The header is a pickle of its own, first in the file, so that it is
-read without the body. The columns of the search (the visited table, the frontier's fingerprints,
-the edges: arrays of gigabytes in a search of a hundred million states) are written straight from
-their memory and read straight into arrays, outside the body's pickle (pickle protocol 5's
-out-of-band buffers): a plain pickle would copy each to a bytes object first, and a save or a
-resume would need twice the search's memory.
+read without the body. The columns of the search (the visited table and the frontier's
+fingerprints, gigabytes in a search of a hundred million states) are written straight from their
+memory and read straight into arrays, outside the body's pickle (pickle protocol 5's out-of-band
+buffers): a plain pickle would copy each to a bytes object first, and a save or a resume would
+need twice the search's memory. The edges kept for lasso properties are files of their own beside
+the checkpoint (`edges_beside`, checker/edges.py); the body holds how many of them it saw.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from partsafe.checker.checkpoint import (
     read_header,
     rehash_environment,
 )
+from partsafe.checker.edges import EdgeLogError
 from partsafe.checker.explore import Bounds, Progress, Result, explore
 from partsafe.checker.model import Model
 from partsafe.checker.planner_check import (
@@ -155,6 +156,8 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                              checkpoint=checkpoint, workers=workers)
     except CheckpointError as exc:
         _fail(f"--checkpoint: {exc}")
+    except EdgeLogError as exc:
+        _fail(str(exc))
     except KeyboardInterrupt:
         resume = (f"; resume from the checkpoint {checkpoint.path}"
                   if checkpoint is not None and checkpoint.exists() else

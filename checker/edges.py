@@ -27,6 +27,10 @@ SPILL = 1 << 25
 _COLUMNS = (("src", np.uint64), ("dst", np.uint64), ("marks", np.uint8))
 
 
+class EdgeLogError(Exception):
+    """The edges could not be written (a full disk, a directory that cannot be made)."""
+
+
 class EdgeLog:
     """Edges in the order found: `src`, `dst`, `marks` in memory, the earlier `on_disk` of them
     in `directory` (None until the first spill of a log without one: a temporary directory)."""
@@ -56,14 +60,21 @@ class EdgeLog:
         """Append the edges in memory to the files and clear the arrays (in place)."""
         if not self.src:
             return
-        if self.directory is None:
-            self._temporary = tempfile.TemporaryDirectory(prefix="partsafe-edges-")
-            self.directory = Path(self._temporary.name)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            if self.directory is None:
+                self._temporary = tempfile.TemporaryDirectory(prefix="partsafe-edges-")
+                self.directory = Path(self._temporary.name)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for (name, _), column in zip(_COLUMNS, (self.src, self.dst, self.marks),
+                                         strict=True):
+                with (self.directory / name).open("ab") as f:
+                    column.tofile(f)
+        except OSError as exc:
+            raise EdgeLogError(f"cannot write the edges kept for lasso properties to "
+                               f"{self.directory or tempfile.gettempdir()} ({exc}); free space "
+                               "there, or point TMPDIR elsewhere") from exc
         self.on_disk += len(self.src)
-        for (name, _), column in zip(_COLUMNS, (self.src, self.dst, self.marks), strict=True):
-            with (self.directory / name).open("ab") as f:
-                column.tofile(f)
+        for column in (self.src, self.dst, self.marks):
             del column[:]
 
     def saved(self) -> int:

@@ -7,10 +7,12 @@ from unittest.mock import patch
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from partsafe.checker.catalog import get
 from partsafe.checker.checkpoint import CheckpointError
-from partsafe.checker.edges import EdgeLog
+from partsafe.checker.cli import main
+from partsafe.checker.edges import EdgeLog, EdgeLogError
 from partsafe.checker.explore import explore
 
 
@@ -95,3 +97,21 @@ def test_a_search_in_workers_spills_its_edges_and_judges_the_same() -> None:
     assert (spilled.result, spilled.distinct_states, spilled.transitions) == (
         whole.result, whole.distinct_states, whole.transitions)
     assert [g.reached for g in spilled.goals] == [g.reached for g in whole.goals]
+
+
+def test_edges_that_cannot_be_written_are_a_clear_error(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the directory should be")
+    log = EdgeLog(blocked / "edges", spill=1)
+    with pytest.raises(EdgeLogError, match="cannot write the edges kept for lasso properties"):
+        fill(log, range(1, 2))
+    assert len(log.src) == 1 and log.on_disk == 0  # nothing lost, nothing counted
+
+
+def test_check_exits_2_naming_where_the_edges_could_not_go(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    with patch("partsafe.checker.edges.SPILL", 100), patch("tempfile.tempdir", str(blocked)):
+        r = CliRunner().invoke(main, ["check", "ignite-rebalance", "--no-progress"],
+                               catch_exceptions=False)
+    assert r.exit_code == 2 and "cannot write the edges" in r.stderr and str(blocked) in r.stderr
