@@ -31,7 +31,8 @@ from partsafe.checker.explore import Bounds, explore
 
 
 class _Timed(Checkpoint):
-    """A checkpoint that keeps the seconds and bytes of each save."""
+    """A checkpoint that keeps the seconds and bytes of each save (the file and the edges beside
+    it)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -41,7 +42,8 @@ class _Timed(Checkpoint):
              body: dict[str, Any]) -> None:
         start = time.perf_counter()
         super().save(signature, progress, body)
-        self.saves.append((time.perf_counter() - start, self.path.stat().st_size))
+        edges = sum(f.stat().st_size for f in self.edges.iterdir()) if self.edges.is_dir() else 0
+        self.saves.append((time.perf_counter() - start, self.path.stat().st_size + edges))
 
 
 def main() -> int:
@@ -75,7 +77,7 @@ def main() -> int:
 
     table = Table(title=f"ignite-rebalance {scope or 'default scope'}: "
                         f"{plain.distinct_states:,} states, depth {plain.depth}")
-    for col in ("search", "seconds", "saves", "longest save (s)", "largest file (MB)"):
+    for col in ("search", "seconds", "saves", "longest save (s)", "largest (MB, with edges)"):
         table.add_column(col, justify="left" if col == "search" else "right")
     for label, secs, n, longest, size in rows:
         table.add_row(label, f"{secs:.1f}", str(n), f"{longest:.2f}", f"{size / 2**20:.1f}")
