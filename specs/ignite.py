@@ -10,7 +10,7 @@ run: the explorer checks it as a lasso (checker/ignite.py).
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from partsafe.refimpl.ignite import calculate_assignments
 from partsafe.refimpl.metastore import (
@@ -81,7 +81,10 @@ RESTARTED, REMOVED = 1, 2
 class Restart(Monitor):
     """IGN-RESTART (INVARIANTS.md S2): no leader counts a vote that a node restarted with
     in-memory storage granted after its restart, until a configuration without it and then one
-    with it were put in place. A full partition restart (every peer of stable reported no data)
+    with it were put in place. A node that restarts outside the peers (the latest configuration
+    put in place leaves it out: removed for an earlier restart, or never a peer) has the first
+    of the two already, and is back once a configuration with it is put in place (Findings,
+    Ignite 3, item 13). A full partition restart (every peer of stable reported no data)
     starts the group again from term 0 with no log left anywhere: what any node did before it
     no longer counts (as for IGN-ONE-LEADER). The node may grant votes
     before that, to a candidate whose configuration still lists it: the joint quorum keeps such
@@ -93,35 +96,42 @@ class Restart(Monitor):
                           RaftStarted.TYPE, RaftVote.TYPE})
 
     def initial(self) -> Hashable:
-        return NO_PAIRS
+        return _Restarts(None, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        # node -> (phase, votes (term, candidate) it granted since its restart)
-        nodes: Pairs = state  # type: ignore[assignment]
+        # the latest configuration put in place, and node -> (phase, votes (term, candidate) it
+        # granted since its restart)
+        peers, nodes = cast(_Restarts, state)
         if isinstance(event, NodeRestarted):
             if event.in_memory:
-                return assign(nodes, event.member, (RESTARTED, frozenset())), None
-            return nodes, None
+                outside = peers is not None and event.member not in peers
+                phase = REMOVED if outside else RESTARTED
+                return _Restarts(peers, assign(nodes, event.member, (phase, frozenset()))), None
+            return state, None
         if isinstance(event, RaftStarted):
-            return (NO_PAIRS if event.reason == "full-restart" else nodes), None
+            if event.reason == "full-restart":
+                return _Restarts(frozenset(event.peers), NO_PAIRS), None
+            if event.reason == "start" and peers is None:
+                return _Restarts(frozenset(event.peers), nodes), None
+            return state, None
         if isinstance(event, RaftVote):
             entry = lookup(nodes, event.member)
             if entry is None:
-                return nodes, None
+                return state, None
             phase, votes = entry
-            return assign(nodes, event.member,
-                          (phase, votes | {(event.term, event.candidate)})), None
+            return _Restarts(peers, assign(nodes, event.member,
+                                           (phase, votes | {(event.term, event.candidate)}))), None
         if isinstance(event, RaftPeersChanged):
-            peers = set(event.peers)
+            now = frozenset(event.peers)
             out = []
             for node, (phase, votes) in nodes:
-                if phase == RESTARTED and node not in peers:
+                if phase == RESTARTED and node not in now:
                     out.append((node, (REMOVED, votes)))
-                elif phase == REMOVED and node in peers:
+                elif phase == REMOVED and node in now:
                     continue  # added back
                 else:
                     out.append((node, (phase, votes)))
-            return frozenset(out), None
+            return _Restarts(now, frozenset(out)), None
         assert isinstance(event, RaftLeader)
         for voter in event.votes:
             entry = lookup(nodes, voter)
@@ -129,9 +139,15 @@ class Restart(Monitor):
                 continue
             when = ("before it was removed from the peers" if entry[0] == RESTARTED
                     else "before it was added back to the peers")
-            return nodes, (f"{event.member} became leader in term {event.term} counting the "
+            return state, (f"{event.member} became leader in term {event.term} counting the "
                            f"vote {voter} granted after its in-memory restart, {when}")
-        return nodes, None
+        return state, None
+
+
+class _Restarts(NamedTuple):
+    #: the latest configuration put in place (None before the group started)
+    peers: frozenset[str] | None
+    nodes: Pairs
 
 
 # --- IGN-NO-LOST-REDUCTION ------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -530,6 +532,59 @@ def test_restart_counts_no_vote_of_a_restarted_node_before_it_is_back() -> None:
     assert len(run(m, [e for e in other if getattr(e, "reason", "") != "full-restart"])) == 1
 
 
+def test_a_node_restarted_outside_the_peers_is_back_once_a_configuration_has_it() -> None:
+    """README Findings, Ignite 3, item 13: B restarts, is removed ([A,C]) and restarts again,
+    outside the peers; [B,C] adds it back, and its votes count from then on. A node that
+    restarts inside the peers needs a removal first, however it got there."""
+    m = specs.Restart()
+    start = [RaftStarted(member=n, peers=("A", "B", "C"), reason="start") for n in "ABC"]
+    again = [*start, NodeRestarted(member="B", in_memory=True),
+             RaftPeersChanged(member="A", peers=("A", "C")),
+             NodeRestarted(member="B", in_memory=True),
+             RaftPeersChanged(member="A", peers=("B", "C")),
+             RaftVote(member="B", term=2, candidate="B"), RaftVote(member="C", term=2,
+                                                                    candidate="B"),
+             RaftLeader(member="B", term=2, votes=("B", "C"))]
+    assert run(m, again) == []
+    # a vote granted outside the peers, counted before the node is added back: caught
+    early = [*again[:6], RaftVote(member="B", term=2, candidate="C"),
+             RaftLeader(member="C", term=2, votes=("B", "C"))]
+    [(_, msg)] = run(m, early)
+    assert "before it was added back to the peers" in msg
+    # a spare D, never a peer, restarts and joins: back once a configuration has it
+    spare = [*start, NodeRestarted(member="D", in_memory=True),
+             RaftPeersChanged(member="A", peers=("A", "B", "D")),
+             RaftVote(member="D", term=2, candidate="B"),
+             RaftLeader(member="B", term=2, votes=("B", "D"))]
+    assert run(m, spare) == []
+    # inside the peers (added back, then restarted again): a removal is needed first
+    inside = [*start, NodeRestarted(member="B", in_memory=True),
+              RaftPeersChanged(member="A", peers=("A", "C")),
+              RaftPeersChanged(member="A", peers=("A", "B", "C")),
+              NodeRestarted(member="B", in_memory=True),
+              RaftPeersChanged(member="A", peers=("A", "B", "C")),
+              RaftVote(member="B", term=2, candidate="C"),
+              RaftLeader(member="C", term=2, votes=("B", "C"))]
+    [(_, msg)] = run(m, inside)
+    assert "before it was removed from the peers" in msg
+
+
+def test_the_full_scopes_run_with_a_restart_outside_the_peers_is_clean() -> None:
+    """The run of item 13, step by step (each action by its canonical id): B's vote for itself
+    in term 2, after its second restart outside the peers and its return, is counted, and
+    IGN-RESTART holds; a monitor that restarted its count at the second restart would not."""
+    doc = json.loads((Path(__file__).parent / "data" / "ignite_restart_outside_peers.json")
+                     .read_text())
+    m = catalog.IGNITE.make("fixed", doc["scope"])
+    world = next(iter(m.init_states()))
+    for action in doc["actions"]:
+        prev = world
+        ((taken, world),) = [(a, t) for a, t in m.successors(world) if canonical(a) == action]
+    assert RaftLeader(member="B", term=2, votes=("B", "C")) in m.step_events(prev, taken, world)
+    (restart,) = [p for p in m.properties() if p.spec == "IGN-RESTART"]
+    assert restart.check(world) is None
+
+
 def test_no_lost_reduction() -> None:
     m = specs.NoLostReduction()
     # the single planned key: the reduction [A,B,D] is answered, then the addition overwrites it
@@ -651,7 +706,7 @@ def test_fixed_design_is_clean_at_the_default_scope() -> None:
     restart = [type(x).__name__ for x in m.monitors].index("Restart")
 
     def early_vote(prev: World, action: Any, nxt: World) -> bool:
-        before, after = dict(prev.monitors[restart]), dict(nxt.monitors[restart])
+        before, after = dict(prev.monitors[restart].nodes), dict(nxt.monitors[restart].nodes)
         return any(n in before and after[n][1] != before[n][1] for n in after)
 
     # README, Findings, Ignite 3, item 1: a restarted node grants a vote before it is back,
