@@ -279,10 +279,16 @@ def explore(
             pool = Pool(model, rep, workers, always, quiet, model.goals(), lassos)
             try:
                 pool.add(frontier, frontier_fps)
+                # the queue the progress line shows: the states of the level not yet expanded
+                # and those of the next found so far (a worker's share of the level, once it
+                # is done, is its share of the next, so the sizes alone will not do)
+                queued = 0
                 if carried is not None:
                     pool.add(*carried, ahead=True)
+                    queued = len(carried[1])
                 frontier, frontier_fps, carried = [], array("Q"), None
                 expanded = 0
+                level_count = table.count
 
                 def on_batch(msg: Batch) -> Reply:
                     nonlocal transitions, scan_only, incomplete, last_report, expanded
@@ -325,7 +331,8 @@ def explore(
                     if progress is not None and now - last_report >= progress_interval:
                         last_report = now
                         progress(Progress(table.count, transitions, depth,
-                                          sum(pool.sizes) - expanded, before + now - start))
+                                          queued - expanded + table.count - level_count,
+                                          before + now - start))
                     return bytes(new), scan_only, frozenset(goal_hits), halt
 
                 while sum(pool.sizes):
@@ -336,7 +343,9 @@ def explore(
                             save((rest, rest_fps))
                         break
                     pool.balance()
+                    queued += sum(pool.sizes)
                     expanded = 0
+                    level_count = table.count
                     if not pool.level(depth, scan_only, frozenset(goal_hits), on_batch):
                         if signals:
                             rest, rest_fps, ahead, ahead_fps = pool.dump()
@@ -347,6 +356,7 @@ def explore(
                         break
                     if scan_only or not sum(pool.sizes):
                         break
+                    queued = 0
                     depth += 1
                     if checkpoint is not None:
                         now = time.perf_counter()

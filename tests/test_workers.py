@@ -179,3 +179,13 @@ def test_check_with_workers_reports_the_same_search() -> None:
 def test_bad_workers_exit_2(args: list[str], needle: str) -> None:
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2 and needle in r.output
+
+
+def test_the_progress_queue_counts_what_is_left_of_the_level_and_the_next_so_far() -> None:
+    """A worker done with its share of a level holds its share of the next: the queue shown is
+    what is left of the level plus the next level found so far, never below zero."""
+    seen: list[Any] = []
+    # the default scope's last levels shrink, where the sizes alone went below zero
+    explore(get("ignite-rebalance").make("fixed", {}), workers=2, progress=seen.append,
+            progress_interval=0)
+    assert len(seen) > 50 and all(0 <= p.queue <= p.distinct_states for p in seen)
