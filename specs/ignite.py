@@ -84,7 +84,9 @@ class Restart(Monitor):
     with it were put in place. A node that restarts outside the peers (the latest configuration
     put in place leaves it out: removed for an earlier restart, or never a peer) has the first
     of the two already, and is back once a configuration with it is put in place (Findings,
-    Ignite 3, item 13). A full partition restart (every peer of stable reported no data)
+    Ignite 3, item 13). A node restarted again before its raft node started (it asked for its
+    removal, or waits to be added) had nothing left to forget: that restart changes nothing
+    (item 14). A full partition restart (every peer of stable reported no data)
     starts the group again from term 0 with no log left anywhere: what any node did before it
     no longer counts (as for IGN-ONE-LEADER). The node may grant votes
     before that, to a candidate whose configuration still lists it: the joint quorum keeps such
@@ -96,31 +98,34 @@ class Restart(Monitor):
                           RaftStarted.TYPE, RaftVote.TYPE})
 
     def initial(self) -> Hashable:
-        return _Restarts(None, NO_PAIRS)
+        return _Restarts(None, NO_PAIRS, frozenset())
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        # the latest configuration put in place, and node -> (phase, votes (term, candidate) it
-        # granted since its restart)
-        peers, nodes = cast(_Restarts, state)
+        # the latest configuration put in place, node -> (phase, votes (term, candidate) it
+        # granted since its restart), and the nodes restarted whose raft node has not started
+        peers, nodes, idle = cast(_Restarts, state)
         if isinstance(event, NodeRestarted):
-            if event.in_memory:
-                outside = peers is not None and event.member not in peers
-                phase = REMOVED if outside else RESTARTED
-                return _Restarts(peers, assign(nodes, event.member, (phase, frozenset()))), None
-            return state, None
+            if not event.in_memory or event.member in idle:
+                return state, None
+            outside = peers is not None and event.member not in peers
+            phase = REMOVED if outside else RESTARTED
+            return _Restarts(peers, assign(nodes, event.member, (phase, frozenset())),
+                             idle | {event.member}), None
         if isinstance(event, RaftStarted):
+            idle = idle - {event.member}
             if event.reason == "full-restart":
-                return _Restarts(frozenset(event.peers), NO_PAIRS), None
+                return _Restarts(frozenset(event.peers), NO_PAIRS, idle), None
             if event.reason == "start" and peers is None:
-                return _Restarts(frozenset(event.peers), nodes), None
-            return state, None
+                return _Restarts(frozenset(event.peers), nodes, idle), None
+            return _Restarts(peers, nodes, idle), None
         if isinstance(event, RaftVote):
             entry = lookup(nodes, event.member)
             if entry is None:
                 return state, None
             phase, votes = entry
             return _Restarts(peers, assign(nodes, event.member,
-                                           (phase, votes | {(event.term, event.candidate)}))), None
+                                           (phase, votes | {(event.term, event.candidate)})),
+                             idle), None
         if isinstance(event, RaftPeersChanged):
             now = frozenset(event.peers)
             out = []
@@ -131,7 +136,7 @@ class Restart(Monitor):
                     continue  # added back
                 else:
                     out.append((node, (phase, votes)))
-            return _Restarts(now, frozenset(out)), None
+            return _Restarts(now, frozenset(out), idle), None
         assert isinstance(event, RaftLeader)
         for voter in event.votes:
             entry = lookup(nodes, voter)
@@ -148,6 +153,8 @@ class _Restarts(NamedTuple):
     #: the latest configuration put in place (None before the group started)
     peers: frozenset[str] | None
     nodes: Pairs
+    #: nodes restarted in memory whose raft node has not started since
+    idle: frozenset[str]
 
 
 # --- IGN-NO-LOST-REDUCTION ------------------------------------------------------------------------

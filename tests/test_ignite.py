@@ -557,10 +557,12 @@ def test_a_node_restarted_outside_the_peers_is_back_once_a_configuration_has_it(
              RaftVote(member="D", term=2, candidate="B"),
              RaftLeader(member="B", term=2, votes=("B", "D"))]
     assert run(m, spare) == []
-    # inside the peers (added back, then restarted again): a removal is needed first
+    # inside the peers (added back, its raft node started, then restarted again): a removal
+    # is needed first
     inside = [*start, NodeRestarted(member="B", in_memory=True),
               RaftPeersChanged(member="A", peers=("A", "C")),
               RaftPeersChanged(member="A", peers=("A", "B", "C")),
+              RaftStarted(member="B", peers=("A", "C"), reason="joining"),
               NodeRestarted(member="B", in_memory=True),
               RaftPeersChanged(member="A", peers=("A", "B", "C")),
               RaftVote(member="B", term=2, candidate="C"),
@@ -569,12 +571,38 @@ def test_a_node_restarted_outside_the_peers_is_back_once_a_configuration_has_it(
     assert "before it was removed from the peers" in msg
 
 
-def test_the_full_scopes_run_with_a_restart_outside_the_peers_is_clean() -> None:
-    """The run of item 13, step by step (each action by its canonical id): B's vote for itself
-    in term 2, after its second restart outside the peers and its return, is counted, and
-    IGN-RESTART holds; a monitor that restarted its count at the second restart would not."""
-    doc = json.loads((Path(__file__).parent / "data" / "ignite_restart_outside_peers.json")
-                     .read_text())
+def test_a_node_restarted_again_before_its_raft_node_started_keeps_its_standing() -> None:
+    """README Findings, Ignite 3, item 14: B restarts and asks for its removal, is removed
+    ([A,C]) and added back ([B,C]) before its raft node starts, and restarts again: it had
+    nothing left to forget, so the configuration that added it back still counts. Once its
+    raft node has started, a restart needs a removal again."""
+    m = specs.Restart()
+    start = [RaftStarted(member=n, peers=("A", "B", "C"), reason="start") for n in "ABC"]
+    back = [*start, NodeRestarted(member="B", in_memory=True),
+            RaftPeersChanged(member="A", peers=("A", "C")),
+            RaftPeersChanged(member="A", peers=("B", "C"))]
+    elected = [RaftVote(member="B", term=2, candidate="B"),
+               RaftVote(member="C", term=2, candidate="B"),
+               RaftLeader(member="B", term=2, votes=("B", "C"))]
+    again = [*back, NodeRestarted(member="B", in_memory=True),
+             RaftStarted(member="B", peers=("A", "C"), reason="joining")]
+    assert run(m, [*again, *elected]) == []
+    # restarted again after its raft node started: caught
+    started = [*back, RaftStarted(member="B", peers=("A", "C"), reason="joining"),
+               NodeRestarted(member="B", in_memory=True),
+               RaftStarted(member="B", peers=("A", "C"), reason="joining")]
+    [(_, msg)] = run(m, [*started, *elected])
+    assert "before it was removed from the peers" in msg
+
+
+@pytest.mark.parametrize("name", ["ignite_restart_outside_peers",
+                                  "ignite_restart_before_raft_started"])
+def test_the_full_scopes_runs_with_a_second_restart_are_clean(name: str) -> None:
+    """The runs of items 13 and 14, step by step (each action by its canonical id): B's vote for
+    itself in term 2, after its second restart, outside the peers (13) or before its raft node
+    started (14), and its return, is counted, and IGN-RESTART holds; a monitor that restarted
+    its count at the second restart would not."""
+    doc = json.loads((Path(__file__).parent / "data" / f"{name}.json").read_text())
     m = catalog.IGNITE.make("fixed", doc["scope"])
     world = next(iter(m.init_states()))
     for action in doc["actions"]:
