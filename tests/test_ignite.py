@@ -613,6 +613,28 @@ def test_the_full_scopes_runs_with_a_second_restart_are_clean(name: str) -> None
     assert restart.check(world) is None
 
 
+def test_the_full_scopes_run_that_stops_short_is_still_open() -> None:
+    """README Findings, Ignite 3, item 15, open: the 44 steps of the full scope with one change
+    of leader (each action by its canonical id). A, alone in stable, restarts in memory and
+    starts the group again as a full partition restart; B, outside A's configuration, wins term
+    2 with A's vote and then drives nothing: IGN-CONVERGE breaks at quiescence. JRaft's
+    pre-vote refuses a candidate outside the voter's configuration, which the model does not
+    check yet; when it does, A's vote here is refused and this test changes with it."""
+    doc = json.loads((Path(__file__).parent / "data" / "ignite_full_scope_stops_short.json")
+                     .read_text())
+    m = catalog.IGNITE.make("fixed", doc["scope"])
+    world = next(iter(m.init_states()))
+    votes = []
+    for action in doc["actions"]:
+        prev = world
+        ((taken, world),) = [(a, t) for a, t in m.successors(world) if canonical(a) == action]
+        votes += [e for e in m.step_events(prev, taken, world) if isinstance(e, RaftLeader)]
+    assert RaftLeader(member="B", term=2, votes=("A", "B")) in votes
+    assert m.quiescent(world, list(m.successors(world)))
+    broken = [p.check(world) for p in m.properties() if p.spec == "IGN-CONVERGE"]
+    assert any("stopped short" in (msg or "") for msg in broken)
+
+
 def test_no_lost_reduction() -> None:
     m = specs.NoLostReduction()
     # the single planned key: the reduction [A,B,D] is answered, then the addition overwrites it
