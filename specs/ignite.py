@@ -112,12 +112,13 @@ class Restart(Monitor):
             return _Restarts(peers, assign(nodes, event.member, (phase, frozenset())),
                              idle | {event.member}), None
         if isinstance(event, RaftStarted):
-            idle = idle - {event.member}
             if event.reason == "full-restart":
-                return _Restarts(frozenset(event.peers), NO_PAIRS, idle), None
+                return _Restarts(frozenset(event.peers), NO_PAIRS, idle - {event.member}), None
             if event.reason == "start" and peers is None:
-                return _Restarts(frozenset(event.peers), nodes, idle), None
-            return _Restarts(peers, nodes, idle), None
+                return _Restarts(frozenset(event.peers), nodes, idle - {event.member}), None
+            if event.member in idle:
+                return _Restarts(peers, nodes, idle - {event.member}), None
+            return state, None
         if isinstance(event, RaftVote):
             entry = lookup(nodes, event.member)
             if entry is None:
