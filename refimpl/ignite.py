@@ -524,8 +524,16 @@ class IgniteRebalance(Protocol):
         out.events.append(ev.RaftStarted(member=out.node, peers=_sorted(peers), reason=reason))
 
     def _on_request_vote(self, out: _Out, src: str, msg: RequestVote) -> None:
+        """RequestVote, standing for JRaft's pre-vote and vote together: a node refuses a
+        candidate outside its configuration (either half of a joint entry), which is
+        ``handlePreVoteRequest``'s first check ("Node {} ignore PreVoteRequest from {} as it is
+        not in conf <{}>.", LOG_FORMATS.md §7), and one whose leader's lease holds, then grants
+        one vote per term to a candidate whose log is at least as up to date as its own."""
         raft = out.st.raft
         if raft is None:
+            return
+        if src not in raft.members:
+            out.sends.append((src, Vote(raft.term, False)))
             return
         if msg.term > raft.term:
             if raft.leader is not None:

@@ -14,7 +14,7 @@ from partsafe.checker.actor import BUDGET_NAMES, World, dead_claim_errors
 from partsafe.checker.explore import Trace, explore
 from partsafe.checker.ignite import RevisionRanks, revision_ranks
 from partsafe.checker.model import Goal
-from partsafe.checker.replay import replay
+from partsafe.checker.replay import ReplayError, judge, replay
 from partsafe.checker.report import canonical
 from partsafe.refimpl.actor import Step
 from partsafe.refimpl.ignite import (
@@ -235,6 +235,24 @@ def test_restart_keeps_peer_variant_starts_raft_with_its_vote_forgotten() -> Non
     raft = cast(Member, step.state).raft
     assert raft is not None and raft.voted is None and raft.term == 0
     assert raft.members == N("ABC")
+
+
+def test_a_node_votes_only_for_a_candidate_in_its_configuration() -> None:
+    """JRaft's pre-vote: a node ignores a candidate outside its configuration, either half of a
+    joint entry counting ("Node {} ignore PreVoteRequest from {} as it is not in conf <{}>.",
+    LOG_FORMATS.md §7), and keeps its term; a candidate inside gets the vote."""
+    p = proto()
+    request = RequestVote(2, 1, 2)
+    for log, granted in (((Conf(0, N("A"), None, 0),), False),
+                         ((Conf(0, N("AC"), None, 0),), False),
+                         ((Conf(0, N("AC"), None, 0), Conf(1, N("AC"), N("ABC"), 3)), True),
+                         ((Conf(0, N("AB"), None, 0),), True)):
+        raft = Raft(1, None, FOLLOWER, None, log, len(log))
+        step = p.on_message("A", cast(Member, p.initial("A"))._replace(raft=raft), "B", request)
+        after = cast(Member, step.state).raft
+        assert after is not None
+        assert step.sends == ((("B", Vote(after.term, granted)),))
+        assert (after.term, after.voted) == ((2, "B") if granted else (1, None))
 
 
 def test_a_change_is_done_only_when_the_new_configuration_alone_commits() -> None:
@@ -617,19 +635,38 @@ def test_the_full_scopes_runs_with_a_second_restart_are_clean(name: str) -> None
     assert message is None
 
 
-def test_the_full_scopes_run_that_stops_short_is_still_open() -> None:
-    """README Findings, Ignite 3, item 15, open: the 44 steps of the full scope with one change
-    of leader. A, alone in stable, restarts in memory and starts the group again as a full
-    partition restart; B, outside A's configuration, wins term 2 with A's vote and then drives
-    nothing: IGN-CONVERGE breaks at quiescence. JRaft's pre-vote refuses a candidate outside
-    the voter's configuration, which the model does not check yet; when it does, A's vote here
-    is refused and this test changes with it."""
-    m, trace, message = _replayed("ignite_full_scope_stops_short")
-    states = [trace.init, *(t for _, t in trace.steps)]
-    leaders = [e for (a, t), prev in zip(trace.steps, states, strict=False)
-               for e in m.step_events(prev, a, t) if isinstance(e, RaftLeader)]
-    assert leaders == [RaftLeader(member="B", term=2, votes=("A", "B"))]
-    assert message is not None and "stopped short" in message
+def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
+    """README Findings, Ignite 3, item 15: the run saved from the full scope with one change of
+    leader, made before the model checked JRaft's pre-vote. A, alone in stable, restarted in
+    memory and started the group again as a full partition restart, configuration [A]; B,
+    outside it, stood for term 2. A granted the vote, B led a group that does not name it and
+    drove nothing, and IGN-CONVERGE broke at quiescence after 44 steps. Now A refuses (its
+    term unchanged), the saved run stops being a run of the model at that delivery, and with
+    no fault after it A leads its own group and the rebalance ends with stable [A,C]."""
+    doc = json.loads((Path(__file__).parent / "data"
+                      / "ignite_full_scope_stops_short.json").read_text())
+    with pytest.raises(ReplayError, match=r"step 36 \(deliver RequestVote.* B→A\) emits \[\]"):
+        replay(doc, "stops-short")
+    m, trace, _ = replay(dict(doc, steps=doc["steps"][:35]), "stops-short")
+    world = trace.steps[-1][1]
+    a = m.names.index("A")
+    assert cast(Member, world.nodes[a]).raft == Raft(0, None, FOLLOWER, None,
+                                                     (Conf(0, N("A"), None, 0),), 1)
+    [(action, refused)] = [(x, w) for x, w in m.successors(world)
+                           if canonical(x) == doc["steps"][35]["action_id"]]
+    assert m.step_events(world, action, refused) == ()
+    assert cast(Member, refused.nodes[a]).raft == cast(Member, world.nodes[a]).raft
+    assert ("A", "B", (Vote(0, False),)) in {n[:3] for n in refused.network}
+    run = ignite_model.follow(m, refused, 100)
+    end = run[-1][1]
+    leaders = [e for (x, w), prev in zip(run, [refused, *(w for _, w in run)], strict=False)
+               for e in m.step_events(prev, x, w) if isinstance(e, RaftLeader)]
+    assert leaders == [RaftLeader(member="A", term=1, votes=("A",))]
+    assert m.quiescent(end, m.successors(end))
+    assert judge(m, end, "IGN-CONVERGE") is None
+    store_ = cast(Store, end.nodes[-1])
+    assert (store_.value(STABLE), store_.get(PENDING), store_.get(APPEND)) == (N("AC"), None,
+                                                                                None)
 
 
 def test_no_lost_reduction() -> None:
