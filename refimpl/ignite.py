@@ -528,7 +528,9 @@ class IgniteRebalance(Protocol):
         candidate outside its configuration (either half of a joint entry), which is
         ``handlePreVoteRequest``'s first check ("Node {} ignore PreVoteRequest from {} as it is
         not in conf <{}>.", LOG_FORMATS.md §7), and one whose leader's lease holds, then grants
-        one vote per term to a candidate whose log is at least as up to date as its own."""
+        one vote per term to a candidate whose log is at least as up to date as its own. The one
+        JRaft run the merge leaves out: a node that refused the pre-vote grants the vote after
+        it, in place of a node that granted the pre-vote and then refuses the vote."""
         raft = out.st.raft
         if raft is None:
             return
