@@ -669,6 +669,35 @@ def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
                                                                                 None)
 
 
+def test_a_node_restarted_while_being_added_back_leads_without_a_removal_is_open() -> None:
+    """README Findings, Ignite 3, item 16, open: the 47 steps of the full scope with one change
+    of leader. B's reduction runs, the operator removes A from the baseline, and the stable
+    switch writes stable [A,C], pending [B,C]; B starts raft as a joining node and takes the
+    joint entry [B,C]/[A,C]. B restarts in memory outside stable, so the restart handler (which
+    reenters stable members only, INVARIANTS.md S2') starts it again as a joining node, while
+    its acknowledgement from before the restart commits the joint entry; B then leads term 2,
+    and IGN-RESTART, which asks for a removal after every restart once the raft node started,
+    breaks. No vote of B is counted twice here."""
+    m, trace, message = _replayed("ignite_restart_while_joining")
+    states = [trace.init, *(t for _, t in trace.steps)]
+    events = [(i, e) for i, ((a, t), prev) in enumerate(zip(trace.steps, states, strict=False),
+                                                      start=1)
+              for e in m.step_events(prev, a, t)]
+    b = m.names.index("B")
+    restart = next(i for i, e in events if i > 1 and e == NodeRestarted(member="B",
+                                                                        in_memory=True))
+    stable = cast(Store, states[restart - 1].nodes[-1]).value(STABLE)
+    assert stable == N("AC")
+    before = cast(Member, states[restart - 1].nodes[b]).raft
+    assert before is not None and before.last == Conf(1, N("BC"), N("AC"), before.last.token)
+    assert before.term == 1 and before.voted is None
+    assert [i for i, e in events if isinstance(e, RaftStarted) and e.member == "B"
+            and e.reason == "joining" and i > restart] != []
+    assert [e for _, e in events if isinstance(e, RaftLeader)] == [
+        RaftLeader(member="B", term=2, votes=("B", "C"))]
+    assert message is not None and "before it was removed from the peers" in message
+
+
 def test_no_lost_reduction() -> None:
     m = specs.NoLostReduction()
     # the single planned key: the reduction [A,B,D] is answered, then the addition overwrites it
