@@ -534,15 +534,13 @@ class IgniteRebalance(Protocol):
         raft = out.st.raft
         if raft is None:
             return
-        if src not in raft.members:
+        if src not in raft.members or (msg.term > raft.term and raft.leader is not None):
+            # the pre-vote's refusals, the voter's term unchanged: a candidate outside its
+            # configuration, or a higher term while its leader's lease holds (leader
+            # stickiness: a removed peer that never heard of its removal cannot disrupt)
             out.sends.append((src, Vote(raft.term, False)))
             return
         if msg.term > raft.term:
-            if raft.leader is not None:
-                # JRaft's leader stickiness: while its leader's lease holds, a node ignores a
-                # higher term (a removed peer that never heard of its removal cannot disrupt)
-                out.sends.append((src, Vote(raft.term, False)))
-                return
             out.raft(term=msg.term, voted=None, role=FOLLOWER, leader=None, votes=frozenset(),
                      acks=frozenset(), want=None)
             raft = cast(Raft, out.st.raft)
