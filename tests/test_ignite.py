@@ -614,12 +614,25 @@ def test_a_node_restarted_again_before_its_raft_node_started_keeps_its_standing(
     assert "before it was removed from the peers" in msg
 
 
+def _saved(name: str) -> dict[str, Any]:
+    """The counterexample artifact `tests/data/NAME.json`."""
+    return cast(dict[str, Any],
+                json.loads((Path(__file__).parent / "data" / f"{name}.json").read_text()))
+
+
 def _replayed(name: str) -> tuple[Any, Trace, str | None]:
     """The run saved in `tests/data/NAME.json`, replayed by its canonical action ids, each step
     emitting the events the search recorded (`checker.replay`), with its spec judged at its
     end."""
-    doc = json.loads((Path(__file__).parent / "data" / f"{name}.json").read_text())
-    return replay(doc, name)
+    return replay(_saved(name), name)
+
+
+def _events(m: Any, start: World, steps: list[tuple[Any, World]]) -> list[tuple[int, Any]]:
+    """The events of a run from `start`, each with the number of the step (from 1) that
+    emitted it."""
+    states = [start, *(w for _, w in steps)]
+    return [(i, e) for i, ((a, w), prev) in enumerate(zip(steps, states, strict=False), start=1)
+            for e in m.step_events(prev, a, w)]
 
 
 @pytest.mark.parametrize("name", ["ignite_restart_outside_peers",
@@ -643,8 +656,7 @@ def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
     drove nothing, and IGN-CONVERGE broke at quiescence after 44 steps. Now A refuses (its
     term unchanged), the saved run stops being a run of the model at that delivery, and with
     no fault after it A leads its own group and the rebalance ends with stable [A,C]."""
-    doc = json.loads((Path(__file__).parent / "data"
-                      / "ignite_full_scope_stops_short.json").read_text())
+    doc = _saved("ignite_full_scope_stops_short")
     with pytest.raises(ReplayError, match=r"step 36 \(deliver RequestVote.* B→A\) emits \[\]"):
         replay(doc, "stops-short")
     m, trace, _ = replay(dict(doc, steps=doc["steps"][:35]), "stops-short")
@@ -659,9 +671,8 @@ def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
     assert ("A", "B", (Vote(0, False),)) in {n[:3] for n in refused.network}
     run = ignite_model.follow(m, refused, 100)
     end = run[-1][1]
-    leaders = [e for (x, w), prev in zip(run, [refused, *(w for _, w in run)], strict=False)
-               for e in m.step_events(prev, x, w) if isinstance(e, RaftLeader)]
-    assert leaders == [RaftLeader(member="A", term=1, votes=("A",))]
+    assert [e for _, e in _events(m, refused, run) if isinstance(e, RaftLeader)] == [
+        RaftLeader(member="A", term=1, votes=("A",))]
     assert m.quiescent(end, m.successors(end))
     assert judge(m, end, "IGN-CONVERGE") is None
     store_ = cast(Store, end.nodes[-1])
@@ -680,12 +691,10 @@ def test_a_node_restarted_while_being_added_back_leads_without_a_removal_is_open
     breaks. No vote of B is counted twice here."""
     m, trace, message = _replayed("ignite_restart_while_joining")
     states = [trace.init, *(t for _, t in trace.steps)]
-    events = [(i, e) for i, ((a, t), prev) in enumerate(zip(trace.steps, states, strict=False),
-                                                      start=1)
-              for e in m.step_events(prev, a, t)]
+    events = _events(m, trace.init, trace.steps)
     b = m.names.index("B")
-    restart = next(i for i, e in events if i > 1 and e == NodeRestarted(member="B",
-                                                                        in_memory=True))
+    first, restart = [i for i, e in events if e == NodeRestarted(member="B", in_memory=True)]
+    assert first == 1
     stable = cast(Store, states[restart - 1].nodes[-1]).value(STABLE)
     assert stable == N("AC")
     before = cast(Member, states[restart - 1].nodes[b]).raft
