@@ -815,6 +815,12 @@ class IgniteRebalance(Protocol):
     # -- the restart handler -------------------------------------------------------------------
 
     def _restart_read(self, out: _Out, values: dict[str, Entry]) -> None:
+        """The restart handler's decision on the keys it read (REBALANCE.md §8.1): a member of
+        stable polls the other members of stable for data (or, alone in it, starts a full
+        partition restart); any other node starts raft as a joining node if pending names it,
+        and does nothing otherwise. Membership is the stable key's, which lags the raft
+        configuration until the stable switch: a member of pending restarted after its
+        acknowledgement was counted rejoins as well (README Findings, Ignite 3, item 16)."""
         node = out.node
         stable = cast(Nodes | None, values[STABLE].value) or frozenset()
         pending = cast(Nodes | None, values[PENDING].value) or frozenset()

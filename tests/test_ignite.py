@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -680,30 +681,55 @@ def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
                                                                                 None)
 
 
-def test_a_node_restarted_while_being_added_back_leads_without_a_removal_is_open() -> None:
-    """README Findings, Ignite 3, item 16, open: the 47 steps of the full scope with one change
-    of leader. B's reduction runs, the operator removes A from the baseline, and the stable
-    switch writes stable [A,C], pending [B,C]; B starts raft as a joining node and takes the
-    joint entry [B,C]/[A,C]. B restarts in memory outside stable, so the restart handler (which
-    reenters stable members only, INVARIANTS.md S2') starts it again as a joining node, while
-    its acknowledgement from before the restart commits the joint entry; B then leads term 2,
-    and IGN-RESTART, which asks for a removal after every restart once the raft node started,
-    breaks. No vote of B is counted twice here."""
+def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_committed_in(
+) -> None:
+    """README Findings, Ignite 3, item 16: the 47 steps of the full scope with one change of
+    leader. B's reduction runs, the operator removes A from the baseline, and the stable switch
+    writes stable [A,C], pending [B,C]; B starts raft as a joining node and takes the joint
+    entry [B,C]/[A,C]. B restarts in memory outside stable, so the restart handler (which
+    reenters stable members only, INVARIANTS.md S2') starts it again as a joining node; its
+    acknowledgement from before the restart commits the joint entry first, so B starts inside
+    the committed configuration, which S2'(b) rules out. B then leads term 2, and IGN-RESTART
+    breaks. The hazard stays latent at three nodes: no vote is counted twice (S2), and B holds
+    every committed entry when it votes, caught up from A, because C (the other new peer, whose
+    acknowledgement the commit needed too) refuses a candidate with a shorter log."""
     m, trace, message = _replayed("ignite_restart_while_joining")
     states = [trace.init, *(t for _, t in trace.steps)]
     events = _events(m, trace.init, trace.steps)
-    b = m.names.index("B")
+    a, b = m.names.index("A"), m.names.index("B")
+
+    def raft(step: int, node: int) -> Raft:
+        r = cast(Member, states[step].nodes[node]).raft
+        assert r is not None
+        return r
+
     first, restart = [i for i, e in events if e == NodeRestarted(member="B", in_memory=True)]
     assert first == 1
-    stable = cast(Store, states[restart - 1].nodes[-1]).value(STABLE)
-    assert stable == N("AC")
-    before = cast(Member, states[restart - 1].nodes[b]).raft
-    assert before is not None and before.last == Conf(1, N("BC"), N("AC"), before.last.token)
+    assert cast(Store, states[restart - 1].nodes[-1]).value(STABLE) == N("AC")
+    before = raft(restart - 1, b)
+    joint = len(before.log)  # the joint entry's index, from 1
+    assert before.last == Conf(1, N("BC"), N("AC"), before.last.token)
     assert before.term == 1 and before.voted is None
-    assert [i for i, e in events if isinstance(e, RaftStarted) and e.member == "B"
-            and e.reason == "joining" and i > restart] != []
-    assert [e for _, e in events if isinstance(e, RaftLeader)] == [
-        RaftLeader(member="B", term=2, votes=("B", "C"))]
+    # the acknowledgement B sent before its restart commits the joint entry after it
+    ack = next(i for i in range(restart + 1, len(states))
+               if raft(i - 1, a).commit < joint <= raft(i, a).commit)
+    assert re.fullmatch(r"deliver Appended\(term=1, index=4\) B→A",
+                        _saved("ignite_restart_while_joining")["steps"][ack - 1]["action"])
+    # B's raft node starts again, joining, inside the committed configuration
+    (again,) = [i for i, e in events if isinstance(e, RaftStarted) and e.member == "B"
+                and e.reason == "joining" and i > restart]
+    assert ack < again and raft(again, a).commit >= joint
+    assert raft(again, a).log[joint - 1].peers == N("BC")
+    # S2 holds: one vote per node and term
+    votes = {(e.member, e.term, e.candidate) for _, e in events if isinstance(e, RaftVote)}
+    assert len({(v, t) for v, t, _ in votes}) == len(votes)
+    # when B votes, and when it leads, it holds every committed entry
+    (leader,) = [e for _, e in events if isinstance(e, RaftLeader)]
+    assert leader == RaftLeader(member="B", term=2, votes=("B", "C"))
+    (vote,) = [i for i, e in events if isinstance(e, RaftVote) and e.member == "B"]
+    for i in (vote, len(states) - 1):
+        committed = max(raft(j, a).commit for j in range(i + 1))
+        assert committed >= joint and raft(i, b).log[:committed] == raft(i, a).log[:committed]
     assert message is not None and "before it was removed from the peers" in message
 
 
