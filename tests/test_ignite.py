@@ -733,6 +733,31 @@ def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_c
     assert message is not None and "before it was removed from the peers" in message
 
 
+def test_a_member_of_pending_kept_stopped_after_its_restart_stalls_the_rebalance() -> None:
+    """README Findings, Ignite 3, item 16, the other choice: a restart handler that treated a
+    member of pending as it treats a member of stable would find no majority with data among
+    the others of [B,C] (C alone) and, as the design does then, leave B's raft node stopped.
+    Its stand-in here is the run of item 16 with the restart handler's read never answered.
+    The change to [B,C] then waits for B's acknowledgement for ever: the run ends quiescent
+    with stable [A,C], pending [B,C] and A leading a configuration it cannot commit in, and
+    IGN-CONVERGE holds only because the configuration [B,C] has no live majority."""
+    doc = _saved("ignite_restart_while_joining")
+    m, trace, _ = replay(dict(doc, steps=doc["steps"][:38]), "kept-stopped")
+    world = trace.steps[-1][1]
+    (reply,) = [c for c in world.network
+                if c[1] == "B" and any(isinstance(x, ReadReply) for x in c[2])]
+    start = world._replace(network=world.network - {reply})
+    run = ignite_model.follow(m, start, 100)
+    end = run[-1][1]
+    assert m.quiescent(end, m.successors(end))
+    store_ = cast(Store, end.nodes[-1])
+    assert (store_.value(STABLE), store_.value(PENDING)) == (N("AC"), N("BC"))
+    a, b = (cast(Member, end.nodes[m.names.index(n)]) for n in "AB")
+    assert b.raft is None and a.raft is not None and a.raft.role == LEADER
+    assert a.raft.last.peers == N("BC") and a.raft.commit < len(a.raft.log)
+    assert judge(m, end, "IGN-CONVERGE") is None and judge(m, end, "IGN-RESTART") is None
+
+
 def test_no_lost_reduction() -> None:
     m = specs.NoLostReduction()
     # the single planned key: the reduction [A,B,D] is answered, then the addition overwrites it
