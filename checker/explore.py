@@ -238,6 +238,10 @@ def explore(
         for sig in (signal.SIGTERM, signal.SIGINT):
             caught[sig] = signal.signal(sig, lambda signum, frame: signals.append(signum))
 
+    # Forked before a checkpoint is loaded: a worker keeps every object its parent held at the
+    # fork for good (it never returns to the frames that hold them), and a resumed level's states
+    # would be a dead copy in each worker, 2 KB a state for Ignite's rebalance.
+    pool = Pool(model, rep, workers, always, quiet, pending_goals, lassos) if workers > 1 else None
     try:
         if checkpoint is not None and checkpoint.exists():
             saved = checkpoint.load(signature)
@@ -276,7 +280,7 @@ def explore(
             """The level loop below, with the levels expanded by `workers` processes."""
             nonlocal depth, transitions, incomplete, scan_only, saved_at, saved_depth, last_report
             nonlocal frontier, frontier_fps, carried
-            pool = Pool(model, rep, workers, always, quiet, model.goals(), lassos)
+            assert pool is not None
             try:
                 pool.add(frontier, frontier_fps)
                 # the queue the progress line shows: the states of the level not yet expanded
@@ -492,6 +496,8 @@ def explore(
                         break
         seconds = before + time.perf_counter() - start
     finally:
+        if pool is not None:
+            pool.close()
         if gc_was_enabled:
             gc.enable()
         for sig, handler in caught.items():

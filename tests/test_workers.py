@@ -115,6 +115,37 @@ def test_a_search_saved_by_workers_resumes_in_one_process_and_back(tmp_path: Pat
     same(again, explore(TwoPhase(6)))
 
 
+class _ResumeWatcher(TwoPhase):
+    """TwoPhase that notes which process restored states from a checkpoint, and whose workers
+    fail if the searching process had restored any before they were forked."""
+
+    def __init__(self, rms: int) -> None:
+        super().__init__(rms)
+        self.searcher = os.getpid()
+        self.restored_here: list[int] = []
+
+    def restore(self, states):  # type: ignore[no-untyped-def]
+        self.restored_here.append(os.getpid())
+        return super().restore(states)
+
+    def successors(self, state):  # type: ignore[no-untyped-def]
+        if os.getpid() != self.searcher and self.searcher in self.restored_here:
+            raise RuntimeError("this worker holds a copy of the resumed level")
+        return super().successors(state)
+
+
+def test_a_resumed_search_forks_its_workers_before_it_loads_the_level(tmp_path: Path) -> None:
+    """A worker keeps every object its parent held when it was forked: forked after the load, it
+    would keep a dead copy of the whole resumed level (gigabytes in a large search)."""
+    saved = Checkpoint(tmp_path / "search.ck", every=1e9)
+    explore(TwoPhase(5), bounds=Bounds(max_depth=6), checkpoint=saved)
+    watcher = _ResumeWatcher(5)
+    again = explore(watcher, workers=2, checkpoint=saved)
+    assert watcher.searcher in watcher.restored_here  # the level was restored, after the fork
+    assert again.resumed_at == 6
+    same(again, explore(TwoPhase(5)))
+
+
 class _SignalsSearcher(TwoPhase):
     """TwoPhase whose workers send the searching process `signum` at their `at`-th expansion."""
 
