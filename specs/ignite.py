@@ -294,8 +294,8 @@ class _Converge(NamedTuple):
 
 
 class Converge(Monitor):
-    """IGN-CONVERGE (INVARIANTS.md L1): once faults stop, while a live leader exists and the
-    configuration keeps a live majority, stable equals the calculated assignments of the data
+    """IGN-CONVERGE (INVARIANTS.md L1): once faults stop, while a live leader of the latest
+    configuration exists and the configuration keeps a live majority, stable equals the calculated assignments of the data
     nodes, and pending, planned and both switch keys are empty."""
 
     spec = "IGN-CONVERGE"
@@ -340,6 +340,11 @@ class Converge(Monitor):
         st: _Converge = state  # type: ignore[assignment]
         if st.leader is None or st.leader in st.down:
             return None  # no live leader: nothing can move (raft's liveness, not this spec)
+        if st.peers and st.leader not in st.peers:
+            # a leader outside the latest configuration steps down once that configuration
+            # commits (JRaft's leader removed from the peers): the next leader's election is
+            # raft's liveness too (Findings, Ignite 3, item 17)
+            return None
         stable = lookup(st.keys, STABLE)
         for peers in (st.peers, stable):  # the latest configuration, and the committed one
             if not peers or len(peers - st.down) * 2 <= len(peers):

@@ -732,6 +732,39 @@ def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_c
     assert message is not None and "before it was removed from the peers" in message
 
 
+def test_a_leader_that_committed_its_own_removal_leaves_the_next_election_to_raft() -> None:
+    """README Findings, Ignite 3, item 17: the 52 steps of the full scope with one change of
+    leader after which IGN-CONVERGE broke before the monitor knew that a leader outside the
+    latest configuration steps down. A leaves the baseline, B's reduction leaves pending [C],
+    and A's change to [C] commits; C restarts in memory and, finding no data, starts the group
+    again with [A,B,C]. B, joining, holds the joint entry [C]/[A,B,C], leads term 2 with C's
+    vote, commits [C] and steps down. C, the configuration's only peer, would stand for term 3,
+    beyond `--max-term 2`: the run ends quiescent with stable [C] and pending [B,C]. With one
+    more term the same run, with no fault after it, ends with stable [B,C] and every other key
+    empty."""
+    doc = _saved("ignite_leader_outside_its_configuration")
+    m, trace, message = replay(doc, "ignite_leader_outside_its_configuration")
+    assert message is None
+    end = trace.steps[-1][1]
+    b, c = m.names.index("B"), m.names.index("C")
+    assert cast(Member, end.nodes[b]).raft.last.peers == N("C")  # type: ignore[union-attr]
+    raft_c = cast(Member, end.nodes[c]).raft
+    assert raft_c is not None and raft_c.role == FOLLOWER and raft_c.term == 2
+    assert m.quiescent(end, m.successors(end))
+    leaders = [e for _, e in _events(m, trace.init, trace.steps) if isinstance(e, RaftLeader)]
+    assert leaders[-1] == RaftLeader(member="B", term=2, votes=("B", "C"))
+    m3, trace3, _ = replay(dict(doc, params=dict(doc["params"], **{"max-term": 3})), "term 3")
+    run_ = ignite_model.follow(m3, trace3.steps[-1][1], 200)
+    after = run_[-1][1]
+    assert m3.quiescent(after, m3.successors(after))
+    assert judge(m3, after, "IGN-CONVERGE") is None
+    assert RaftLeader(member="C", term=3, votes=("C",)) in [
+        e for _, e in _events(m3, trace3.steps[-1][1], run_)]
+    store_ = cast(Store, after.nodes[-1])
+    assert (store_.value(STABLE), store_.get(PENDING), store_.get(APPEND)) == (N("BC"), None,
+                                                                                None)
+
+
 def test_a_member_of_pending_kept_stopped_after_its_restart_stalls_the_rebalance() -> None:
     """README Findings, Ignite 3, item 16, the other choice: a restart handler that treated a
     member of pending as it treats a member of stable would find no majority with data among
@@ -828,6 +861,11 @@ def test_converge() -> None:
     # no live leader, or a lost majority: nothing is judged
     assert run(m, [*base, ch(APPEND, "C", 2), NodeRestarted(member="A", in_memory=True)],
                quiescent_at_end=True) == []
+    # a leader of the latest configuration is judged; one outside it steps down (item 17)
+    short = [*base, RaftPeersChanged(member="A", peers=("B", "C")), ch(APPEND, "C", 2)]
+    assert run(m, [*short, RaftLeader(member="A", term=2)], quiescent_at_end=True) == []
+    [(_, msg)] = run(m, [*short, RaftLeader(member="B", term=2)], quiescent_at_end=True)
+    assert "switch.append still holds [C]" in msg
 
 
 # --- the model ------------------------------------------------------------------------------------
