@@ -295,8 +295,9 @@ class _Converge(NamedTuple):
 
 class Converge(Monitor):
     """IGN-CONVERGE (INVARIANTS.md L1): once faults stop, while a live leader of the latest
-    configuration exists and the configuration keeps a live majority, stable equals the calculated assignments of the data
-    nodes, and pending, planned and both switch keys are empty."""
+    configuration exists and the configuration keeps a live majority, stable equals the
+    calculated assignments of the data nodes, and pending, planned and both switch keys are
+    empty."""
 
     spec = "IGN-CONVERGE"
     observes = frozenset({AssignmentsChanged.TYPE, RaftLeader.TYPE, RaftVote.TYPE,
