@@ -429,9 +429,10 @@ register(Spec(
               "revision guards keep a concurrent writer's change from being overwritten."))
 register(Spec(
     id="IGN-CONVERGE", title="The rebalance converges",
-    statement="Once faults stop, while a live leader exists and both the latest and the stable "
-              "configuration keep a live majority, stable equals the calculated assignments of "
-              "the data nodes and pending, planned, switch.reduce and switch.append are empty.",
+    statement="Once faults stop, while a live leader of the latest configuration exists and "
+              "both the latest and the stable configuration keep a live majority, stable "
+              "equals the calculated assignments of the data nodes and pending, planned, "
+              "switch.reduce and switch.append are empty.",
     seed="001", section="the design's convergence claim; INVARIANTS.md L1",
     kind="quiescence check", monitor=Converge,
     rationale="Every trigger must end in a stable switch to its target; keys left behind start "
