@@ -281,101 +281,98 @@ def explore(
             nonlocal depth, transitions, incomplete, scan_only, saved_at, saved_depth, last_report
             nonlocal frontier, frontier_fps, carried
             assert pool is not None
-            try:
-                pool.add(frontier, frontier_fps)
-                # the queue the progress line shows: the states of the level not yet expanded
-                # and those of the next found so far (a worker's share of the level, once it
-                # is done, is its share of the next, so the sizes alone will not do)
-                queued = 0
-                if carried is not None:
-                    pool.add(*carried, ahead=True)
-                    queued = len(carried[1])
-                frontier, frontier_fps, carried = [], array("Q"), None
+            pool.add(frontier, frontier_fps)
+            # the queue the progress line shows: the states of the level not yet expanded
+            # and those of the next found so far (a worker's share of the level, once it
+            # is done, is its share of the next, so the sizes alone will not do)
+            queued = 0
+            if carried is not None:
+                pool.add(*carried, ahead=True)
+                queued = len(carried[1])
+            frontier, frontier_fps, carried = [], array("Q"), None
+            expanded = 0
+            level_count = table.count
+
+            def on_batch(msg: Batch) -> Reply:
+                nonlocal transitions, scan_only, incomplete, last_report, expanded
+                (_, done, moves, kinds, cand_fps, cand_parents, broken, findings, hits,
+                 batch_edges) = msg
+                expanded += done
+                for spec, message, fp in findings:
+                    record(spec, message, fp, depth)
+                    if spec == MODEL_ERROR:
+                        scan_only = scan_only or stop
+                transitions += moves
+                for kind, n in kinds.items():
+                    fired[kind] = fired.get(kind, 0) + n
+                for name, hs, action, h in hits:
+                    goal_hits.setdefault(name, (hs, action, h))
+                new = bytearray(len(cand_fps))
+                if not scan_only:
+                    insert = table.insert
+                    for j, h in enumerate(cand_fps):
+                        if insert(h, cand_parents[j]):
+                            new[j] = 1
+                    for j, spec, message in broken:
+                        if new[j]:
+                            record(spec, message, cand_fps[j], depth + 1)
+                    if batch_edges is not None:
+                        edge_src.extend(batch_edges[0])
+                        edge_dst.extend(batch_edges[1])
+                        edge_marks.extend(batch_edges[2])
+                        edges.maybe_spill()
+                scan_only = scan_only or stop
+                now = time.perf_counter()
+                halt = False
+                if not scan_only:
+                    if signals:
+                        halt = True
+                    elif level_seconds is not None and now - start > level_seconds:
+                        incomplete, halt = f"time bound {max_seconds:g} s reached", True
+                    elif table.count >= max_states:
+                        incomplete, halt = f"state bound {max_states} reached", True
+                if progress is not None and now - last_report >= progress_interval:
+                    last_report = now
+                    progress(Progress(table.count, transitions, depth,
+                                      queued - expanded + table.count - level_count,
+                                      before + now - start))
+                return bytes(new), scan_only, frozenset(goal_hits), halt
+
+            while sum(pool.sizes):
+                if max_depth is not None and depth >= max_depth and not scan_only:
+                    incomplete = f"depth bound {max_depth} reached"
+                    if checkpoint is not None and saved_depth != depth:
+                        rest, rest_fps, _, _ = pool.dump()
+                        save((rest, rest_fps))
+                    break
+                pool.balance()
+                queued += sum(pool.sizes)
                 expanded = 0
                 level_count = table.count
-
-                def on_batch(msg: Batch) -> Reply:
-                    nonlocal transitions, scan_only, incomplete, last_report, expanded
-                    (_, done, moves, kinds, cand_fps, cand_parents, broken, findings, hits,
-                     batch_edges) = msg
-                    expanded += done
-                    for spec, message, fp in findings:
-                        record(spec, message, fp, depth)
-                        if spec == MODEL_ERROR:
-                            scan_only = scan_only or stop
-                    transitions += moves
-                    for kind, n in kinds.items():
-                        fired[kind] = fired.get(kind, 0) + n
-                    for name, hs, action, h in hits:
-                        goal_hits.setdefault(name, (hs, action, h))
-                    new = bytearray(len(cand_fps))
-                    if not scan_only:
-                        insert = table.insert
-                        for j, h in enumerate(cand_fps):
-                            if insert(h, cand_parents[j]):
-                                new[j] = 1
-                        for j, spec, message in broken:
-                            if new[j]:
-                                record(spec, message, cand_fps[j], depth + 1)
-                        if batch_edges is not None:
-                            edge_src.extend(batch_edges[0])
-                            edge_dst.extend(batch_edges[1])
-                            edge_marks.extend(batch_edges[2])
-                            edges.maybe_spill()
-                    scan_only = scan_only or stop
+                if not pool.level(depth, scan_only, frozenset(goal_hits), on_batch):
+                    if signals:
+                        rest, rest_fps, ahead, ahead_fps = pool.dump()
+                        save((rest, rest_fps), (ahead, ahead_fps))
+                        incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved "
+                                      f"at depth {depth} with {len(rest):,} of its states "
+                                      f"still to expand")
+                    break
+                if scan_only or not sum(pool.sizes):
+                    break
+                queued = 0
+                depth += 1
+                if checkpoint is not None:
                     now = time.perf_counter()
-                    halt = False
-                    if not scan_only:
-                        if signals:
-                            halt = True
-                        elif level_seconds is not None and now - start > level_seconds:
-                            incomplete, halt = f"time bound {max_seconds:g} s reached", True
-                        elif table.count >= max_states:
-                            incomplete, halt = f"state bound {max_states} reached", True
-                    if progress is not None and now - last_report >= progress_interval:
-                        last_report = now
-                        progress(Progress(table.count, transitions, depth,
-                                          queued - expanded + table.count - level_count,
-                                          before + now - start))
-                    return bytes(new), scan_only, frozenset(goal_hits), halt
-
-                while sum(pool.sizes):
-                    if max_depth is not None and depth >= max_depth and not scan_only:
-                        incomplete = f"depth bound {max_depth} reached"
-                        if checkpoint is not None and saved_depth != depth:
-                            rest, rest_fps, _, _ = pool.dump()
-                            save((rest, rest_fps))
+                    out_of_time = seconds_left is not None and now - start > seconds_left
+                    if out_of_time or checkpoint.due(now - saved_at):
+                        rest, rest_fps, _, _ = pool.dump()
+                        save((rest, rest_fps))
+                        del rest, rest_fps
+                        saved_at, saved_depth = time.perf_counter(), depth
+                    if out_of_time:
+                        incomplete = (f"time bound {max_seconds:g} s reached (saved at "
+                                      f"depth {depth})")
                         break
-                    pool.balance()
-                    queued += sum(pool.sizes)
-                    expanded = 0
-                    level_count = table.count
-                    if not pool.level(depth, scan_only, frozenset(goal_hits), on_batch):
-                        if signals:
-                            rest, rest_fps, ahead, ahead_fps = pool.dump()
-                            save((rest, rest_fps), (ahead, ahead_fps))
-                            incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved "
-                                          f"at depth {depth} with {len(rest):,} of its states "
-                                          f"still to expand")
-                        break
-                    if scan_only or not sum(pool.sizes):
-                        break
-                    queued = 0
-                    depth += 1
-                    if checkpoint is not None:
-                        now = time.perf_counter()
-                        out_of_time = seconds_left is not None and now - start > seconds_left
-                        if out_of_time or checkpoint.due(now - saved_at):
-                            rest, rest_fps, _, _ = pool.dump()
-                            save((rest, rest_fps))
-                            del rest, rest_fps
-                            saved_at, saved_depth = time.perf_counter(), depth
-                        if out_of_time:
-                            incomplete = (f"time bound {max_seconds:g} s reached (saved at "
-                                          f"depth {depth})")
-                            break
-            finally:
-                pool.close()
 
         if workers > 1 and frontier:
             search_in_workers()

@@ -132,15 +132,13 @@ class Pool:
         return self.model.restore(rest), rest_fps, self.model.restore(ahead), ahead_fps
 
     def close(self) -> None:
-        """End the workers, wherever they are: they hold nothing the search still needs (a
-        second call does nothing)."""
+        """End the workers, wherever they are: they hold nothing the search still needs."""
         for proc in self.procs:
             proc.kill()
         for proc in self.procs:
             proc.join()
         for conn in self.conns:
             conn.close()
-        self.procs, self.conns = [], []
 
     def _recv(self, k: int) -> Any:
         try:
