@@ -115,6 +115,20 @@ def artifact(model: Model[Any], result: Result, params: dict[str, int]) -> dict[
 _VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "gap": "bold yellow",
                   "incomplete": "bold yellow"}
 
+#: the exit status of each verdict word a report ends with
+VERDICT_EXIT = {"ok": EXIT_OK, "violation": EXIT_VIOLATION, "gap": EXIT_VIOLATION,
+                "incomplete": EXIT_INCOMPLETE}
+
+
+def verdict_line(what: str, verdict: str, seconds: float, detail: str = "") -> Text:
+    """The one line that ends every human report: ``verdict: WORD, what was checked, detail
+    (seconds)``. `verdict` is a key of `VERDICT_EXIT`, so that the line and the exit status say
+    the same; `what` and `detail` are plain text (never markup: they may hold names from a log)."""
+    if verdict not in VERDICT_EXIT:
+        raise ValueError(f"unknown verdict {verdict!r}")
+    return Text.assemble("verdict: ", (verdict.upper(), _VERDICT_STYLE[verdict]), f", {what}",
+                         f"; {detail}" if detail else "", f" ({seconds:,.2f} s)")
+
 
 def _scope_text(scope: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in scope.items())
