@@ -21,8 +21,9 @@ from partsafe.checker.planner_space import canonical_pairs
 from partsafe.refimpl.planner import Plan, PlannerAssertion, plan
 from partsafe.specs.planner import ARRAY_SPECS, Replicas, count, cycle, priority_breach
 
-#: violations the faithful planner is known to have, each recorded with why (README, Findings);
-#: the check still reports them, and `partsafe check` / `partsafe zoo` fail on any other
+#: violations the faithful planner is known to have, each recorded with why (README, Findings).
+#: One rule for every command (`check`, `check planner`, `zoo`, `--junit`): they are reported as
+#: known findings and do not fail the run; `--strict` fails on them too. Any other violation fails.
 KNOWN_FINDINGS = {
     "PLAN-NO-DECREASE": "Hazelcast applies clears at once and its chain walk may shift a replica "
                         "up over a holder that leaves: a partition can briefly hold fewer "
@@ -79,6 +80,17 @@ class PlannerCheck:
         """Specs broken beyond the known findings of the faithful planner."""
         known = KNOWN_FINDINGS if self.variant == "fixed" else {}
         return sorted(spec for spec in self.smallest if spec not in known)
+
+    @property
+    def known(self) -> list[str]:
+        """The known findings of the faithful planner that this check found again."""
+        return sorted(set(self.smallest) - set(self.unexpected))
+
+    def verdict(self, strict: bool = False) -> str:
+        """``violation`` when a spec broke beyond the known findings (or at all, `strict`),
+        else ``ok``: the verdict every command gives the planner (`KNOWN_FINDINGS`)."""
+        failing = self.smallest if strict else self.unexpected
+        return "violation" if failing else "ok"
 
 
 def in_domain(current: Replicas, target: Replicas) -> bool:
@@ -170,20 +182,23 @@ def show(array: Replicas) -> str:
     return "[" + ",".join(r if r is not None else "-" for r in array) + "]"
 
 
-def check_json(result: PlannerCheck) -> dict[str, Any]:
-    """`partsafe check planner --json`: the check contract, with the planner's own figures."""
+def check_json(result: PlannerCheck, strict: bool = False) -> dict[str, Any]:
+    """`partsafe check planner --json`: the check contract, with the planner's own figures.
+    ``result`` is the verdict (`PlannerCheck.verdict`); ``known_findings`` lists the specs
+    broken that did not count against it."""
     return {
         "model": "planner",
         "variant": result.variant,
         "scope": {"replicas": result.replicas},
-        "result": result.result,
+        "result": result.verdict(strict),
+        "strict": strict,
         "distinct_states": result.pairs_checked,
         "pairs_checked": result.pairs_checked,
         "pairs_per_replica_count": {str(k): v for k, v in result.pairs.items()},
         "depth": result.longest_plan,
         "seconds": round(result.seconds, 3),
         "violating_pairs": result.violating_pairs,
-        "known_findings": sorted(set(result.smallest) - set(result.unexpected)),
+        "known_findings": [] if strict else result.known,
         "violations": _violations_json(result.smallest),
         "hazelcast_domain": {
             "pairs_checked": result.domain_pairs,

@@ -130,6 +130,13 @@ def verdict_line(what: str, verdict: str, seconds: float, detail: str = "") -> T
                          f"; {detail}" if detail else "", f" ({seconds:,.2f} s)")
 
 
+def print_verdict(console: Console, what: str, verdict: str, seconds: float,
+                  detail: str = "") -> None:
+    """Print `verdict_line` as one line, whatever the console's width (a terminal wraps it for
+    the eye; a file or a pipe keeps it whole, for grep and for CI logs)."""
+    console.print(verdict_line(what, verdict, seconds, detail), soft_wrap=True)
+
+
 def _scope_text(scope: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in scope.items())
 
@@ -191,7 +198,9 @@ def render_trace(console: Console, model: Model[Any], trace: Trace, title: str) 
     for k, v in views[-1].state.items():
         final.add_row(Text(str(k)), Text(_compact(v)))
     steps = f"{trace.depth} step{'' if trace.depth == 1 else 's'} (shortest)"
-    console.print(Panel(Group(table, final), title=Text(title, style="bold red"),
+    # the headline is a line of its own, wrapped at the console's width: a panel's title is cut
+    console.print(Text(title, style="bold red"))
+    console.print(Panel(Group(table, final), title=Text(title.partition(":")[0], style="bold red"),
                         title_align="left", subtitle=steps, subtitle_align="left"))
 
 
@@ -216,8 +225,10 @@ def _compact(value: Any) -> str:
 # --- JUnit ------------------------------------------------------------------------------------
 
 
-def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True) -> str:
-    """JUnit XML: a test suite per run, a test case per spec (and per coverage goal)."""
+def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True,
+          extra: Sequence[ET.Element] = ()) -> str:
+    """JUnit XML: a test suite per run, a test case per spec (and per coverage goal), then the
+    `extra` suites (the planner's, `planner_view.planner_suite`)."""
     suites = ET.Element("testsuites")
     for model, result in runs:
         suite = ET.SubElement(suites, "testsuite", name=f"{result.model}[{result.variant}]",
@@ -252,6 +263,7 @@ def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True) -> str:
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
+    suites.extend(extra)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True)
 
