@@ -9,8 +9,8 @@ One partition table, two ways of versioning it:
   a received table only when its version is bigger than theirs (000 §1.1, :func:`accept`).
 - **4.1** ("Parallel Independent Migrations", 003 §1): one version per partition. Receivers
   compare partition by partition and may apply part of a table (003 §1.2); whole tables are
-  compared by their *stamp*, a 64-bit MurmurHash3 of all partition versions (003 §1.3,
-  :func:`stamp`).
+  compared by their *stamp*, Hazelcast's 64-bit ``HashUtil.MurmurHash3_x64_64`` of all partition
+  versions (003 §1.3, :func:`stamp`).
 
 :class:`PartitionTable` keeps both counters under either protocol, with the arithmetic of the
 current source for the per-partition versions (PLANNER.md §1 "Partition version increments";
@@ -36,9 +36,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
-
-import mmh3
 
 from partsafe.refimpl.planner import (
     MAX_REPLICA_COUNT,
@@ -63,6 +62,7 @@ __all__ = [
     "fail_migration",
     "failure_increment",
     "migration_increment",
+    "murmur_hash3_x64_64",
     "promote",
     "promotion_index",
     "remove_member",
@@ -81,7 +81,8 @@ PROTOCOLS: tuple[str, ...] = ("3.7", "4.1")
 #: the current source (PLANNER.md §1, §5), ``"design"`` is 000 §2.1 step 4.
 FAILURE_RULES: tuple[str, ...] = ("source", "design")
 
-#: ``HashUtil.DEFAULT_MURMUR_SEED``, the seed of ``MurmurHash3_x64_64(byte[], int, int)``.
+#: ``com.hazelcast.internal.util.HashUtil.DEFAULT_MURMUR_SEED``, the seed
+#: ``HashUtil.MurmurHash3_x64_64(byte[], int, int)`` hashes with (:func:`murmur_hash3_x64_64`).
 DEFAULT_MURMUR_SEED = 0x01000193
 
 _INT_MIN = -(2**31)
@@ -113,15 +114,116 @@ def stamp_bytes(versions: Sequence[int]) -> bytes:
     return bytes(out)
 
 
-def stamp(versions: Sequence[int]) -> int:
-    """``PartitionStampUtil.calculateStamp`` (003 §1.3): ``HashUtil.MurmurHash3_x64_64`` of
-    :func:`stamp_bytes` with the default seed ``0x01000193``, a signed Java ``long``.
+# ``HashUtil.MurmurHash3_x64_64``'s constants: the start values of h1 and h2 (each XORed with the
+# seed), the start values of the mixing constants c1 and c2 and how they move on after each
+# 16-byte block, and the per-block additions to h1 and h2.
+_M64 = (1 << 64) - 1
+_H1_START = 0x9368E53C2F6AF274
+_H2_START = 0x586DCD208F7CD3FD
+_C1_START = 0x87C37B91114253D5
+_C2_START = 0x4CF5AD432745937F
+_C1_ADD = 0x7B7D159C
+_C2_ADD = 0x6BCE6396
+_H1_ADD = 0x52DCE729
+_H2_ADD = 0x38495AB5
 
-    ``MurmurHash3_x64_64`` is MurmurHash3 x64 128 that returns only the first 64-bit half:
-    after the final mixes it computes ``h1 += h2`` and returns ``h1``.
+
+def _fmix64(k: int) -> int:
+    """``HashUtil.MurmurHash3_fmix(long)``, the 64-bit finalisation mix (unsigned arithmetic)."""
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & _M64
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & _M64
+    return k ^ (k >> 33)
+
+
+def murmur_hash3_x64_64(data: bytes, seed: int = DEFAULT_MURMUR_SEED) -> int:
+    """``com.hazelcast.internal.util.HashUtil.MurmurHash3_x64_64`` (``com.hazelcast.util.HashUtil``
+    before 4.0) over all of ``data`` with a Java ``int`` seed, as a signed Java ``long``.
+
+    This is not the published MurmurHash3 x64 128 (``mmh3.hash64``) cut to 64 bits: Hazelcast
+    kept an early draft of MurmurHash3 ("bmix"). Each 16-byte block is read as two
+    little-endian longs (``EndiannessUtil.readLongL``) and mixed as::
+
+        k1 *= c1; k1 = rotl(k1, 23); k1 *= c2; h1 ^= k1; h1 += h2
+        h2 = rotl(h2, 41)
+        k2 *= c2; k2 = rotl(k2, 23); k2 *= c1; h2 ^= k2; h2 += h1
+        h1 = h1 * 3 + 0x52dce729; h2 = h2 * 3 + 0x38495ab5
+        c1 = c1 * 5 + 0x7b7d159c; c2 = c2 * 5 + 0x6bce6396
+
+    from ``h1 = 0x9368e53c2f6af274 ^ seed``, ``h2 = 0x586dcd208f7cd3fd ^ seed``,
+    ``c1 = 0x87c37b91114253d5``, ``c2 = 0x4cf5ad432745937f``. The 1 to 15 tail bytes are XORed
+    into k1 (bytes 0-7) and k2 (bytes 8-14) *sign-extended* (Java ``(long) byte << 8 * i``), then
+    mixed once more like a block, without moving c1 and c2 on. The end:
+    ``h2 ^= len; h1 += h2; h2 += h1; h1 = fmix(h1); h2 = fmix(h2); return h1 + h2``.
+    All arithmetic wraps at 64 bits.
     """
-    return int(mmh3.hash64(stamp_bytes(versions), DEFAULT_MURMUR_SEED, x64arch=True,
-                           signed=True)[0])
+    if isinstance(seed, bool) or not isinstance(seed, int) or not _INT_MIN <= seed <= _INT_MAX:
+        raise PartitionTableError(f"seed {seed!r} is not a Java int")
+    n = len(data)
+    s = seed & _M64  # a Java int widened to long: sign-extended
+    h1 = _H1_START ^ s
+    h2 = _H2_START ^ s
+    c1 = _C1_START
+    c2 = _C2_START
+    body = n & ~15
+    words = struct.unpack_from(f"<{body // 8}Q", data)
+    for i in range(0, len(words), 2):
+        k1 = (words[i] * c1) & _M64
+        k1 = (((k1 << 23) | (k1 >> 41)) * c2) & _M64
+        h1 = ((h1 ^ k1) + h2) & _M64
+        h2 = ((h2 << 41) | (h2 >> 23)) & _M64
+        k2 = (words[i + 1] * c2) & _M64
+        k2 = (((k2 << 23) | (k2 >> 41)) * c1) & _M64
+        h2 = ((h2 ^ k2) + h1) & _M64
+        h1 = (h1 * 3 + _H1_ADD) & _M64
+        h2 = (h2 * 3 + _H2_ADD) & _M64
+        c1 = (c1 * 5 + _C1_ADD) & _M64
+        c2 = (c2 * 5 + _C2_ADD) & _M64
+    if n & 15:
+        k1 = k2 = 0
+        for i, b in enumerate(data[body:]):
+            widened = ((b - 256 if b & 0x80 else b) << (8 * (i & 7))) & _M64
+            if i < 8:
+                k1 ^= widened
+            else:
+                k2 ^= widened
+        k1 = (k1 * c1) & _M64
+        k1 = (((k1 << 23) | (k1 >> 41)) * c2) & _M64
+        h1 = ((h1 ^ k1) + h2) & _M64
+        h2 = ((h2 << 41) | (h2 >> 23)) & _M64
+        k2 = (k2 * c2) & _M64
+        k2 = (((k2 << 23) | (k2 >> 41)) * c1) & _M64
+        h2 = ((h2 ^ k2) + h1) & _M64
+        h1 = (h1 * 3 + _H1_ADD) & _M64
+        h2 = (h2 * 3 + _H2_ADD) & _M64
+    h2 ^= n
+    h1 = (h1 + h2) & _M64
+    h2 = (h2 + h1) & _M64
+    h = (_fmix64(h1) + _fmix64(h2)) & _M64
+    return h - (1 << 64) if h >> 63 else h
+
+
+@lru_cache(maxsize=1 << 16)
+def _cached_stamp(versions: tuple[int, ...]) -> int:
+    return murmur_hash3_x64_64(stamp_bytes(versions), DEFAULT_MURMUR_SEED)
+
+
+def stamp(versions: Sequence[int]) -> int:
+    """``PartitionStampUtil.calculateStamp`` (003 §1.3): Hazelcast's
+    ``HashUtil.MurmurHash3_x64_64(byte[], 0, len)`` (:func:`murmur_hash3_x64_64`, seed
+    ``HashUtil.DEFAULT_MURMUR_SEED = 0x01000193``) of :func:`stamp_bytes`, a signed Java ``long``.
+
+    The hash is Hazelcast's own early-draft MurmurHash3, not the published x64 128 cut to 64 bits,
+    so the numbers are the ones a real member computes and prints. Results are cached by the tuple
+    of versions (the explorer asks for the stamp of the same tables again and again); a sequence
+    holding anything but plain ``int`` s bypasses the cache, so that ``True`` or ``1.0`` is still
+    rejected by :func:`stamp_bytes` rather than found equal to a cached ``1``.
+    """
+    key = tuple(versions)
+    if all(type(v) is int for v in key):
+        return _cached_stamp(key)
+    return murmur_hash3_x64_64(stamp_bytes(key), DEFAULT_MURMUR_SEED)
 
 
 # --- validation -----------------------------------------------------------------------------------

@@ -135,7 +135,8 @@ class Stamp(Monitor):
 
     Judged on every `partition_table_applied` that carries both `partition_versions` and `stamp`:
     the stamp must equal :func:`partsafe.refimpl.partition_table.stamp` of the versions
-    (MurmurHash3 x64 64 of the big-endian versions). Stateless.
+    (Hazelcast's ``HashUtil.MurmurHash3_x64_64``, an early-draft MurmurHash3, of the big-endian
+    versions), the number a real member computes and logs. Stateless.
     """
 
     spec = "PAR-STAMP"
@@ -667,8 +668,8 @@ register(Spec(
 register(Spec(
     id="PAR-STAMP", title="The stamp is the hash of the partition versions",
     statement="A partition table that carries both partition versions and a stamp has as stamp "
-              "the MurmurHash3 x64 64 (seed 0x01000193) of its versions written big-endian, 4 "
-              "bytes per partition.",
+              "Hazelcast's HashUtil.MurmurHash3_x64_64 (an early-draft MurmurHash3, seed "
+              "0x01000193) of its versions written big-endian, 4 bytes per partition.",
     seed="003", section="§1.3 Partition Table Stamp", kind="event monitor", monitor=Stamp,
     rationale="The stamp replaces the global version where whole tables are compared (promotion "
               "commit, cluster state transactions, 003 §3.1); a stamp that is not the hash of "
