@@ -11,11 +11,12 @@ import json
 import resource
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 #: (label, model, variant, params, symmetry)
 SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = (
@@ -116,22 +117,34 @@ def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool,
 
 
 def run_suite(quick: bool = False, progress: Console | None = None,
-              suite: Sequence[tuple[Any, ...]] = SUITE) -> list[dict[str, Any]]:
+              suite: Sequence[tuple[Any, ...]] = SUITE,
+              done: Callable[[int, int, dict[str, Any]], None] | None = None,
+              ) -> list[dict[str, Any]]:
     """Each run of `suite` (label, model, variant, params, symmetry[, workers]) in a fresh
-    interpreter."""
+    interpreter. `progress` is told which run starts; `done(index, total, row)` gets each run's
+    figures as soon as it ends."""
+    runs = [run for run in suite
+            if not (quick and run[1] == "twophase" and run[3].get("rms") == 9 and not run[4])]
     rows = []
-    for label, model, variant, params, symmetry, *workers in suite:
-        if quick and model == "twophase" and params.get("rms") == 9 and not symmetry:
-            continue
+    for index, (label, model, variant, params, symmetry, *workers) in enumerate(runs, start=1):
         if progress is not None:
-            progress.print(f"[dim]bench: {label} ...[/]")
+            progress.print(Text(f"bench {index}/{len(runs)}: {label} ...", style="dim"))
         arg = json.dumps([model, variant, params, symmetry, *workers])
         out = subprocess.run([sys.executable, "-m", "partsafe.checker.bench", arg],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout)
         row["label"] = label
         rows.append(row)
+        if done is not None:
+            done(index, len(runs), row)
     return rows
+
+
+def row_line(index: int, total: int, row: dict[str, Any]) -> Text:
+    """One finished run in a line, printed as the suite goes."""
+    return Text(f"bench {index}/{total}: {row['label']}: {row['distinct_states']:,} states in "
+                f"{row['seconds']:.2f} s ({row['states_per_second']:,}/s, "
+                f"{row['peak_memory_mb']} MB)")
 
 
 def render(console: Console, rows: list[dict[str, Any]]) -> None:

@@ -362,7 +362,7 @@ def _write_trace(path: str, model: Model[Any], result: Result, params: dict[str,
     that says where it went (or why nothing was written)."""
     if not result.violations:
         _stderr().print(Text(f"--trace-out {path}: no violation, so no counterexample was "
-                             "written"))
+                             "written"), soft_wrap=True)
         return
     try:
         Path(path).write_text(dumps(artifact(model, result, params)) + "\n")
@@ -553,12 +553,21 @@ def zoo(strict: bool, as_json: bool, junit_file: str | None, progress: bool | No
     if junit_file:
         Path(junit_file).write_text(junit(runs, goals=False,
                                           extra=[planner_suite(planner, strict)]))
+    doc = {"result": verdict, "strict": strict, "known_findings": {"planner": known},
+           "variants": variants, "fixed": fixed,
+           "seconds": round(time.perf_counter() - started, 3)}
     if as_json:
-        click.echo(dumps({"result": verdict, "strict": strict,
-                          "known_findings": {"planner": known}, "variants": variants,
-                          "fixed": fixed}))
-        sys.exit(VERDICT_EXIT[verdict])
-    console = _stdout()
+        click.echo(dumps(doc))
+    else:
+        render_zoo(_stdout(), doc)
+    sys.exit(VERDICT_EXIT[verdict])
+
+
+def render_zoo(console: Console, doc: dict[str, Any]) -> None:
+    """The zoo's report (the `zoo --json` document) for people: the flaws, the fixed design's
+    runs, the command that reproduces each flaw, and the verdict line."""
+    variants, fixed = doc["variants"], doc["fixed"]
+    known = doc["known_findings"]["planner"]
     table = Table(title="the bug zoo: each variant must break its spec", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("model / variant", "expected spec", "found", "depth", "seconds"):
@@ -598,8 +607,7 @@ def zoo(strict: bool, as_json: bool, junit_file: str | None, progress: bool | No
     detail = "; ".join(failed) if failed else (
         f"known findings of the planner: {', '.join(known)}" if known else "")
     print_verdict(console, f"zoo of {len(variants)} historical flaws and the fixed design at "
-                           f"{len(fixed)} scopes", verdict, time.perf_counter() - started, detail)
-    sys.exit(VERDICT_EXIT[verdict])
+                           f"{len(fixed)} scopes", doc["result"], doc["seconds"], detail)
 
 
 def _planner_zoo(strict: bool) -> tuple[dict[str, Any], dict[str, Any], bool, PlannerCheck]:
@@ -641,7 +649,10 @@ def _planner_zoo(strict: bool) -> tuple[dict[str, Any], dict[str, Any], bool, Pl
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def replay(file: str, as_json: bool) -> None:
-    """Re-execute a counterexample artifact (from `check --trace-out`) step by step."""
+    """Re-execute a counterexample artifact (from `check --trace-out`) step by step.
+
+    Exit status 1 when the violation reproduces, 0 when the spec holds at the end."""
+    started = time.perf_counter()
     from partsafe.checker.replay import ReplayError
     from partsafe.checker.replay import replay as do_replay
 
@@ -664,8 +675,10 @@ def replay(file: str, as_json: bool) -> None:
         console = _stdout()
         title = f"{doc['spec']}: {message}" if reproduced else f"{doc['spec']} holds at the end"
         render_trace(console, model, trace, title)
-        console.print("[bold red]violation reproduced[/]" if reproduced
-                      else "[yellow]the violation did not reproduce[/]")
+        print_verdict(console, f"replay of {file} ({trace.depth} steps)",
+                      "violation" if reproduced else "ok", time.perf_counter() - started,
+                      f"violation reproduced: {doc['spec']} broken again" if reproduced
+                      else f"{doc['spec']} holds: the violation did not reproduce")
     sys.exit(EXIT_VIOLATION if reproduced else EXIT_OK)
 
 
@@ -793,7 +806,7 @@ def parse(paths: tuple[str, ...], fmt: str) -> None:
     from partsafe.traces.scanner import InputError, Scanner, expand
 
     scanner = Scanner(fmt)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     try:
         for path in expand(list(paths)):
             for ev in scanner.scan(path, str(path)):
@@ -952,14 +965,22 @@ def explain(spec_id: str, as_json: bool) -> None:
 @click.option("--quick", is_flag=True, help="skip TwoPhase with 9 RMs (about a minute)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def bench(quick: bool, as_json: bool) -> None:
-    """Measure the explorer on this machine: states per second, peak memory, symmetry saving."""
-    from partsafe.checker.bench import render, run_suite
+    """Measure the explorer on this machine: states per second, peak memory, symmetry saving.
 
-    rows = run_suite(quick=quick, progress=None if as_json else _stderr())
+    Nine searches, each in a fresh interpreter: about 3 minutes on a 2-core machine (about 2
+    with --quick). Each run's figures are printed as it ends.
+    """
+    from partsafe.checker.bench import render, row_line, run_suite
+
+    started = time.perf_counter()
     if as_json:
-        click.echo(dumps({"runs": rows}))
-    else:
-        render(_stdout(), rows)
+        click.echo(dumps({"runs": run_suite(quick=quick)}))
+        return
+    console = _stdout()
+    rows = run_suite(quick=quick, progress=_stderr() if _stderr().is_terminal else None,
+                     done=lambda i, n, row: console.print(row_line(i, n, row)))
+    render(console, rows)
+    console.print(Text(f"bench: {len(rows)} runs in {time.perf_counter() - started:,.0f} s"))
 
 
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,

@@ -346,3 +346,74 @@ def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) 
     assert r.exit_code == 0, r.output
     assert re.search(r"shutdown \(fixed\): [\d,]+ states, [\d,]+/s, depth \d+", r.stderr)
     assert "states" not in r.stdout.splitlines()[0]
+
+
+# --- verdicts people can believe -------------------------------------------------------------
+
+
+def test_the_main_job_ends_with_one_verdict_line_that_agrees_with_its_exit_status(
+        tmp_path: Path) -> None:
+    """`partsafe check`, the README's main job: every model and the planner, whose known
+    findings are reported without failing the run, in the report, the exit status and JUnit."""
+    out = tmp_path / "check.xml"
+    r = invoke("check", "--no-progress", "--junit", str(out))
+    assert r.exit_code == 0, r.output
+    assert "VIOLATION" not in r.stdout
+    last = r.stdout.rstrip("\n").splitlines()[-1]
+    assert re.fullmatch(r"verdict: OK, check of 6 models and the planner at their default "
+                        r"scopes; known findings of the planner: PLAN-HOTTER-FIRST, "
+                        r"PLAN-NO-DECREASE \([\d,.]+ s\)", last), last
+    suites = ET.parse(out).getroot().findall("testsuite")
+    assert [s.get("name") for s in suites][-1] == "planner[fixed]"
+    assert all(s.get("failures") == "0" for s in suites)
+
+
+def test_a_single_check_ends_with_its_verdict_line() -> None:
+    r = invoke("check", "twophase", "--variant", "tm-commit-early", "--no-progress")
+    assert r.exit_code == 1
+    assert r.stdout.rstrip("\n").splitlines()[-1].startswith(
+        "verdict: VIOLATION, check twophase (tm-commit-early) at rms=3; broken: TC-CONSISTENT (")
+    r = invoke("check", "twophase", "--max-states", "10", "--no-progress")
+    assert r.exit_code == 3
+    assert r.stdout.rstrip("\n").splitlines()[-1].startswith(
+        "verdict: INCOMPLETE, check twophase (fixed) at rms=3; incomplete: ")
+
+
+def test_a_violation_headline_is_wrapped_never_cut() -> None:
+    """At 80 columns (a terminal's, or a file's) the headline keeps the half that explains."""
+    args = ("check", "membership", "--variant", "hz38-stale-master-list", "--suspicions", "0")
+    _code, doc = check_json(*args[1:])
+    message = doc["violations"][0]["message"]
+    assert len(message) > 80
+    r = invoke(*args, "--no-progress")
+    assert r.exit_code == 1
+    flat = " ".join(r.stdout.split())
+    assert f"MEM-VIEW-AGREEMENT: {' '.join(message.split())}" in flat
+
+
+def test_trace_out_says_where_the_counterexample_went(tmp_path: Path) -> None:
+    out = tmp_path / "ce.json"
+    r = invoke("check", "twophase", "--variant", "tm-commit-early", "--trace-out", str(out),
+               "--no-progress")
+    assert r.exit_code == 1 and out.exists()
+    said = " ".join(r.stderr.split())
+    assert f"counterexample of TC-CONSISTENT (5 steps) written to {out}" in said
+    assert f"partsafe replay {out}" in said
+    r = invoke("check", "twophase", "--trace-out", str(out.with_name("none.json")),
+               "--no-progress")
+    assert r.exit_code == 0 and "no violation, so no counterexample was written" in r.stderr
+
+
+def test_an_unknown_model_lists_every_model_check_knows() -> None:
+    r = invoke("check", "nosuchmodel")
+    assert r.exit_code == 2
+    assert ("unknown model 'nosuchmodel'; known: membership, migration, shutdown, parallel, "
+            "ignite-rebalance, twophase, planner") in r.output
+
+
+def test_replay_ends_with_its_verdict_line(artifact: Path) -> None:
+    r = invoke("replay", str(artifact))
+    assert r.exit_code == 1
+    assert r.stdout.rstrip("\n").splitlines()[-1].startswith(
+        f"verdict: VIOLATION, replay of {artifact} (5 steps); violation reproduced: "
+        "TC-CONSISTENT broken again (")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from typing import Any
 
 import pytest
@@ -102,11 +104,16 @@ def test_membership_counterexample_replays() -> None:
     assert message == result.violations[0].message
 
 
-def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
-    runner = CliRunner()
-    out = runner.invoke(main, ["zoo", "--json"])
+@pytest.fixture(scope="module")
+def zoo_doc() -> dict:
+    """One run of `partsafe zoo --json` for the tests of this module."""
+    out = CliRunner().invoke(main, ["zoo", "--json"])
     assert out.exit_code == 0, out.output
-    doc = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def test_zoo_finds_every_flaw_and_the_fixed_models_clean(zoo_doc: dict) -> None:
+    doc = zoo_doc
     assert doc["result"] == "ok"
     found = {(v["model"], v["variant"]): (v["found"], v["spec"]) for v in doc["variants"]}
     assert found == {
@@ -129,3 +136,54 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean() -> None:
     assert all(f["result"] == "ok" for f in doc["fixed"])
     (planner,) = [f for f in doc["fixed"] if f["model"] == "planner"]
     assert set(planner["known_findings"]) == {"PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST"}
+
+
+def test_every_zoo_entry_is_reproduced_by_its_check_command(zoo_doc: dict) -> None:
+    """Each flaw's printed command, run as it stands, breaks the same spec at the same depth."""
+    for v in zoo_doc["variants"]:
+        words = shlex.split(v["command"])
+        assert words[:3] == ["partsafe", "check", v["model"]], v["command"]
+        out = CliRunner().invoke(main, [*words[2:], "--json", "--no-progress"])
+        assert out.exit_code == 1, (v["command"], out.output)
+        doc = json.loads(out.stdout)
+        if v["model"] == "planner":
+            assert v["expected_spec"] in {x["spec"] for x in doc["violations"]}
+            continue
+        assert doc["variant"] == v["variant"]
+        depths = {x["spec"]: x["depth"] for x in doc["violations"]}
+        assert depths.get(v["expected_spec"]) == v["depth"], v["command"]
+
+
+def test_every_fixed_zoo_scope_is_a_scope_check_accepts(zoo_doc: dict) -> None:
+    """The fixed runs' commands parse, and give check the scope the zoo ran (run for real in
+    test_zoo_finds_every_flaw_and_the_fixed_models_clean: they are the long ones)."""
+    from partsafe.checker.cli import check
+
+    for f in zoo_doc["fixed"]:
+        words = shlex.split(f["command"])
+        ctx = check.make_context("check", words[2:])
+        scope = {k.replace("_", "-"): v for k, v in ctx.params.items()
+                 if v is not None and k.replace("_", "-") in f["scope"]}
+        if f["model"] == "planner":
+            assert scope == f["scope"]
+        else:
+            assert catalog.MODELS[f["model"]].scope(scope) == f["scope"]
+
+
+def test_the_zoo_report_keeps_identifiers_and_commands_whole_at_80_columns(
+        zoo_doc: dict) -> None:
+    import io
+
+    from rich.console import Console
+
+    from partsafe.checker.cli import render_zoo
+
+    buf = io.StringIO()
+    render_zoo(Console(file=buf, width=80, highlight=False), zoo_doc)
+    lines = buf.getvalue().splitlines()
+    for v in zoo_doc["variants"]:
+        assert any(re.search(rf"\b{re.escape(v['variant'])}\s+{v['expected_spec']}\s+yes\s",
+                             line) for line in lines), v["variant"]
+        assert f"  {v['command']}" in lines
+    assert lines[-1].startswith("verdict: OK, zoo of 15 historical flaws and the fixed design "
+                                "at 13 scopes; known findings of the planner: ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -188,12 +189,52 @@ def test_plan_bad_input_exits_2(args: list[str], words: str) -> None:
 
 def test_check_planner_json() -> None:
     out = runner.invoke(main, ["check", "planner", "--replicas", "3", "--json"])
-    assert out.exit_code == 1  # the recorded findings are violations of their specs
+    assert out.exit_code == 0  # the known findings are reported and do not fail the check
     doc = json.loads(out.stdout)
     assert doc["model"] == "planner" and doc["scope"] == {"replicas": 3}
+    assert (doc["result"], doc["strict"]) == ("ok", False)
     assert doc["pairs_checked"] == 325
     assert doc["known_findings"] == ["PLAN-HOTTER-FIRST", "PLAN-NO-DECREASE"]
     assert doc["violations"][0]["trace"]["steps"] is not None
+
+
+def test_check_planner_strict_fails_on_the_known_findings() -> None:
+    out = runner.invoke(main, ["check", "planner", "--replicas", "3", "--json", "--strict"])
+    assert out.exit_code == 1
+    doc = json.loads(out.stdout)
+    assert (doc["result"], doc["strict"], doc["known_findings"]) == ("violation", True, [])
+
+
+@pytest.mark.parametrize(("args", "code", "verdict"), [
+    ([], 0, "verdict: OK, check planner (fixed) at replicas 1 to 3; known findings: "
+            "PLAN-HOTTER-FIRST, PLAN-NO-DECREASE"),
+    (["--strict"], 1, "verdict: VIOLATION, check planner (fixed) at replicas 1 to 3; broken: "
+                      "PLAN-HOTTER-FIRST, PLAN-NO-DECREASE"),
+    (["--variant", "hz37-naive-order"], 1, "verdict: VIOLATION, check planner "
+                                           "(hz37-naive-order) at replicas 1 to 3; broken: "),
+])
+def test_check_planner_ends_with_a_verdict_line_that_agrees_with_the_exit_status(
+        args: list[str], code: int, verdict: str) -> None:
+    out = runner.invoke(main, ["check", "planner", "--replicas", "3", *args])
+    assert out.exit_code == code
+    last = out.stdout.rstrip("\n").splitlines()[-1]
+    assert last.startswith(verdict), last
+    # the header above agrees too: no VIOLATION over a check that passes
+    assert ("VIOLATION" in out.stdout) == (code == 1)
+
+
+@pytest.mark.parametrize(("args", "failures"), [([], 0), (["--strict"], 2)])
+def test_check_planner_junit_follows_the_same_rule(tmp_path: Path, args: list[str],
+                                                   failures: int) -> None:
+    import xml.etree.ElementTree as ET
+
+    out = tmp_path / "planner.xml"
+    r = runner.invoke(main, ["check", "planner", "--replicas", "3", "--junit", str(out), *args])
+    assert r.exit_code == (1 if failures else 0)
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == str(failures)
+    known = [c for c in suite.iter("testcase") if c.find("system-out") is not None]
+    assert len(known) == 2 - failures
 
 
 @pytest.mark.parametrize("args", [["--replicas", "0"], ["--replicas", "8"], ["--members", "3"],
