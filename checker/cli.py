@@ -159,6 +159,10 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
             model.restrict(only)
     except ValueError as exc:
         _fail(str(exc))
+    specs = list(dict.fromkeys(p.spec for p in model.properties()))
+    if until is not None and until not in specs:
+        _fail(f"--until {until}: not a spec of model {entry.name} (its specs: "
+              f"{', '.join(specs)})")
     try:
         with _ProgressView(f"{entry.name} ({variant})", progress) as view:
             if checkpoint is not None and progress:
@@ -176,7 +180,7 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
                   if checkpoint is not None and checkpoint.exists() else
                   " (bound the search with --max-seconds or --max-states, or save it with "
                   "--checkpoint)")
-        _stderr().print(f"{entry.name}: interrupted; no verdict{resume}")
+        _stderr().print(Text(f"{entry.name}: interrupted; no verdict{resume}"))
         sys.exit(130)
     return model, result, params
 
@@ -269,12 +273,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     else:
         entries = [catalog.get(model)]
     if until is not None:
-        from partsafe.specs.registry import get as get_spec
-
-        try:
-            until = get_spec(until).id
-        except KeyError:
-            _fail(f"--until {until}: unknown spec; `partsafe specs` lists them")
+        until = until.upper()
         keep_going = True
     for name, value in (("--max-depth", max_depth), ("--max-states", max_states),
                         ("--max-seconds", max_seconds)):
@@ -402,9 +401,9 @@ def _checkpoint(path: Path, every: float, progress: bool) -> Checkpoint:
         sys.stdout.flush()
         os.execve(sys.executable, [sys.executable, *sys.argv], env)
     if header is not None and progress:
-        _stderr().print(f"resuming {path} at depth {header['depth']} "
-                        f"({header['states']:,} states, {header['seconds']:.0f} s, written "
-                        f"{header['written']})")
+        _stderr().print(Text(f"resuming {path} at depth {header['depth']} "
+                             f"({header['states']:,} states, {header['seconds']:.0f} s, written "
+                             f"{header['written']})"))
     return Checkpoint(path, every)
 
 
@@ -440,7 +439,7 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
                         "not this installation's: resume with the code that wrote it") + ")"),
             ("hash seed", str(header["hash_seed"]))]
     for key, value in rows:
-        table.add_row(Text(key, "bold"), value)
+        table.add_row(Text(key, "bold"), Text(value))  # the file's text, never markup
     _stdout().print(table)
 
 
@@ -1121,8 +1120,9 @@ def _remove_simulation(out: Path, manifest_name: str) -> None:
 def _render_simulation(console: Console, manifest: Any, manifest_path: Path) -> None:
     from rich.filesize import decimal
 
-    console.print(f"[bold]simulated[/] {manifest.members} members, {manifest.partitions} "
-                  f"partitions, seed {manifest.seed} -> {manifest.out}")
+    console.print(Text.assemble(("simulated", "bold"), f" {manifest.members} members, "
+                                f"{manifest.partitions} partitions, seed {manifest.seed} -> "
+                                f"{manifest.out}"))
     table = Table(title_justify="left", show_header=False)
     table.add_column("", style="dim")
     table.add_column("", justify="right")

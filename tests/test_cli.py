@@ -255,11 +255,15 @@ def test_replay_of_other_json_exits_2(tmp_path: Path) -> None:
         (["check", "twophase", "--max-seconds", "0"], "--max-seconds must be positive"),
         (["check", "twophase", "--rms", "three"], "--rms"),
         (["check", "--variant", "tm-commit-early"], "--variant"),
+        (["check", "twophase", "--until", "MEM-VERSION"],
+         "--until MEM-VERSION: not a spec of model twophase (its specs: TC-CONSISTENT)"),
+        (["check", "planner", "--until", "PLAN-OWNER"], "--until applies to the searches"),
         (["explain", "NOPE"], "unknown spec 'NOPE'"),
         (["frobnicate"], "frobnicate"),
     ],
     ids=["model", "variant", "rms-0", "members-on-twophase", "max-states-0", "max-depth-neg",
-         "max-seconds-0", "rms-not-int", "variant-without-model", "explain", "command"],
+         "max-seconds-0", "rms-not-int", "variant-without-model", "until-other-model",
+         "until-planner", "explain", "command"],
 )
 def test_bad_input_exits_2_and_names_it(args: list[str], needle: str) -> None:
     r = invoke(*args, *(["--no-progress"] if args[0] == "check" else []))

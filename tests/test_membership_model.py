@@ -143,7 +143,7 @@ def test_every_zoo_entry_is_reproduced_by_its_check_command(zoo_doc: dict) -> No
     for v in zoo_doc["variants"]:
         words = shlex.split(v["command"])
         assert words[:3] == ["partsafe", "check", v["model"]], v["command"]
-        out = CliRunner().invoke(main, [*words[2:], "--json", "--no-progress"])
+        out = CliRunner().invoke(main, [*words[1:], "--json", "--no-progress"])
         assert out.exit_code == 1, (v["command"], out.output)
         doc = json.loads(out.stdout)
         if v["model"] == "planner":
