@@ -390,3 +390,32 @@ def test_the_workers_python_is_partsafes_own_on_a_local_master(spark: Any,
     monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/opt/cluster/bin/python3")
     assert pythons("local[*]", submitted=False) == {}
 
+
+def test_auto_engines_help_states_its_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`validate --engine`'s help names the numbers `auto_engine` decides by: the cluster
+    threshold, the fewest local cores with which Spark outruns the local engine, and the input
+    from which it does on 7, 8 and 16 cores, each checked against `auto_engine` itself."""
+    import re
+    from itertools import count
+
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    option = next(p for p in main.commands["validate"].params if p.name == "engine")
+    text = " ".join(str(option.help).split())
+    auto = spark_mod.auto_engine
+    mb = spark_mod.CLUSTER_THRESHOLD >> 20
+    assert f"from {mb} MB of input" in text
+    assert auto(mb << 20, "spark://head:7077") == "spark"
+    assert auto((mb << 20) - 1, "spark://head:7077") == "local"
+    per_core, local_rate = (spark_mod.SPARK_LINES_PER_SECOND_PER_CORE,
+                            spark_mod.LOCAL_LINES_PER_SECOND)
+    fewest = next(n for n in count(1) if per_core * n > local_rate)
+    assert f"with {fewest} cores or more" in text
+    assert auto(10**18, f"local[{fewest - 1}]") == "local"
+    for cores in (fewest, 8, 16):
+        lines = spark_mod.SPARK_FIXED_SECONDS / (1 / local_rate - 1 / (per_core * cores))
+        size = lines * spark_mod.BYTES_PER_LINE
+        assert re.search(rf"\b{size / 10**9:.2g} GB (of input )?on {cores}\b", text), (
+            cores, text)
+        assert auto(int(size * 0.99), f"local[{cores}]") == "local"
+        assert auto(int(size * 1.01), f"local[{cores}]") == "spark"
