@@ -164,8 +164,9 @@ _QUIET = Path(__file__).with_name("spark-conf")
 
 def session(master: str | None = None, *, verbose: bool = False) -> SparkSession:
     """The Spark session partsafe runs in: the active one (under ``spark-submit``), else a new
-    one on `master`, ``$SPARK_MASTER``, or embedded ``local[*]``, on the machine's Java. Spark's
-    own logging is off (a failed job becomes a `SparkFailed` message) unless `verbose`."""
+    one on `master`, ``$SPARK_MASTER``, or embedded ``local[*]``, on the machine's Java, with
+    the Python interpreters `pythons_for` names. Spark's own logging is off (a failed job
+    becomes a `SparkFailed` message) unless `verbose`."""
     try:
         from pyspark import SparkConf
         from pyspark.sql import SparkSession
@@ -196,15 +197,12 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
         "spark.driver.memory": "2g",
         "spark.python.worker.reuse": "true",
     }
-    if conf.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
-        # a local master's Python workers are this interpreter (which has partsafe), whatever
-        # python3 is on PATH
-        defaults["spark.pyspark.python"] = sys.executable
     for key, value in defaults.items():
         if not conf.contains(key):
             conf.set(key, value)
+    pythons = pythons_for(conf.get("spark.master", ""), submitted=submitted)
     try:
-        with _quiet_jvm(not verbose):
+        with _quiet_jvm(not verbose), _environment(pythons):
             spark = SparkSession.builder.config(conf=conf).getOrCreate()
     except Exception as exc:  # the JVM did not start: no Java, a wrong master
         raise SparkUnavailable(f"Spark did not start ({str(exc).splitlines()[0]}); it needs "
@@ -214,6 +212,52 @@ def session(master: str | None = None, *, verbose: bool = False) -> SparkSession
     if not spark.sparkContext.master.startswith("local"):
         _ship(spark)
     return spark
+
+
+def pythons_for(master: str, *, submitted: bool) -> dict[str, str]:
+    """The Python interpreters partsafe names for a Spark session on `master`, as the
+    environment variables PySpark reads: PySpark 4 takes the Python workers' interpreter from
+    ``PYSPARK_PYTHON`` alone, as the SparkContext is made, and ignores the
+    ``spark.pyspark.python`` setting (spark-submit turns that setting into the variable before
+    its driver starts). A variable already set is the user's and is left as it is; without one,
+    Spark runs ``python3`` from PATH, which need not have partsafe (an environment run by its
+    full path and not activated: pipx, cron, CI steps, IDEs).
+
+    - ``PYSPARK_PYTHON``, the Python workers: on a local master (``local``, ``local[N]``,
+      ``local-cluster[...]``, whose workers run on this machine) this interpreter,
+      ``sys.executable``, which has partsafe however partsafe was started: its script by full
+      path, ``python -m partsafe``, or spark-submit (the driver is then the Python spark-submit
+      chose, and has partsafe since it runs it). On a cluster master (``spark://``, ``yarn``,
+      ``k8s://``) Spark's own choice, as `_ship` expects: the executors run on other machines,
+      where this interpreter's path need not exist, and the cluster names their Python
+      (``PYSPARK_PYTHON``, spark-submit's ``spark.pyspark.python``, else ``python3``).
+    - ``PYSPARK_DRIVER_PYTHON``, the Python the JVM itself starts on the driver's machine (to
+      find Spark's home, for driver-side Python work): this interpreter when partsafe starts the
+      JVM, whatever the master; under spark-submit the JVM runs already, with its environment.
+    """
+    wanted: dict[str, str] = {}
+    if master.startswith("local"):
+        wanted["PYSPARK_PYTHON"] = sys.executable
+    if not submitted:
+        wanted["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    return {k: v for k, v in wanted.items() if k not in os.environ}
+
+
+@contextmanager
+def _environment(variables: dict[str, str]) -> Iterator[None]:
+    """`variables` in this process's environment while the Spark session is made (PySpark reads
+    ``PYSPARK_PYTHON`` then, and the JVM takes its environment as it starts); this process's
+    own environment is as it was afterwards."""
+    saved = {k: os.environ.get(k) for k in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 #: what the JVM itself says on starting, whatever the logging configuration (Spark's launcher

@@ -299,3 +299,123 @@ def test_a_standalone_cluster_runs_the_shipped_package(tmp_path: Path) -> None:
         for p in procs:
             os.killpg(p.pid, signal.SIGTERM)
             p.wait(timeout=60)
+
+
+def _elsewhere(tmp_path: Path) -> dict[str, str]:
+    """The environment of a shell that has not activated partsafe's environment (a cron job, a
+    CI step, an IDE, pipx): no VIRTUAL_ENV, no PYSPARK_* variables, and on PATH a ``python3``
+    that cannot import partsafe (this interpreter without its site-packages), then Java and the
+    system's directories."""
+    import os
+    import shutil
+
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    for name in ("python3", "python"):
+        shim = shims / name
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+        shim.chmod(0o755)
+    java = shutil.which("java")
+    dirs = [str(shims), *([str(Path(java).parent)] if java else []), "/usr/bin", "/bin"]
+    env = {k: v for k, v in os.environ.items()
+           if k != "VIRTUAL_ENV" and not k.startswith("PYSPARK_")}
+    env["PATH"] = os.pathsep.join(dirs)
+    blind = subprocess.run(["python3", "-c", "import partsafe"], env=env, capture_output=True)
+    assert blind.returncode != 0, "the python3 on PATH must not have partsafe"
+    return env
+
+
+def _same_as_local(res: subprocess.CompletedProcess[str], master: str) -> None:
+    assert res.returncode == 0, res.stderr[-2000:] or res.stdout[-2000:]
+    report = json.loads(res.stdout)
+    assert (report.pop("engine"), report.pop("spark_master")) == ("spark", master)
+    expected = local.validate([str(DATA)]).as_dict()
+    expected.pop("engine")
+    assert report | {"seconds": 0} == expected | {"seconds": 0}
+
+
+@pytest.mark.parametrize("started", ["path", "module"])
+def test_the_workers_run_partsafes_python_however_it_is_started(tmp_path: Path, started: str
+                                                                ) -> None:
+    """partsafe run by its full path or as ``python -m partsafe`` from an environment that is
+    not activated, with a python3 on PATH that lacks partsafe: the Python workers of the local
+    master run partsafe's own interpreter."""
+    script = Path(sys.executable).parent / "partsafe"
+    command = ([str(script)] if started == "path" and script.exists()
+               else [sys.executable, "-m", "partsafe"])
+    res = subprocess.run([*command, "validate", "--engine", "spark", "--master", "local[1]",
+                          "--json", str(DATA)], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300, env=_elsewhere(tmp_path))
+    _same_as_local(res, "local[1]")
+
+
+def test_under_spark_submit_the_workers_run_the_drivers_python(tmp_path: Path) -> None:
+    """`spark-submit` with the driver's Python chosen by PYSPARK_DRIVER_PYTHON and a python3 on
+    PATH that lacks partsafe: the workers run the driver's interpreter, not PATH's."""
+    import pyspark
+
+    import partsafe
+
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    main_py = Path(partsafe.__path__[0]) / "__main__.py"
+    env = _elsewhere(tmp_path) | {"PYSPARK_DRIVER_PYTHON": sys.executable}
+    res = subprocess.run([str(submit), "--master", "local[1]", str(main_py), "validate",
+                          "--json", str(DATA)], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300, env=env)
+    _same_as_local(res, "local[1]")
+
+
+def test_the_workers_python_is_partsafes_own_on_a_local_master(spark: Any,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """`pythons_for`: this interpreter for the workers of a local master, Spark's own choice on a
+    cluster, this interpreter for the JVM's driver-side Python when partsafe starts the JVM, and
+    a variable the user set is kept."""
+    import os
+
+    assert spark.sparkContext.pythonExec == os.environ.get("PYSPARK_PYTHON", sys.executable)
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
+        monkeypatch.delenv(name, raising=False)
+    me = sys.executable
+    pythons = spark_mod.pythons_for
+    for master in ("local", "local[*]", "local[2, 3]", "local-cluster[2, 1, 1024]"):
+        assert pythons(master, submitted=False) == {"PYSPARK_PYTHON": me,
+                                                    "PYSPARK_DRIVER_PYTHON": me}
+        assert pythons(master, submitted=True) == {"PYSPARK_PYTHON": me}
+    for master in ("spark://head:7077", "yarn", "k8s://https://head:6443"):
+        assert pythons(master, submitted=False) == {"PYSPARK_DRIVER_PYTHON": me}
+        assert pythons(master, submitted=True) == {}
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/cluster/bin/python3")
+    assert pythons("local[*]", submitted=False) == {"PYSPARK_DRIVER_PYTHON": me}
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", "/opt/cluster/bin/python3")
+    assert pythons("local[*]", submitted=False) == {}
+
+
+def test_auto_engines_help_states_its_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`validate --engine`'s help names the numbers `auto_engine` decides by: the cluster
+    threshold, the fewest local cores with which Spark outruns the local engine, and the input
+    from which it does on 7, 8 and 16 cores, each checked against `auto_engine` itself."""
+    import re
+    from itertools import count
+
+    monkeypatch.delenv("SPARK_MASTER", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    option = next(p for p in main.commands["validate"].params if p.name == "engine")
+    text = " ".join(str(option.help).split())
+    auto = spark_mod.auto_engine
+    mb = spark_mod.CLUSTER_THRESHOLD >> 20
+    assert f"from {mb} MB of input" in text
+    assert auto(mb << 20, "spark://head:7077") == "spark"
+    assert auto((mb << 20) - 1, "spark://head:7077") == "local"
+    per_core, local_rate = (spark_mod.SPARK_LINES_PER_SECOND_PER_CORE,
+                            spark_mod.LOCAL_LINES_PER_SECOND)
+    fewest = next(n for n in count(1) if per_core * n > local_rate)
+    assert f"with {fewest} cores or more" in text
+    assert auto(10**18, f"local[{fewest - 1}]") == "local"
+    for cores in (fewest, 8, 16):
+        lines = spark_mod.SPARK_FIXED_SECONDS / (1 / local_rate - 1 / (per_core * cores))
+        size = lines * spark_mod.BYTES_PER_LINE
+        assert re.search(rf"\b{size / 10**9:.2g} GB (of input )?on {cores}\b", text), (
+            cores, text)
+        assert auto(int(size * 0.99), f"local[{cores}]") == "local"
+        assert auto(int(size * 1.01), f"local[{cores}]") == "spark"
