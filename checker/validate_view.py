@@ -28,6 +28,9 @@ def render_report(console: Console, report: Report) -> None:
                      else f"{report.engine} engine"))
     console.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + "
                   f"{acc.ignored_lines:,} ignored + {len(acc.malformed):,} malformed")
+    if report.events_without_member:
+        console.print(f"events without a member: {report.events_without_member:,} (no record "
+                      "line or `this` marker names the member; judged by no spec)")
     if report.members:
         incarnations = ", ".join(f"{m} ({n})" if n > 1 else m
                                  for m, n in report.members.items())

@@ -380,6 +380,80 @@ def test_lost_partitions_and_stuck_rebalances_are_warnings(tmp_path: Path) -> No
     assert sorted(w.kind for w in report.warnings) == ["migration-stuck", "partition-lost"]
 
 
+# --- events no member can be named for ------------------------------------------------------------
+
+
+def bare(version: int, listed: list[tuple[str, str]]) -> str:
+    """A member list with no record line before it and no ``this`` marker (a split-brain report,
+    an excerpt copied into a ticket): no member can be named for it."""
+    lines = "".join(f"\tMember [{a.split(':')[0]}]:{a.split(':')[1]} - {u}\n" for a, u in listed)
+    return f"Members {{size:{len(listed)}, ver:{version}}} [\n{lines}]\n"
+
+
+#: bare lists that go back (9, then 7) and name two lists at one version (7), a lost partition
+#: and a removal in a stream no record line names a member for
+BARE = (bare(9, [(A, U[0]), (B, U[1])]) + bare(7, [(A, U[0]), (C, U[2])]) + bare(7, [(A, U[0])])
+        + "2023-11-14 10:00:00,000 WARN - partitionId=3 is completely lost!\n"
+        + f"2023-11-14 10:00:02,000 INFO - Removing Member [10.0.0.2]:5701 - {U[1]}\n")
+
+
+def test_a_member_list_no_member_can_be_named_for_is_not_a_violation(tmp_path: Path) -> None:
+    events, _ = scan(tmp_path, bare(9, [(A, U[0]), (B, U[1])]))
+    assert [e.member for e in events] == [ev.UNKNOWN_MEMBER]
+    report = check(tmp_path, {"bare.log": bare(9, [(A, U[0]), (B, U[1])])})
+    assert report.result == "ok" and report.violations == []
+    assert report.events_without_member == 1 and report.members == {}
+    assert report.views == 1  # a list the log shows, whoever installed it
+
+
+def test_unknown_members_lists_that_go_back_or_differ_are_not_violations(tmp_path: Path) -> None:
+    report = check(tmp_path, {"bare.log": BARE})
+    assert report.violations == [] and report.result == "ok"
+    assert report.events_without_member == 5 and report.members == {}
+    assert report.views == 3
+    [lost] = report.warnings  # a lost partition is worth a warning whoever reports it
+    assert (lost.kind, lost.member) == ("partition-lost", ev.UNKNOWN_MEMBER)
+    assert lost.message.startswith("a member the log does not name reports partition 3 lost")
+
+
+def test_unknown_members_neither_hide_nor_raise_a_known_members_violation(tmp_path: Path
+                                                                         ) -> None:
+    known = lists("10:00:00", A, 5, [(A, U[0]), (B, U[1])]) + lists("10:00:01", A, 4, [(A, U[0])])
+    report = check(tmp_path, {"a.log": known, "bare.log": BARE})
+    assert [(x.spec, x.member) for x in report.violations] == [("MEM-VERSION", A)]
+    assert report.events_without_member == 5 and report.members == {A: 1}
+
+
+def test_event_lines_with_an_unknown_member_are_judged_by_no_spec(tmp_path: Path) -> None:
+    unknown = [ev.MemberListInstalled(member=ev.UNKNOWN_MEMBER, version=v, members=m,
+                                      master=m[0], source=ev.Source("x.log", n))
+               for n, (v, m) in enumerate([(9, (A, B)), (7, (A, C)), (7, (A,))], start=1)]
+    unknown.append(ev.MemberRemoved(member=ev.UNKNOWN_MEMBER, removed=B))
+    with open(tmp_path / "e.jsonl", "w") as out:
+        ev.write_jsonl(unknown, out)
+    assert list(Scanner().scan(tmp_path / "e.jsonl")) == unknown
+    report = v.validate([str(tmp_path / "e.jsonl")])
+    assert report.result == "ok" and report.events_without_member == 4
+
+
+def test_validate_reports_how_many_events_had_no_member(tmp_path: Path) -> None:
+    (tmp_path / "bare.log").write_text(BARE)
+    (tmp_path / "a.log").write_text(lists("10:00:00", A, 2, [(A, U[0]), (B, U[1])]))
+    runner = CliRunner()
+    result = runner.invoke(main, ["validate", str(tmp_path / "bare.log"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["events_without_member"], doc["violations"], doc["views"]) == (5, [], 3)
+    result = runner.invoke(main, ["validate", str(tmp_path / "bare.log")],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "events without a member: 5 " in result.stdout
+    result = runner.invoke(main, ["validate", str(tmp_path / "a.log")])
+    assert result.exit_code == 0 and "without a member" not in result.stdout
+    result = runner.invoke(main, ["validate", str(tmp_path / "a.log"), "--json"])
+    assert json.loads(result.stdout)["events_without_member"] == 0
+
+
 # --- the real excerpts, the command line, the round trip ------------------------------------------
 
 
