@@ -346,3 +346,18 @@ def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) 
     assert r.exit_code == 0, r.output
     assert re.search(r"shutdown \(fixed\): [\d,]+ states, [\d,]+/s, depth \d+", r.stderr)
     assert "states" not in r.stdout.splitlines()[0]
+
+
+# --- parse ----------------------------------------------------------------------------------------
+
+
+def test_parse_prints_malformed_lines_as_text(tmp_path: Path) -> None:
+    """File names and log text on parse's stderr are data: no markup, no emoji codes, control
+    characters as escapes."""
+    path = tmp_path / "[bold red]:smile:[link=x]\x1b.log"
+    path.write_text("\tMember [10.0.0.1]:5701 - 90b8ae16 :smile: [/] this\n")
+    r = CliRunner().invoke(main, ["parse", str(path)], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    shown = str(path).replace("\x1b", "\\x1b")
+    assert f"{shown}:1: malformed: a member line with no `Members` header" in r.stderr
+    assert "😄" not in r.stderr and "\x1b" not in r.stderr
