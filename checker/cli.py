@@ -804,6 +804,7 @@ def parse(paths: tuple[str, ...], fmt: str) -> None:
 
     The line accounting and any malformed lines go to stderr.
     """
+    from partsafe.checker.validate_view import log_text
     from partsafe.traces.events import dumps as event_line
     from partsafe.traces.scanner import InputError, Scanner, expand
 
@@ -819,7 +820,7 @@ def parse(paths: tuple[str, ...], fmt: str) -> None:
     acc = scanner.accounting
     err = _stderr()
     for m in acc.malformed:
-        err.print(f"{m.file}:{m.line}: malformed: {m.reason}", markup=False)
+        err.print(log_text(f"{m.file}:{m.line}: malformed: {m.reason}"))
     err.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + {acc.ignored_lines:,} "
               f"ignored + {len(acc.malformed):,} malformed; {acc.events:,} events")
 

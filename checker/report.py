@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -270,3 +271,22 @@ def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True,
 
 def dumps(doc: Any) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+
+
+#: the characters XML 1.0 forbids (what its production Char leaves out): the C0 controls but tab,
+#: newline and carriage return, lone surrogates, U+FFFE and U+FFFF
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def char_escape(char: str) -> str:
+    """One character as a visible stand-in, its Python escape: ``\\x1b``, ``\\ud800``."""
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_text(s: str) -> str:
+    """`s` as text any XML 1.0 document can hold: each character XML forbids is written as its
+    escape (`char_escape`), so a JUnit report stays well-formed whatever bytes a log's host
+    names, messages or file names hold. Markup characters (``<``, ``&``) are the XML writer's
+    to escape."""
+    return _NOT_XML.sub(lambda m: char_escape(m.group()), s)

@@ -28,6 +28,7 @@ from typing import Any
 from partsafe.specs import registry
 from partsafe.specs.monitor import Monitor
 from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
     Event,
     MemberListInstalled,
     MemberStarted,
@@ -95,7 +96,9 @@ def parts(specs: Sequence[str] = LOG_SPECS) -> list[Part]:
 def routes(part: Part, ev: Event) -> tuple[str, bool] | None:
     """Where `ev` goes for `part`: the shard key (its components, each followed by US) and
     whether the event is routed (a crashed or restarted member, `Monitor.key`'s ``()``); None when
-    the event changes nothing for the part."""
+    the event changes nothing for the part, as one whose member is unknown."""
+    if ev.member == UNKNOWN_MEMBER:  # unknown: changes nothing (`Monitor.step`)
+        return None
     key = part.monitor.key(ev)
     if key is None:
         return None
@@ -138,7 +141,7 @@ class Shard:
         self.state = self.part.monitor.initial()
 
     def step(self, at: OrderKey, ev: Event, routed: bool = False) -> Violation | None:
-        self.state, message = self.part.monitor.observe(self.state, ev)
+        self.state, message = self.part.monitor.step(self.state, ev)
         if routed:
             assert message is None, f"{self.part.spec}: a routed event raised {message!r}"
             return None
@@ -226,7 +229,10 @@ def warnings_of(events: Iterable[tuple[OrderKey, Event]], stuck_ms: int = DEFAUL
                 ) -> list[tuple[OrderKey, Notice]]:
     """Lost partitions, and rebalances with no end seen although the master's log goes on for
     longer than `stuck_ms` after their start; each with the order key of the event that shows it.
-    Everything here is per member, so a member's events alone give its warnings."""
+    Everything here is per member, so a member's events alone give its warnings. A lost
+    partition is worth a warning whoever reports it, so one with an unknown member
+    (`UNKNOWN_MEMBER`) is reported too; a rebalance is followed only at a known member (the
+    events of unknown members, from any file, are no one member's log)."""
     out: list[tuple[OrderKey, Notice]] = []
     running: dict[str, Repartitioning] = {}
     warned: set[int] = set()
@@ -235,10 +241,13 @@ def warnings_of(events: Iterable[tuple[OrderKey, Event]], stuck_ms: int = DEFAUL
         if isinstance(ev, PartitionLost):
             count = ("" if ev.lost_backup_count is None
                      else f" (lostBackupCount={ev.lost_backup_count})")
+            who = me if me != UNKNOWN_MEMBER else "a member the log does not name"
             out.append((at, Notice(
                 "partition-lost", me, _src(ev),
-                f"{me} reports partition {ev.partition} lost{count}; whether more members "
+                f"{who} reports partition {ev.partition} lost{count}; whether more members "
                 "failed than the backup count allows is not in the log")))
+            continue
+        if me == UNKNOWN_MEMBER:
             continue
         if isinstance(ev, Repartitioning):
             if ev.planned:

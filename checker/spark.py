@@ -20,7 +20,8 @@ engine-agnostic core of `partsafe.checker.shards`):
    group runs one `Shard` over its events sorted by order key. A crashed or restarted member's
    routed event reaches the shards of its key and those its member has events in before and
    after it: a join, not a collect.
-   Warnings and the summary are per member (a group-by); distinct views are counted by Spark.
+   Warnings and the summary are per member (a group-by; the events whose member is unknown are
+   one group, which gives warnings and no tally); distinct views are counted by Spark.
 5. The report. Only results reach the driver: per-file line counts, violations, malformed lines,
    warnings and one tally per member, never the lines or the events. ``--output DIR`` writes the
    events and the violations as Parquet.
@@ -59,7 +60,14 @@ from partsafe.checker.shards import (
     warnings_of,
 )
 from partsafe.checker.validate import Report, notes_as_warnings, summarize
-from partsafe.traces.events import MemberListInstalled, Source, dumps, from_dict
+from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
+    MemberListInstalled,
+    PartitionLost,
+    Source,
+    dumps,
+    from_dict,
+)
 from partsafe.traces.scanner import (
     Accounting,
     InputError,
@@ -494,11 +502,14 @@ def _run_members(stuck_ms: int) -> Callable[[pa.Table], pa.Table]:
         events = [((t, fi, first, pos), from_dict(json.loads(text)))
                   for t, fi, first, pos, text in rows]
         member = events[0][1].member
-        tally = Tally()
-        for _, ev in events:
-            tally.add(ev)
-        out = [{"member": member, "kind": "tally", "starts": tally.starts,
-                "uuids": sorted(tally.uuids), "migrations": json.dumps(tally.migrations)}]
+        out: list[dict[str, Any]] = []
+        if member != UNKNOWN_MEMBER:  # events no member can be named for make no member's tally
+            tally = Tally()
+            for _, ev in events:
+                tally.add(ev)
+            out.append({"member": member, "kind": "tally", "starts": tally.starts,
+                        "uuids": sorted(tally.uuids),
+                        "migrations": json.dumps(tally.migrations)})
         for (t, fi, first, pos), n in warnings_of(events, stuck_ms):
             out.append({"member": n.member, "kind": n.kind, "message": n.message,
                         "files": [s.file for s in n.sources],
@@ -636,13 +647,17 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     acc.malformed.sort(key=lambda m: (order[m.file], m.line))
     acc.notes = notes
     events = scanned.where(F.col("kind") == "event")
-    acc.events = events.count()
-    report = Report(names, acc)
+    count = events.agg(F.count("*").alias("n"), F.count(
+        F.when(F.col("member") == UNKNOWN_MEMBER, True)).alias("unknown")).collect()[0]
+    acc.events = count["n"]
+    report = Report(names, acc, events_without_member=count["unknown"])
     report.violations = _violations(scanned)
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}
     found: list[tuple[tuple[int, int, int, int], Notice]] = []
-    per_member = (events.where(F.col("member") != "")
+    # of the events no member can be named for, only lost partitions give warnings (`warnings_of`)
+    per_member = (events.where((F.col("member") != UNKNOWN_MEMBER)
+                               | (F.col("type") == PartitionLost.TYPE))
                   .groupBy("member").applyInArrow(_run_members(stuck_ms), MEMBERS))
     for r in per_member.collect():
         if r["kind"] == "tally":

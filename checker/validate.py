@@ -12,6 +12,12 @@ cross-member specs see them interleave (and those are written to be robust to sk
 keyed by its master and version, not by when it was seen). A log that stops is not quiescent, so
 quiescence checks are not run.
 
+Unknown members. A record that names no member (a member list with no record line before it and
+no ``this`` marker, as in split-brain reports and copied excerpts) gives an event whose member is
+`UNKNOWN_MEMBER`. No spec judges it (`Monitor.step`) and no member's summary counts it; the
+report counts such events (``events_without_member``), a lost partition it reports is still a
+warning, and a member list it shows still counts among the distinct views.
+
 The engine-agnostic core (order keys, monitor parts, shards, warnings, the summary) is
 `partsafe.checker.shards`; this module is the local engine around it, one process reading the
 files one after the other. `partsafe.checker.spark` is the other engine.
@@ -37,7 +43,7 @@ from partsafe.checker.shards import (
     view_key,
     warnings_of,
 )
-from partsafe.traces.events import Event, MemberListInstalled, Source
+from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Source
 from partsafe.traces.scanner import Accounting, InputError, Note, Scanner, expand
 
 #: the specs a Hazelcast log cannot show, and why
@@ -71,6 +77,8 @@ class Report:
     #: which engine judged: ``local``, or ``spark`` with the Spark master it ran on
     engine: str = "local"
     master: str | None = None
+    #: events no member can be named for (`UNKNOWN_MEMBER`): counted, judged by no spec
+    events_without_member: int = 0
 
     @property
     def result(self) -> str:
@@ -87,6 +95,7 @@ class Report:
             "malformed": [{"file": m.file, "line": m.line, "reason": m.reason}
                           for m in acc.malformed],
             "events": acc.events,
+            "events_without_member": self.events_without_member,
             "members": sorted(self.members),
             "incarnations": dict(sorted(self.members.items())),
             "views": self.views,
@@ -124,9 +133,11 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     tallies: dict[str, Tally] = {}
     views: set[str] = set()
     for _, ev in events:
-        if ev.member:
+        if ev.member != UNKNOWN_MEMBER:
             tallies.setdefault(ev.member, Tally()).add(ev)
-        if isinstance(ev, MemberListInstalled):
+        else:
+            report.events_without_member += 1
+        if isinstance(ev, MemberListInstalled):  # whoever installed it: a list the log shows
             views.add(view_key(ev))
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
@@ -141,7 +152,9 @@ def notes_as_warnings(notes: Sequence[Note], order: dict[str, int]) -> list[Noti
 
 
 def summarize(report: Report, tallies: dict[str, Tally], views: int) -> None:
-    """Members with their incarnations, distinct views, migration counts."""
+    """Members with their incarnations, distinct views, migration counts. `views` counts every
+    distinct member list the logs show (master, version, members), the lists whose installer is
+    unknown too: what a list names does not depend on who logged it."""
     migrations: Counter[str] = Counter()
     for t in tallies.values():
         migrations.update(t.migrations)

@@ -3,7 +3,9 @@
 In the spirit of the P language's spec monitors, a monitor observes events and flags a violation;
 the explorer carries each monitor's state inside its global state (so it must be small, immutable
 and hashable) and the validator runs the same monitor over events parsed from logs. A monitor
-treats what it did not see as unknown, never as a violation.
+treats what it did not see as unknown, never as a violation, and so it treats an event a log
+shows without naming its member (`UNKNOWN_MEMBER`): `Monitor.step`, the one way the validator and
+`run` feed a monitor, lets such an event change nothing and raise nothing, for every monitor.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar
 
-from partsafe.traces.events import Event
+from partsafe.traces.events import UNKNOWN_MEMBER, Event
 
 #: a monitor's map from keys (members, migrations, ...) to values, as a hashable frozenset of pairs,
 #: so that the explorer can hash it and rename members in it without re-sorting anything
@@ -46,7 +48,18 @@ class Monitor(ABC):
 
     @abstractmethod
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        """The state after `event`, and a message if `event` violates the spec."""
+        """The state after `event`, and a message if `event` violates the spec. Runs on events
+        whose member is known (`step` answers for the others)."""
+
+    def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        """`observe`, for events read from logs too (DESIGN.md, "One set of invariants, three
+        ways to check them": what a log does not show is unknown). An event whose member is
+        `UNKNOWN_MEMBER` (a member list no record line attributes to a member) leaves `state` as
+        it is and raises nothing: every spec judges what a member did, and a violation names
+        that member. The explorer always knows the member and calls `observe` directly."""
+        if event.member == UNKNOWN_MEMBER:
+            return state, None
+        return self.observe(state, event)
 
     def at_quiescence(self, state: Hashable) -> str | None:
         """A message if the spec is violated once nothing but faults can happen any more."""
@@ -67,7 +80,8 @@ class Monitor(ABC):
           member's later events in a part, or in the part whose key names the member; so it is
           delivered to the parts whose key names its member and to those its member has events
           in before and after it, and to any other part it would change nothing;
-        - None: the event changes nothing and raises nothing.
+        - None: the event changes nothing and raises nothing (`partsafe.checker.shards.routes`
+          gives None for an event whose member is unknown, whatever the key, as `step` does).
 
         Running the monitor once per key over that key's events, in order, finds exactly what
         one run over all events finds (tests/test_shards.py checks it for every log spec)."""
@@ -128,7 +142,8 @@ class Conjunction(Monitor):
 def run(
     monitor: Monitor, events: Iterable[Event], *, quiescent_at_end: bool = False
 ) -> list[tuple[Event | None, str]]:
-    """Run `monitor` over `events`; every violation with the event that raised it.
+    """Run `monitor` over `events` (`Monitor.step`: an event whose member is unknown changes
+    nothing); every violation with the event that raised it.
 
     With `quiescent_at_end` the quiescence check runs after the last event (reported with event
     None): right for a finished simulation, not for a log that merely stops.
@@ -138,7 +153,7 @@ def run(
     for ev in events:
         if ev.TYPE not in monitor.observes:
             continue
-        state, message = monitor.observe(state, ev)
+        state, message = monitor.step(state, ev)
         if message is not None:
             found.append((ev, message))
     if quiescent_at_end:

@@ -421,3 +421,18 @@ def test_replay_ends_with_its_verdict_line(artifact: Path) -> None:
     assert r.stdout.rstrip("\n").splitlines()[-1].startswith(
         f"verdict: VIOLATION, replay of {artifact} (5 steps); violation reproduced: "
         "TC-CONSISTENT broken again (")
+
+
+# --- parse ----------------------------------------------------------------------------------------
+
+
+def test_parse_prints_malformed_lines_as_text(tmp_path: Path) -> None:
+    """File names and log text on parse's stderr are data: no markup, no emoji codes, control
+    characters as escapes."""
+    path = tmp_path / "[bold red]:smile:[link=x]\x1b.log"
+    path.write_text("\tMember [10.0.0.1]:5701 - 90b8ae16 :smile: [/] this\n")
+    r = CliRunner().invoke(main, ["parse", str(path)], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    shown = str(path).replace("\x1b", "\\x1b")
+    assert f"{shown}:1: malformed: a member line with no `Members` header" in r.stderr
+    assert "😄" not in r.stderr and "\x1b" not in r.stderr

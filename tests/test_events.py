@@ -118,6 +118,16 @@ def test_round_trip_of_all_events_in_one_stream() -> None:
     assert [e.order for e in back] == [e.order for e in located]
 
 
+def test_an_unknown_member_round_trips_as_the_empty_string() -> None:
+    """`UNKNOWN_MEMBER` (a log record that names no member) is written and read back as is."""
+    assert ev.UNKNOWN_MEMBER == ""
+    unknown = [dataclasses.replace(_with_location(e, i), member=ev.UNKNOWN_MEMBER)
+               for i, e in enumerate(SAMPLES)]
+    back = _round_trip(unknown)
+    assert back == unknown and all(e.member == ev.UNKNOWN_MEMBER for e in back)
+    assert all(json.loads(ev.dumps(e))["member"] == "" for e in unknown)
+
+
 def test_round_trip_without_source_keeps_none() -> None:
     back = _round_trip(SAMPLES)
     assert back == SAMPLES

@@ -4,6 +4,8 @@ invariant catalogue."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from partsafe.specs.membership import (
     MONITORS,
@@ -16,6 +18,8 @@ from partsafe.specs.membership import (
 from partsafe.specs.monitor import Monitor, run
 from partsafe.specs.registry import all_specs, get
 from partsafe.traces.events import (
+    EVENT_TYPES,
+    UNKNOWN_MEMBER,
     Event,
     ExplicitSuspicion,
     MastershipClaimStarted,
@@ -249,6 +253,62 @@ def test_master_only_holds() -> None:
               MastershipClaimStarted(member="B", suspected=("A",)), inst("B", 3, ("B",)),
               MemberRemoved(member="B", removed="A", version=3)]
     assert messages(MasterOnly(), events) == []
+
+
+# --- events whose member is unknown -----------------------------------------------------------
+
+
+def unknown(version: int | None, members: tuple[str, ...]) -> MemberListInstalled:
+    """A list a log shows with no member to attribute it to (`UNKNOWN_MEMBER`)."""
+    return inst(UNKNOWN_MEMBER, version, members)
+
+
+def test_lists_no_member_installed_are_unknown_to_the_membership_monitors() -> None:
+    """Lists that omit '' , go back (9, then 7) and name two lists at version 7, then a removal
+    by '' while its list's master is A: unknown, so nothing."""
+    events: list[Event] = [unknown(9, AB), unknown(7, ("A", "C")), unknown(7, ("A",)),
+                           MemberRemoved(member=UNKNOWN_MEMBER, removed="B"),
+                           MastershipClaimStarted(member=UNKNOWN_MEMBER)]
+    for monitor in MONITORS:
+        assert run(monitor(), events, quiescent_at_end=True) == [], monitor.__name__
+
+
+def test_lists_no_member_installed_change_nothing_for_the_known_members() -> None:
+    """Between B's own lists, an unknown member's lists neither raise nor hide B's violation."""
+    events: list[Event] = [inst("B", 4, ABC), unknown(5, ABCD), unknown(4, AB),
+                           inst("B", 3, AB)]
+    assert messages(VersionOrder(), events) == ["B applies version 3 after version 4"]
+    events = [inst("A", 2, AB), inst("A", 3, ABC), inst("B", 3, ABC), unknown(2, AB),
+              inst("B", 2, AB)]
+    assert messages(ViewOrder(), events) == [
+        "B installs {v=2, [A, B]} after {v=3, [A, B, C]}, but master A installed {v=2, [A, B]} "
+        "before {v=3, [A, B, C]}"]
+
+
+def monitors_of_every_spec() -> list[Monitor]:
+    """Every monitor of the catalogue and, for a conjunction, each of its parts."""
+    out: list[Monitor] = []
+    for spec in all_specs():
+        if spec.monitor is not None:
+            whole = spec.monitor()
+            out += [whole, *(p for p in whole.parts() if p is not whole)]
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_no_monitor_judges_an_event_whose_member_is_unknown(data: st.DataObject) -> None:
+    """For every monitor of every spec and every event type it observes: an event whose member
+    is unknown leaves the state as it is and raises nothing, and no engine routes it."""
+    from partsafe.checker.shards import Part, routes
+
+    monitor = data.draw(st.sampled_from(monitors_of_every_spec()), label="monitor")
+    kind = data.draw(st.sampled_from(sorted(monitor.observes)), label="type")
+    event = data.draw(st.builds(EVENT_TYPES[kind], member=st.just(UNKNOWN_MEMBER)), label="event")
+    state = monitor.initial()
+    assert monitor.step(state, event) == (state, None)
+    assert run(monitor, [event], quiescent_at_end=True) == []
+    assert routes(Part(0, monitor.spec, monitor), event) is None
 
 
 # --- the catalogue ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
     ClusterStateChanged,
     Event,
     ExplicitSuspicion,
@@ -892,6 +893,15 @@ def test_an_unknown_logging_member_is_read_from_the_payload() -> None:
     assert [ev.member for ev in lifecycle] == ["<ip>:<portB>"]
     merge = parse_payload("[10.0.0.9]:5701 is merging [tcp/ip] to [10.0.0.5]:5701", UNKNOWN) or []
     assert [ev.member for ev in merge] == ["10.0.0.9:5701"]
+
+
+def test_a_list_no_member_can_be_named_for_has_the_unknown_member() -> None:
+    """No logging member and no ` this` marker: `UNKNOWN_MEMBER`, which no spec judges."""
+    bare = f"Members {{size:2, ver:9}} [\n\tMember [10.0.0.1]:5701 - {U1}\n" \
+           f"\tMember [10.0.0.2]:5701 - {U2}\n]"
+    [ev] = parse_payload(bare, UNKNOWN) or []
+    assert isinstance(ev, MemberListInstalled)
+    assert (ev.member, ev.version, ev.master) == (UNKNOWN_MEMBER, 9, "10.0.0.1:5701")
 
 
 def test_declared_size() -> None:

@@ -141,6 +141,36 @@ def test_every_layout_gives_the_same_report(spark: Any, tmp_path: Path) -> None:
     assert a["events"] > 10 and a["malformed"]
 
 
+def test_events_without_a_member_give_the_same_report(spark: Any, tmp_path: Path) -> None:
+    """Member lists no record line attributes to a member (versions going back, one version
+    naming two lists), a lost partition and a removal in such a stream, next to a member's own
+    violation: both engines judge only the known member, count the same events without a
+    member and views, and warn of the lost partition alike."""
+    uuids = ["90b8ae16-5e66-4b5b-b50f-c8e606103116", "25c4c3f8-ebb3-402b-aaa6-03a011a0e6d5",
+             "7fb07cd0-5a46-422d-801d-05e6da0b9a63"]
+
+    def listed(version: int, ports: list[int]) -> str:
+        return (f"Members {{size:{len(ports)}, ver:{version}}} [\n"
+                + "".join(f"\tMember [127.0.0.1]:{5700 + p} - {uuids[p - 1]}\n" for p in ports)
+                + "]\n")
+
+    (tmp_path / "bare.log").write_text(
+        listed(9, [1, 2]) + listed(7, [1, 3]) + listed(7, [1])
+        + "2023-11-14 10:00:00,000 WARN - partitionId=3 is completely lost!\n"
+        + f"2023-11-14 10:00:02,000 INFO - Removing Member [127.0.0.1]:5702 - {uuids[1]}\n")
+    prefix = ("2023-11-14 10:00:0{}.000 [ INFO] [hz.main] [c.h.i.c.ClusterService]: "
+              "[127.0.0.1]:5701 [dev] [5.3.0] \n\n")
+    (tmp_path / "a.log").write_text(prefix.format(1) + listed(5, [1, 2]).replace(
+        f"{uuids[0]}\n", f"{uuids[0]} this\n") + "\n" + prefix.format(2)
+        + listed(4, [1]).replace(f"{uuids[0]}\n", f"{uuids[0]} this\n"))
+    a, b = both([str(tmp_path)], spark)
+    assert a == b
+    assert [(v["spec"], v["member"]) for v in a["violations"]] == [("MEM-VERSION",
+                                                                    "127.0.0.1:5701")]
+    assert (a["events_without_member"], a["views"]) == (5, 5)
+    assert [(w["kind"], w["member"]) for w in a["warnings"]] == [("partition-lost", "")]
+
+
 def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, tmp_path: Path
                                                   ) -> None:
     out = tmp_path / "out"

@@ -4,18 +4,24 @@ spec judged on logs (caught and holding), the real excerpts, the round trip from
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from partsafe.checker import validate as v
 from partsafe.checker.cli import main
+from partsafe.checker.report import xml_text
+from partsafe.checker.shards import Notice
+from partsafe.checker.validate_view import render_report, validate_junit
 from partsafe.traces import events as ev
-from partsafe.traces.scanner import InputError, Scanner
+from partsafe.traces.scanner import Accounting, InputError, Malformed, Scanner
 
 LOGS = Path(__file__).parent / "data" / "logs"
 U = ["ad55fb38-9dd0-47a5-ab5b-504916c9e85f", "3f234cd8-050d-4ed2-9615-51b3c2593f26",
@@ -378,6 +384,189 @@ def test_lost_partitions_and_stuck_rebalances_are_warnings(tmp_path: Path) -> No
     report = check(tmp_path, {"a.log": text})
     assert report.result == "ok"
     assert sorted(w.kind for w in report.warnings) == ["migration-stuck", "partition-lost"]
+
+
+# --- events no member can be named for ------------------------------------------------------------
+
+
+def bare(version: int, listed: list[tuple[str, str]]) -> str:
+    """A member list with no record line before it and no ``this`` marker (a split-brain report,
+    an excerpt copied into a ticket): no member can be named for it."""
+    lines = "".join(f"\tMember [{a.split(':')[0]}]:{a.split(':')[1]} - {u}\n" for a, u in listed)
+    return f"Members {{size:{len(listed)}, ver:{version}}} [\n{lines}]\n"
+
+
+#: bare lists that go back (9, then 7) and name two lists at one version (7), a lost partition
+#: and a removal in a stream no record line names a member for
+BARE = (bare(9, [(A, U[0]), (B, U[1])]) + bare(7, [(A, U[0]), (C, U[2])]) + bare(7, [(A, U[0])])
+        + "2023-11-14 10:00:00,000 WARN - partitionId=3 is completely lost!\n"
+        + f"2023-11-14 10:00:02,000 INFO - Removing Member [10.0.0.2]:5701 - {U[1]}\n")
+
+
+def test_a_member_list_no_member_can_be_named_for_is_not_a_violation(tmp_path: Path) -> None:
+    events, _ = scan(tmp_path, bare(9, [(A, U[0]), (B, U[1])]))
+    assert [e.member for e in events] == [ev.UNKNOWN_MEMBER]
+    report = check(tmp_path, {"bare.log": bare(9, [(A, U[0]), (B, U[1])])})
+    assert report.result == "ok" and report.violations == []
+    assert report.events_without_member == 1 and report.members == {}
+    assert report.views == 1  # a list the log shows, whoever installed it
+
+
+def test_unknown_members_lists_that_go_back_or_differ_are_not_violations(tmp_path: Path) -> None:
+    report = check(tmp_path, {"bare.log": BARE})
+    assert report.violations == [] and report.result == "ok"
+    assert report.events_without_member == 5 and report.members == {}
+    assert report.views == 3
+    [lost] = report.warnings  # a lost partition is worth a warning whoever reports it
+    assert (lost.kind, lost.member) == ("partition-lost", ev.UNKNOWN_MEMBER)
+    assert lost.message.startswith("a member the log does not name reports partition 3 lost")
+
+
+def test_unknown_members_neither_hide_nor_raise_a_known_members_violation(tmp_path: Path
+                                                                         ) -> None:
+    known = lists("10:00:00", A, 5, [(A, U[0]), (B, U[1])]) + lists("10:00:01", A, 4, [(A, U[0])])
+    report = check(tmp_path, {"a.log": known, "bare.log": BARE})
+    assert [(x.spec, x.member) for x in report.violations] == [("MEM-VERSION", A)]
+    assert report.events_without_member == 5 and report.members == {A: 1}
+
+
+def test_event_lines_with_an_unknown_member_are_judged_by_no_spec(tmp_path: Path) -> None:
+    unknown = [ev.MemberListInstalled(member=ev.UNKNOWN_MEMBER, version=v, members=m,
+                                      master=m[0], source=ev.Source("x.log", n))
+               for n, (v, m) in enumerate([(9, (A, B)), (7, (A, C)), (7, (A,))], start=1)]
+    unknown.append(ev.MemberRemoved(member=ev.UNKNOWN_MEMBER, removed=B))
+    with open(tmp_path / "e.jsonl", "w") as out:
+        ev.write_jsonl(unknown, out)
+    assert list(Scanner().scan(tmp_path / "e.jsonl")) == unknown
+    report = v.validate([str(tmp_path / "e.jsonl")])
+    assert report.result == "ok" and report.events_without_member == 4
+
+
+def test_validate_reports_how_many_events_had_no_member(tmp_path: Path) -> None:
+    (tmp_path / "bare.log").write_text(BARE)
+    (tmp_path / "a.log").write_text(lists("10:00:00", A, 2, [(A, U[0]), (B, U[1])]))
+    runner = CliRunner()
+    result = runner.invoke(main, ["validate", str(tmp_path / "bare.log"), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["events_without_member"], doc["violations"], doc["views"]) == (5, [], 3)
+    result = runner.invoke(main, ["validate", str(tmp_path / "bare.log")],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "events without a member: 5 " in result.stdout
+    result = runner.invoke(main, ["validate", str(tmp_path / "a.log")])
+    assert result.exit_code == 0 and "without a member" not in result.stdout
+    result = runner.invoke(main, ["validate", str(tmp_path / "a.log"), "--json"])
+    assert json.loads(result.stdout)["events_without_member"] == 0
+
+
+# --- the report: text from a log is data, never markup --------------------------------------------
+
+#: pieces of hostile text: rich markup, links, escapes, emoji codes, control characters
+HOSTILE_PIECES = ["[", "]", "[/]", "[bold red]", "[link=x]", "[/link]", "\\", "\\[b]", ":smile:",
+                  ":", "\x00", "\x01", "\x1b[31m", "\x07", "\x08", "\t", "\n", "\r", "\x0b",
+                  "\x7f", "\x9b", "\ud800", "\ufffe", "\uffff", "a", " ", "é", "&", "<x>",
+                  "]]>", "'\""]
+HOSTILE = st.lists(st.sampled_from(HOSTILE_PIECES) | st.characters(), min_size=1, max_size=4
+                   ).map("".join)
+
+
+def shown(text: str) -> str:
+    """How a terminal report shows log text: as it is, control characters (C0, DEL, C1) and
+    lone surrogates as their escapes."""
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f
+                   else f"\\u{ord(c):04x}" if 0xd800 <= ord(c) <= 0xdfff else c for c in text)
+
+
+def in_xml(text: str) -> str:
+    """How JUnit XML holds log text: as it is, each character XML 1.0 forbids as its escape."""
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 and c not in "\t\n\r"
+                   else f"\\u{ord(c):04x}" if 0xd800 <= ord(c) <= 0xdfff or c in "\ufffe\uffff"
+                   else c for c in text)
+
+
+def hostile_report(field: str, text: str) -> v.Report:
+    """A report with `text` in one place log text reaches: a member's name, a file name, a
+    violation's or a warning's message, a malformed line's reason."""
+    member = text if field == "member" else A
+    file = text if field == "file" else "m.log"
+    message = text if field == "message" else "x"
+    acc = Accounting(lines=3, parsed_lines=1)
+    acc.malformed.append(Malformed(file, 3, text if field == "reason" else "y"))
+    return v.Report(
+        [file], acc, members={member: 1},
+        violations=[v.Violation("MEM-VERSION", member, (ev.Source(file, 1),), message)],
+        warnings=[Notice("partition-lost", member, (ev.Source(file, 2),), message)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["member", "file", "message", "reason"]), HOSTILE)
+def test_log_text_reaches_the_terminal_as_it_is(field: str, text: str) -> None:
+    console = Console(file=io.StringIO(), width=100)  # emoji and markup on, as by default
+    render_report(console, hostile_report(field, text))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown(text) in out
+    assert "\x1b" not in out and "\x00" not in out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["member", "file", "message"]), HOSTILE)
+def test_junit_is_well_formed_whatever_the_log_holds(field: str, text: str) -> None:
+    root = ET.fromstring(validate_junit(hostile_report(field, text)))
+    [failure] = root.iter("failure")
+    assert in_xml(text) in (failure.text or "")
+
+
+def test_xml_text_replaces_what_xml_forbids_with_visible_escapes() -> None:
+    assert xml_text("a\x00b\x1b\tc\n\r\ud800\ufffe\uffff\x7f😄 é<&") == (
+        "a\\x00b\\x1b\tc\n\r\\ud800\\ufffe\\uffff\x7f😄 é<&")
+
+
+def write_member_list(path: Path, hosts: list[str], me: str = "hz-a") -> None:
+    """A log of member `me` that installs a list of `hosts` (without itself: a violation whose
+    message names every host)."""
+    listed = "".join(f"\tMember [{h}]:5701 - {U[i]}\n" for i, h in enumerate(hosts))
+    path.write_text(f"2023-11-14 10:00:00,000 [ INFO] [hz.main] [c.h.i.c.ClusterService]: "
+                    f"[{me}]:5701 [dev] [5.3.0] \n\nMembers {{size:{len(hosts)}, ver:2}} [\n"
+                    f"{listed}]\n\n")
+
+
+def test_host_names_are_not_markup_in_the_terminal_report(tmp_path: Path) -> None:
+    write_member_list(tmp_path / "hosts.log", ["hz-b", "hz-c"])
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "hosts.log")],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    assert "hz-a:5701 installs {v=2, [hz-b:5701, hz-c:5701]}, which omits itself" in (
+        result.stdout)
+
+
+def test_a_markup_closing_tag_in_a_log_is_shown_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "markup.log"
+    write_member_list(path, ["hz-a", "hz-b"])
+    path.write_text(path.read_text().replace(f"{U[0]}\n", f"{U[0]} this [/] [bold red]\n"))
+    result = CliRunner().invoke(main, ["validate", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output  # malformed lines, no violation
+    assert "malformed at '[/] [bold red]" in result.stdout
+
+
+def test_emoji_codes_in_a_log_stay_text(tmp_path: Path) -> None:
+    write_member_list(tmp_path / "emoji.log", [":smile:", "hz-b"])
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "emoji.log")],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    assert "[:smile::5701, hz-b:5701]" in result.stdout and "😄" not in result.stdout
+
+
+def test_control_characters_in_host_names_keep_the_junit_report_well_formed(tmp_path: Path
+                                                                            ) -> None:
+    write_member_list(tmp_path / "ctl.log", ["h\x01\x1bb", "hz\x08c"])
+    junit = tmp_path / "report.xml"
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "ctl.log"), "--junit",
+                                       str(junit)], env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    [failure] = ET.parse(junit).getroot().iter("failure")
+    assert "installs {v=2, [h\\x01\\x1bb:5701, hz\\x08c:5701]}" in (failure.text or "")
+    assert "[h\\x01\\x1bb:5701, hz\\x08c:5701]" in result.stdout and "\x1b" not in result.stdout
 
 
 # --- the real excerpts, the command line, the round trip ------------------------------------------

@@ -19,6 +19,14 @@ from typing import IO, Any, ClassVar
 
 Members = tuple[str, ...]
 
+#: the `member` of an event read from a log record that names no member: a member list with no
+#: log-record line before it (no member address) and no ``this`` marker, a bare message in a
+#: stream whose member was never named (split-brain reports, copied excerpts). It is the empty
+#: string, so it round-trips unchanged through JSON Lines and Arrow rows. Every spec monitor
+#: treats such an event as unknown: it changes nothing and raises nothing
+#: (`partsafe.specs.monitor.Monitor.step`). The explorer always knows the member.
+UNKNOWN_MEMBER = ""
+
 
 @dataclass(frozen=True, slots=True)
 class Source:
@@ -30,7 +38,8 @@ class Source:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
-    """Base of every event: `member` observed it; `order` and `source` locate it."""
+    """Base of every event: `member` observed it (`UNKNOWN_MEMBER` when a log does not say who);
+    `order` and `source` locate it."""
 
     TYPE: ClassVar[str] = "event"
     member: str

@@ -24,6 +24,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedInput
 
 from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
     ClusterStateChanged,
     Event,
     ExplicitSuspicion,
@@ -66,7 +67,7 @@ class PayloadError(ValueError):
 class Origin:
     """Where a payload comes from: the logging member, the file and the record's first line."""
 
-    member: str  # the logging member as "host:port" (no brackets), "" when unknown
+    member: str  # the logging member as "host:port" (no brackets), UNKNOWN_MEMBER if unknown
     file: str
     line: int  # 1-based line where the record starts
     order: int | None = None  # a timestamp-derived order key, or None
@@ -464,7 +465,9 @@ def _member_list(text: str, _end: int, origin: Origin) -> list[Event]:
     parsed: _MemberList = _parse(text, "member_list", "member list")
     members = tuple(m.address for m in parsed.members)
     uuids = tuple(m.uuid for m in parsed.members if m.uuid is not None)
-    member = origin.member or next((m.address for m in parsed.members if m.this), "")
+    # the logging member, else the list's ``this`` member, else unknown (a bare list: no spec
+    # judges it)
+    member = origin.member or next((m.address for m in parsed.members if m.this), UNKNOWN_MEMBER)
     return [
         MemberListInstalled(
             **{**_meta(origin), "member": member},

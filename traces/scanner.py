@@ -39,6 +39,7 @@ import ahocorasick_rs
 from partsafe.traces import layout
 from partsafe.traces.events import (
     EVENT_TYPES,
+    UNKNOWN_MEMBER,
     Event,
     EventFormatError,
     MemberListInstalled,
@@ -377,7 +378,7 @@ class _LogFile:
         text = p.text
         m = layout.PREFIX.search(text)
         if m is not None:
-            member = layout.address(m) or self.stream_member.get(p.stream, "")
+            member = layout.address(m) or self.stream_member.get(p.stream, UNKNOWN_MEMBER)
             if member:
                 self.stream_member[p.stream] = member
             payload = text[m.end():]
@@ -393,7 +394,7 @@ class _LogFile:
         self._header = (p.order, "", ls)
         if text.lstrip().startswith("Members"):
             head = self._head(ls, number, p.stream)
-            member, order = self.stream_member.get(p.stream, ""), p.order
+            member, order = self.stream_member.get(p.stream, UNKNOWN_MEMBER), p.order
             numbers = [number]
             if head is not None:
                 numbers[:0] = head[0]
@@ -475,7 +476,7 @@ class _LogFile:
         """A line without the member prefix (``logging.details`` off, a bare message): try the
         message after each usual header separator."""
         starts = [0, *(m.end() for m in _SPLITS.finditer(text, 0, 240))]
-        member = self.stream_member.get(p.stream, "")
+        member = self.stream_member.get(p.stream, UNKNOWN_MEMBER)
         origin = Origin(member, self.name, number, p.order)
         for start in starts:
             try:
@@ -564,7 +565,7 @@ class _LogFile:
             m = layout.PREFIX.search(q.text)
             if m is None or q.text[m.end():].strip():
                 return None
-            member = layout.address(m) or self.stream_member.get(stream, "")
+            member = layout.address(m) or self.stream_member.get(stream, UNKNOWN_MEMBER)
             order = q.order if q.order is not None else layout.timestamp(q.text[:m.start()])
             return [n, *reversed(blanks)], member, order
         return None
