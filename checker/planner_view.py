@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.planner_check import PLAN_SPECS, PlannerCheck, show
+from partsafe.checker.report import xml_document
 from partsafe.refimpl.planner import Decision, Plan
 from partsafe.specs.planner import count
 
@@ -132,5 +133,4 @@ def planner_junit(result: PlannerCheck, strict: bool = False) -> str:
     """`partsafe check planner --junit`: the planner's suite alone."""
     suites = ET.Element("testsuites")
     suites.append(planner_suite(result, strict))
-    ET.indent(suites)
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True)
+    return xml_document(suites)

@@ -436,3 +436,18 @@ def test_parse_prints_malformed_lines_as_text(tmp_path: Path) -> None:
     shown = str(path).replace("\x1b", "\\x1b")
     assert f"{shown}:1: malformed: a member line with no `Members` header" in r.stderr
     assert "😄" not in r.stderr and "\x1b" not in r.stderr
+
+
+def test_every_junit_writer_keeps_the_document_well_formed() -> None:
+    """check's, zoo's and the planner's JUnit go through `xml_document`: a message holding
+    characters XML forbids still parses, with the characters shown as escapes."""
+    from partsafe.checker.report import xml_document
+
+    root = ET.Element("testsuites")
+    case = ET.SubElement(ET.SubElement(root, "testsuite", name="m\x00"), "testcase", name="s")
+    ET.SubElement(case, "failure", message="host h\x01\x1bb\ud800").text = "step\x08 1"
+    parsed = ET.fromstring(xml_document(root).encode())
+    failure = parsed.find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "host h\\x01\\x1bb\\ud800"
+    assert failure.text == "step\\x08 1"
