@@ -162,7 +162,7 @@ def render_result(console: Console, model: Model[Any], result: Result) -> None:
                            "yellow"))
     if result.goals:
         table = Table(title="coverage goals", title_justify="left", show_edge=False)
-        table.add_column("goal")
+        table.add_column("goal", no_wrap=True)  # an identifier: never broken across lines
         table.add_column("reached")
         table.add_column("depth", justify="right")
         table.add_column("scenario")
