@@ -48,6 +48,12 @@ PIECES = (
     "dead for reason: wrapped\n",
     "\tMember [10.0.0.9]:5701 - 00000000-0000-0000-0000-000000000009\n",
     "]\n", "\n", "  2023-11-14 indented record start\n",
+    # hard-wrapped claims: under docker's timestamps, and cut before a brace and in an address
+    f"2023-11-14T10:00:15.000Z 2023-11-14 10:00:15,000 INFO {P2} Mastership is cla\n"
+    f"2023-11-14T10:00:15.000Z imed with: MembersView{{version=6, members=[MemberInfo{{"
+    f"address=[10.0.0.2]:5701, uuid={U[1]}, liteMember=false}}]}}\n",
+    f"2023-11-14 10:00:16,000 INFO {P2} Mastership is claimed with: MembersView\n"
+    f"{{version=7, members=[MemberInfo{{address=[\n10.0.0.2]:5701, uuid={U[1]}}}]}}\n",
 )
 
 
@@ -99,3 +105,4 @@ def test_the_sieve_drops_ordinary_records_and_stack_lines() -> None:
     assert sieve.needed(f"2023-11-14 10:00:01,000 INFO {P1} ")  # a member list's head
     assert sieve.needed("]") and sieve.needed("") and sieve.needed("\tMember [10.0.0.1]:5701")
     assert sieve.needed("Nov 14, 2023 10:00:07 AM com.hazelcast.Foo bar")  # JUL's first line
+    assert sieve.needed("10.0.0.2]:5701, uuid=x}]}")  # the rest of a wrapped address

@@ -653,3 +653,52 @@ def test_block_boundaries_change_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     assert [(e.TYPE, e.source.line) for e in small] == [(e.TYPE, e.source.line) for e in whole]
     assert (acc_small.lines, acc_small.parsed_lines, acc_small.malformed) == (
         acc.lines, acc.parsed_lines, acc.malformed)
+
+
+# --- hard-wrapped messages under a layout's prefix ------------------------------------------------
+
+
+def claim() -> str:
+    """The §5 mastership claim of tests/test_payload.py (two MemberInfo of 5.x)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("payload_cases",
+                                                  Path(__file__).with_name("test_payload.py"))
+    assert spec is not None and spec.loader is not None
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    return next(t for t, _ in cases.MASTERSHIP if t.startswith("Mastership is claimed with"))
+
+
+LAYOUTS = {
+    "compose": lambda line: f"hz2-1  | {line}",
+    "compose --timestamps": lambda line: f"hz2-1  | 2023-11-14T10:00:00.123456789Z {line}",
+    "docker --timestamps": lambda line: f"2023-11-14T10:00:00.123456789Z {line}",
+    "docker json-file": lambda line: json.dumps({"log": line + "\n", "stream": "stdout",
+                                                 "time": "2023-11-14T10:00:00Z"}),
+}
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_a_hard_wrapped_claim_under_a_layout_prefix_is_joined_back(tmp_path: Path,
+                                                                   name: str) -> None:
+    """The claim's record hard-wrapped anywhere after its member prefix, at every cut into two
+    lines and at widths that cut it into several, each line with the layout's prefix (another
+    member's lines in between under compose): always the one claim, no malformed line."""
+    wrap = LAYOUTS[name]
+    record = log4j("10:00:00", B, claim(), logger="c.h.i.c.i.MembershipManager").rstrip("\n")
+    start = record.index("Mastership")
+    noise = ["hz1-1  | 2023-11-14 10:00:00,001 [ INFO] [hz.main] [c.e.Shop]: GET /orders"]
+    cuts = [[record[:i], record[i:]] for i in range(start + 1, len(record))]
+    cuts += [[record[i:i + width] for i in range(0, len(record), width)]
+             for width in range(start + 1, len(record), 7)]
+    wrong = []
+    for k, pieces in enumerate(cuts):
+        lines = [wrap(p) for p in pieces]
+        if name.startswith("compose"):
+            lines[1:1] = noise
+        events, acc = scan(tmp_path, "\n".join(lines) + "\n", f"w{k}.log")
+        if [(e.TYPE, e.members) for e in events] != [
+                ("mastership_claimed", ("10.0.0.2:5701", "10.0.0.3:5701"))] or acc.malformed:
+            wrong.append(pieces)
+    assert wrong == []

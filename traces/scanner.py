@@ -431,21 +431,33 @@ class _LogFile:
             self._parsed((number,), events)
             if payload.startswith("Members"):
                 self._check_size(payload, events, number)
-        elif self._continued(le):  # cut by a hard wrap before its wording was complete?
+        elif self._continued(le, stream):  # cut by a hard wrap before its wording was complete?
             self._unwrap(payload, origin, le, stream)
         return True
 
-    def _continued(self, le: int) -> bool:
-        """Whether the line after offset `le` continues a record (not blank, not a new record,
-        not a stack trace)."""
-        end = self.block.find(b"\n", le + 1)
-        nxt = _decode(self.block[le + 1:end if 0 <= end < self.end else self.end])
-        return bool(nxt.strip()) and not layout.RECORD_START.match(nxt) \
-            and not _STACK.match(nxt) and not nxt.startswith(("java.", "com.", "org."))
+    def _continued(self, le: int, stream: str) -> bool:
+        """Whether the next line of `stream` after offset `le` continues a record (not blank, not
+        a new record, not a stack trace), its layout peeled off (a docker timestamp, a JSON
+        layout's message field), the lines of other streams passed over."""
+        pos = le + 1
+        for _ in range(MAX_WRAP):
+            if pos >= self.end:
+                return False
+            end = self.block.find(b"\n", pos, self.end)
+            end = self.end if end < 0 else end
+            q = layout.peel(_decode(self.block[pos:end]))
+            pos = end + 1
+            if q.stream != stream:
+                continue
+            nxt = q.text
+            return bool(nxt.strip()) and not layout.RECORD_START.match(nxt) \
+                and not _STACK.match(nxt) and not nxt.startswith(("java.", "com.", "org."))
+        return False
 
     def _unwrap(self, payload: str, origin: Origin, le: int, stream: str) -> bool | None:
-        """A message hard-wrapped over the next lines: join them back (without and with a space
-        at each break); True when that parses."""
+        """A message hard-wrapped over the next lines of its stream, their layout peeled off:
+        join them back (without and with a space at each break, the rests as they are or
+        without their indentation); True when that parses."""
         parts: list[str] = []
         numbers: list[int] = []
         pos, n = le + 1, origin.line
@@ -462,9 +474,11 @@ class _LogFile:
                 break
             parts.append(q.text)
             numbers.append(n)
-            for glue in ("", " "):
+            joined = (payload + "".join(parts), payload + " " + " ".join(parts),
+                      payload + " " + " ".join(x.strip() for x in parts))  # indented rests
+            for text in dict.fromkeys(joined):
                 try:
-                    events = parse_payload(payload + glue + glue.join(parts), origin)
+                    events = parse_payload(text, origin)
                 except PayloadError:
                     continue
                 if events is not None:
