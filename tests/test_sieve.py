@@ -99,6 +99,16 @@ def test_needed_lines_scan_like_all_lines_on_any_mix_of_layouts(pieces: list[str
         assert a == b
 
 
+def test_needed_lines_scan_like_all_lines_on_a_list_of_50000_members(tmp_path: Path) -> None:
+    rows = "".join(f"\tMember [10.1.{i >> 8 & 255}.{i & 255}]:5701 - {i:08x}-0000-4000-8000-"
+                   f"000000000000{' this' if i == 0 else ''}\n" for i in range(50_000))
+    path = tmp_path / "big.log"
+    path.write_text(f"2023-11-14 10:00:01,000 INFO {P1} \n\nMembers {{size:50000, ver:9}} [\n"
+                    f"{rows}]\n\n2023-11-14 10:00:05,000 [ INFO] [http-1] [c.e.Shop]: GET\n")
+    a, b = full_and_needed(path)
+    assert a == b and len(a[0][0][0].members) == 50_000 and a[2] == []
+
+
 def test_the_sieve_drops_ordinary_records_and_stack_lines() -> None:
     assert not sieve.needed("2023-11-14 10:00:05,000 [ INFO] [http-1] [c.e.Shop]: GET /orders")
     assert not sieve.needed("\tat java.base/sun.nio.ch.SocketChannelImpl.read(X.java:434)")

@@ -702,3 +702,37 @@ def test_a_hard_wrapped_claim_under_a_layout_prefix_is_joined_back(tmp_path: Pat
                 ("mastership_claimed", ("10.0.0.2:5701", "10.0.0.3:5701"))] or acc.malformed:
             wrong.append(pieces)
     assert wrong == []
+
+
+# --- long member lists ----------------------------------------------------------------------------
+
+
+def big_list(n: int) -> str:
+    """A member list of `n` members, as a master of a cluster that large logs it."""
+    rows = "".join(f"\tMember [10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}]:5701 - "
+                   f"{i:08x}-0000-4000-8000-000000000000{' this' if i == 0 else ''}\n"
+                   for i in range(n))
+    return (log4j("10:00:00", "10.0.0.0:5701", "") + f"\nMembers {{size:{n}, ver:{n + 1}}} [\n"
+            + rows + "]\n\n")
+
+
+def test_a_member_list_of_50000_members_is_read_whole(tmp_path: Path) -> None:
+    events, acc = scan(tmp_path, big_list(50_000))
+    [installed] = events
+    assert len(installed.members) == 50_000 and installed.version == 50_001
+    assert installed.members[-1] == "10.0.195.79:5701"
+    assert acc.malformed == [] and acc.parsed_lines == 50_000 + 4
+
+
+def test_a_member_list_beyond_the_cap_says_what_happened(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from partsafe.traces import scanner
+
+    monkeypatch.setattr(scanner, "MAX_MEMBERS", 1_000)
+    events, acc = scan(tmp_path, big_list(2_500) + log4j("10:00:01", A, "Removing Member "
+                                                         "[10.0.0.2]:5701 - " + U[1]))
+    assert [e.TYPE for e in events] == ["member_removed"]
+    assert [(m.line, m.reason) for m in acc.malformed] == [(1, (
+        "a member list of 2,500 member lines, stating size 2,500: longer than the 1,000 members "
+        "the scanner holds in memory; not judged"))]
+    assert acc.parsed_lines == 1 and acc.lines == 2_500 + 6

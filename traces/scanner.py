@@ -53,8 +53,10 @@ BLOCK = 8 << 20
 MAX_LINE = 16 << 20
 #: how far back a member list's body looks for the prefix line it belongs to (lines)
 LOOKBACK = 64
-#: longest member list (member lines) and longest hard-wrapped message (continuation lines)
-MAX_MEMBERS = 10_000
+#: longest member list the scanner holds in memory (member lines; nothing in Hazelcast bounds a
+#: cluster's size, its member list version is a Java int, so memory is the one limit: about 1 KB
+#: a member while its list is parsed) and longest hard-wrapped message (continuation lines)
+MAX_MEMBERS = 1_000_000
 MAX_WRAP = 40
 #: and a member list's lines, to report them when their header is missing
 SCANNER_KEYWORDS = ("Members", "\tMember [", "  Member [")
@@ -512,7 +514,8 @@ class _LogFile:
         lines = [header.strip()]
         pos, n = le + 1, number
         closed = False
-        while pos < self.end and len(lines) <= MAX_MEMBERS:
+        members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
+        while pos < self.end:
             end = self.block.find(b"\n", pos, self.end)
             end = self.end if end < 0 else end
             n += 1
@@ -531,13 +534,19 @@ class _LogFile:
                 break
             if stripped.startswith("Member") or len(lines) == 1 or not stripped:
                 if stripped:
-                    lines.append(q.text.rstrip())
+                    members += 1
+                    if members <= MAX_MEMBERS:
+                        lines.append(q.text.rstrip())
                 numbers.append(n)
             else:  # a hard-wrapped member line: its rest
-                lines[-1] += stripped
+                if members <= MAX_MEMBERS:
+                    lines[-1] += stripped
                 numbers.append(n)
         if not closed and not self.final and pos >= self.end:
             return False
+        if members > MAX_MEMBERS:
+            self._too_long(header, numbers, members, closed)
+            return True
         origin = Origin(member, self.name, numbers[0], order)
         text = "\n".join(lines)
         try:
@@ -553,6 +562,18 @@ class _LogFile:
         self._parsed(numbers, events)
         self._check_size(text, events, numbers[0])
         return True
+
+    def _too_long(self, header: str, numbers: list[int], members: int, closed: bool) -> None:
+        """A member list longer than the scanner holds: one malformed line (where the list
+        starts) that says so, with the size the list states; its other lines are read and not
+        judged (ignored)."""
+        stated = declared_size(header)
+        states = "" if stated is None else f", stating size {stated:,}"
+        cut = "" if closed else ", cut off before its closing bracket"
+        self._malformed(numbers[0], (
+            f"a member list of {members:,} member lines{states}{cut}: longer than the "
+            f"{MAX_MEMBERS:,} members the scanner holds in memory; not judged"))
+        self.done.update(numbers)
 
     def _check_size(self, text: str, events: list[Event], number: int) -> None:
         """A note when a member list states another size than the members it lists."""
