@@ -48,6 +48,10 @@ PIECES = (
     "dead for reason: wrapped\n",
     "\tMember [10.0.0.9]:5701 - 00000000-0000-0000-0000-000000000009\n",
     "]\n", "\n", "  2023-11-14 indented record start\n",
+    # what copytruncate leaves before a line, and NUL bytes in a line the sieve would drop
+    "\x00" * 40 + f"2023-11-14 10:00:13,000 INFO {P1} Member [10.0.0.2]:5701 - {U[1]} is "
+    "suspected to be dead for reason: after a hole\n",
+    "2023-11-14 10:00:14,000 [ INFO] [http-1] [c.e.Shop]: GET" + "\x00" * 20 + " /orders\n",
     # hard-wrapped claims: under docker's timestamps, and cut before a brace and in an address
     f"2023-11-14T10:00:15.000Z 2023-11-14 10:00:15,000 INFO {P2} Mastership is cla\n"
     f"2023-11-14T10:00:15.000Z imed with: MembersView{{version=6, members=[MemberInfo{{"
@@ -115,4 +119,5 @@ def test_the_sieve_drops_ordinary_records_and_stack_lines() -> None:
     assert sieve.needed(f"2023-11-14 10:00:01,000 INFO {P1} ")  # a member list's head
     assert sieve.needed("]") and sieve.needed("") and sieve.needed("\tMember [10.0.0.1]:5701")
     assert sieve.needed("Nov 14, 2023 10:00:07 AM com.hazelcast.Foo bar")  # JUL's first line
+    assert sieve.needed("2023-11-14 10:00:05,000 [ INFO] [http-1] [c.e.Shop]: GET\x00 /orders")
     assert sieve.needed("10.0.0.2]:5701, uuid=x}]}")  # the rest of a wrapped address
