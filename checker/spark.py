@@ -605,14 +605,19 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
 def _statuses(given: list[Input], tallies: list[FileTally]) -> list[FileStatus]:
     """Every input's status in command-line order, as the local engine gives them: skipped ones
     with their reason, local files from their tallies; files Spark listed itself last."""
-    by_name = {t.name: t for t in tallies}
+    by_name: dict[str, list[int]] = {}
+    for n, t in enumerate(tallies):
+        by_name.setdefault(t.name, []).append(n)
+    used: set[int] = set()
     out: list[FileStatus] = []
     for i in given:
         if i.skipped is not None:
             out.append(FileStatus(i.name, SKIPPED, i.skipped))
         elif i.uri.startswith("file:"):
-            out.append(file_status(by_name.pop(i.name)))
-    return out + [file_status(t) for t in tallies if t.name in by_name]
+            n = by_name[i.name].pop(0)
+            used.add(n)
+            out.append(file_status(tallies[n]))
+    return out + [file_status(t) for n, t in enumerate(tallies) if n not in used]
 
 
 def _norm(uri: str) -> str:
