@@ -707,7 +707,7 @@ def _byte_progress(paths: tuple[str, ...], enabled: bool | None):
     from partsafe.traces.scanner import InputError, expand
 
     try:
-        total = sum(f.stat().st_size for f in expand(list(paths)))
+        total = sum(c.path.stat().st_size for c in expand(list(paths)) if c.skipped is None)
     except (InputError, OSError):
         total = 0
     bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
@@ -755,8 +755,10 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
 
     Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
-    malformed with file and line. Both engines give the same report. Exit status: 0 no
-    violation, 1 a violation, 2 bad input.
+    malformed with file and line; every file is judged, found to hold nothing recognised, or
+    skipped with the reason (binary data; in a directory or a glob, a file that is not a log by
+    its name or its content). Both engines give the same report. Exit status: 0 no violation, 1 a
+    violation, 2 bad input (a path that does not exist), 3 incomplete: no event was judged.
     """
     from partsafe.checker.validate import InputError
     from partsafe.checker.validate import validate as run_validate
@@ -791,7 +793,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         click.echo(dumps(report.as_dict()))
     else:
         render_report(_stdout(), report)
-    sys.exit(EXIT_VIOLATION if report.violations else EXIT_OK)
+    sys.exit(VERDICT_EXIT[report.result])
 
 
 @main.command()
@@ -802,8 +804,10 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
 def parse(paths: tuple[str, ...], fmt: str) -> None:
     """Print the events found in logs as canonical JSON Lines (one event a line, file order).
 
-    The line accounting and any malformed lines go to stderr.
+    The line accounting, any malformed lines, and each file that was skipped or in which nothing
+    was recognised go to stderr.
     """
+    from partsafe.checker.validate import JUDGED, statuses
     from partsafe.checker.validate_view import log_text
     from partsafe.traces.events import dumps as event_line
     from partsafe.traces.scanner import InputError, Scanner, expand
@@ -811,16 +815,22 @@ def parse(paths: tuple[str, ...], fmt: str) -> None:
     scanner = Scanner(fmt)
     out = sys.stdout
     try:
-        for path in expand(list(paths)):
-            for ev in scanner.scan(path, str(path)):
-                out.write(event_line(ev))
-                out.write("\n")
+        candidates = expand(list(paths))
+        for c in candidates:
+            if c.skipped is None:
+                for ev in scanner.scan(c.path, str(c.path), c.explicit):
+                    out.write(event_line(ev))
+                    out.write("\n")
     except InputError as exc:
         _fail(str(exc))
     acc = scanner.accounting
     err = _stderr()
-    for m in acc.malformed:
-        err.print(log_text(f"{m.file}:{m.line}: malformed: {m.reason}"))
+    order = {t.name: i for i, t in enumerate(acc.files)}
+    for m in sorted(acc.malformed, key=lambda m: (order.get(m.file, 0), m.line)):
+        err.print(log_text(f"{m.file}:{m.line}: malformed: {m.reason}"), soft_wrap=True)
+    for s in statuses(candidates, acc.files):
+        if s.status != JUDGED:
+            err.print(log_text(f"{s.file}: {s.status}: {s.reason}"), soft_wrap=True)
     err.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + {acc.ignored_lines:,} "
               f"ignored + {len(acc.malformed):,} malformed; {acc.events:,} events")
 

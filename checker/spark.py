@@ -29,7 +29,6 @@ engine-agnostic core of `partsafe.checker.shards`):
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -59,7 +58,14 @@ from partsafe.checker.shards import (
     view_key,
     warnings_of,
 )
-from partsafe.checker.validate import Report, notes_as_warnings, summarize
+from partsafe.checker.validate import (
+    SKIPPED,
+    FileStatus,
+    Report,
+    file_status,
+    notes_as_warnings,
+    summarize,
+)
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     MemberListInstalled,
@@ -68,15 +74,15 @@ from partsafe.traces.events import (
     dumps,
     from_dict,
 )
+from partsafe.traces.inputs import GZIP_MAGIC, Candidate, sniff
 from partsafe.traces.scanner import (
     Accounting,
+    FileTally,
     InputError,
     Malformed,
     Note,
     Scanner,
-    check_text,
     expand,
-    looks_like_events,
 )
 
 if TYPE_CHECKING:
@@ -323,17 +329,20 @@ def _ship(spark: SparkSession) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Input:
-    """One file to read: how Spark names it, how reports name it, its layout, its size."""
+    """One file: how Spark names it, how reports name it, its layout, its size; or why it is
+    skipped (`partsafe.traces.inputs`: the local engine skips the same files)."""
 
     uri: str
     name: str
     fmt: str
     size: int
+    skipped: str | None = None
 
 
 def inputs(paths: Sequence[str], fmt: str = "auto") -> list[Input]:
     """The files of `paths` (files, directories, globs; URIs with a scheme are Spark's to list),
-    each checked as the local engine checks it: readable, text, compressed only as ``.gz``."""
+    each looked at as the local engine looks at it (`partsafe.traces.inputs.sniff`: readable,
+    text, a log), and compressed only as ``.gz``."""
     out: list[Input] = []
     local: list[str] = []
     for raw in paths:
@@ -341,31 +350,26 @@ def inputs(paths: Sequence[str], fmt: str = "auto") -> list[Input]:
             out.append(Input(raw, raw, "log" if fmt == "auto" else fmt, 0))
         else:
             local.append(unquote(urlparse(raw).path) if raw.startswith("file:") else raw)
-    for path in expand(local):
-        out.append(_sniff(path, fmt))
+    for candidate in expand(local):
+        out.append(_sniff(candidate, fmt))
     return out
 
 
-def _sniff(path: Path, fmt: str) -> Input:
-    try:
-        with path.open("rb") as f:
-            magic = f.read(3)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    compressed = magic == b"\x1f\x8b\x08"
+def _sniff(candidate: Candidate, fmt: str) -> Input:
+    path = candidate.path
+    uri = path.resolve().as_uri()
+    if candidate.skipped is not None:
+        return Input(uri, str(path), "log", 0, candidate.skipped)
+    head = sniff(path, fmt, candidate.explicit)
+    if head.skipped is not None:
+        return Input(uri, str(path), head.fmt, 0, head.skipped)
+    with path.open("rb") as f:
+        compressed = f.read(3) == GZIP_MAGIC
     if compressed != path.name.endswith(".gz"):
         raise InputError(
             f"{path}: {'gzip data without' if compressed else 'not gzip data, with'} a .gz name; "
             "Spark decompresses by the name: rename it, or use --engine local")
-    try:
-        opener = gzip.open if compressed else open
-        with opener(path, "rb") as f:  # type: ignore[operator]
-            head = f.read(65536)
-    except (OSError, EOFError) as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from None
-    check_text(path, head)
-    kind = fmt if fmt != "auto" else ("jsonl" if looks_like_events(head) else "log")
-    return Input(path.resolve().as_uri(), str(path), kind, path.stat().st_size)
+    return Input(uri, str(path), head.fmt, path.stat().st_size)
 
 
 # --- stage 3: scanning, in the Python workers -------------------------------------------------
@@ -542,15 +546,18 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
     Raises InputError for a path that cannot be read as a log, SparkUnavailable when Spark
     cannot start, SparkFailed when a job fails."""
     t0 = time.perf_counter()
-    files = inputs(paths, fmt)
+    given = inputs(paths, fmt)
+    files = [i for i in given if i.skipped is None]
     spark = spark or session(master, verbose=verbose)
     try:
-        report = _pipeline(spark, files, fmt, stuck_ms, output, progress)
+        report = (_pipeline(spark, files, fmt, stuck_ms, output, progress) if files
+                  else Report([], Accounting()))
     except Exception as exc:
         reason = _reason(exc)
         if reason is None:
             raise
         raise SparkFailed(f"the Spark engine failed: {reason}") from None
+    report.inputs = _statuses(given, report.accounting.files)
     report.seconds = time.perf_counter() - t0
     report.engine, report.master = "spark", spark.sparkContext.master
     return report
@@ -595,6 +602,24 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
     return report
 
 
+def _statuses(given: list[Input], tallies: list[FileTally]) -> list[FileStatus]:
+    """Every input's status in command-line order, as the local engine gives them: skipped ones
+    with their reason, local files from their tallies; files Spark listed itself last."""
+    by_name: dict[str, list[int]] = {}
+    for n, t in enumerate(tallies):
+        by_name.setdefault(t.name, []).append(n)
+    used: set[int] = set()
+    out: list[FileStatus] = []
+    for i in given:
+        if i.skipped is not None:
+            out.append(FileStatus(i.name, SKIPPED, i.skipped))
+        elif i.uri.startswith("file:"):
+            n = by_name[i.name].pop(0)
+            used.add(n)
+            out.append(file_status(tallies[n]))
+    return out + [file_status(t) for n, t in enumerate(tallies) if n not in used]
+
+
 def _norm(uri: str) -> str:
     """A local file's URI or path the way both Spark's rows and `inputs` can be matched on."""
     return re.sub(r"^file:/+", "/", uri)
@@ -631,6 +656,7 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     names = [i.name for i in files]
     acc = Accounting()
     acc.lines = sum(totals.values())
+    acc.files = [FileTally(name, totals.get(n, 0)) for n, name in enumerate(names)]
     small = scanned.where(F.col("kind").isin("parsed", "malformed", "note")).collect()
     notes: list[Note] = []
     for r in small:
@@ -638,6 +664,7 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
             acc.parsed_lines += r["line"]
         elif r["kind"] == "malformed":
             acc.malformed.append(Malformed(names[r["file"]], r["line"], r["text"]))
+            acc.files[r["file"]].malformed += 1
         else:
             notes.append(Note(names[r["file"]], r["line"], r["member"] or "", r["text"]))
     for n, name in enumerate(names):
@@ -647,10 +674,14 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     acc.malformed.sort(key=lambda m: (order[m.file], m.line))
     acc.notes = notes
     events = scanned.where(F.col("kind") == "event")
-    count = events.agg(F.count("*").alias("n"), F.count(
-        F.when(F.col("member") == UNKNOWN_MEMBER, True)).alias("unknown")).collect()[0]
-    acc.events = count["n"]
-    report = Report(names, acc, events_without_member=count["unknown"])
+    unknown = 0
+    for r in events.groupBy("file").agg(F.count("*").alias("n"), F.count(
+            F.when(F.col("member") == UNKNOWN_MEMBER, True)).alias("unknown")).collect():
+        acc.files[r["file"]].events = r["n"]
+        acc.files[r["file"]].without_member = r["unknown"]
+        unknown += r["unknown"]
+    acc.events = sum(t.events for t in acc.files)
+    report = Report(names, acc, events_without_member=unknown)
     report.violations = _violations(scanned)
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}

@@ -44,7 +44,8 @@ from partsafe.checker.shards import (
     warnings_of,
 )
 from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Source
-from partsafe.traces.scanner import Accounting, InputError, Note, Scanner, expand
+from partsafe.traces.inputs import Candidate
+from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Scanner, expand
 
 #: the specs a Hazelcast log cannot show, and why
 NOT_JUDGED: dict[str, str] = {
@@ -62,10 +63,84 @@ NOT_JUDGED: dict[str, str] = {
 }
 
 
+#: what `validate` looks for, in the words its reports use
+PROTOCOL = "Hazelcast's membership or migration protocol"
+#: a file's status in a report: events were judged; it was read and gave none; it was not read
+JUDGED, NOTHING, SKIPPED = "judged", "nothing recognised", "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class FileStatus:
+    """What became of one input file (DESIGN.md, "Bad input": a run that judged nothing says so):
+    its events were judged, or it was read and nothing in it was recognised, or it was skipped
+    (`partsafe.traces.inputs`), each with the reason."""
+
+    file: str
+    status: str
+    reason: str
+    lines: int = 0
+    events: int = 0
+    malformed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "status": self.status, "reason": self.reason,
+                "lines": self.lines, "events": self.events, "malformed": self.malformed}
+
+    def brief(self) -> str:
+        """The file and, in a few words, what it held or why it was skipped."""
+        if self.status == SKIPPED:
+            return f"{self.file} ({self.reason})"
+        events = (f", {self.events:,} event{'' if self.events == 1 else 's'} without a member"
+                  if self.events and self.status != JUDGED else "")
+        malformed = f", {self.malformed:,} malformed" if self.malformed else ""
+        return (f"{self.file} ({self.lines:,} line{'' if self.lines == 1 else 's'}{events}"
+                f"{malformed})")
+
+
+def file_status(tally: FileTally) -> FileStatus:
+    """A scanned (or skipped) file's status, from its tally: the one rule both engines use."""
+    name = tally.name
+    if tally.skipped is not None:
+        return FileStatus(name, SKIPPED, tally.skipped)
+    if tally.events > tally.without_member:
+        without = (f" ({tally.without_member:,} without a member)" if tally.without_member
+                   else "")
+        return FileStatus(name, JUDGED, f"{tally.events:,} events in {tally.lines:,} lines"
+                          f"{without}", tally.lines, tally.events, tally.malformed)
+    if tally.events:
+        one = tally.events == 1
+        reason = (f"its {tally.events:,} event{'' if one else 's'} name{'s' if one else ''} no "
+                  "member (no record line or `this` marker does), so no spec judges "
+                  f"{'it' if one else 'them'}")
+        return FileStatus(name, NOTHING, reason, tally.lines, tally.events, tally.malformed)
+    if tally.lines == 0:
+        reason = "an empty file"
+    elif tally.malformed:
+        reason = (f"no event: {tally.malformed:,} of its {tally.lines:,} lines are malformed, "
+                  "the others are not of the protocol")
+    else:
+        reason = f"no line of {PROTOCOL} in its {tally.lines:,} lines"
+    return FileStatus(name, NOTHING, reason, tally.lines, 0, tally.malformed)
+
+
+def statuses(candidates: Sequence[Candidate], tallies: Sequence[FileTally]) -> list[FileStatus]:
+    """The status of every candidate, in order: skipped by name, or from its tally (`tallies`
+    holds one for each candidate that was not skipped by name, in order)."""
+    scanned = iter(tallies)
+    return [FileStatus(str(c.path), SKIPPED, c.skipped) if c.skipped is not None
+            else file_status(next(scanned)) for c in candidates]
+
+
+def _listed(items: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(items[:most])
+    return shown + (f" and {len(items) - most:,} more" if len(items) > most else "")
+
+
 @dataclass
 class Report:
     """What `validate` found, in the shape of DESIGN.md's ``validate --json`` contract."""
 
+    #: the files read (the ones not skipped), as reports name them
     files: list[str]
     accounting: Accounting
     violations: list[Violation] = field(default_factory=list)
@@ -79,16 +154,49 @@ class Report:
     master: str | None = None
     #: events no member can be named for (`UNKNOWN_MEMBER`): counted, judged by no spec
     events_without_member: int = 0
+    #: every input file with its status, in command-line order (skipped ones too)
+    inputs: list[FileStatus] = field(default_factory=list)
 
     @property
     def result(self) -> str:
-        return "violation" if self.violations else "ok"
+        """``violation``, ``ok``, or ``incomplete`` when no event was judged (a run that judged
+        nothing is not clean: exit status 3, like a search that stopped at a bound)."""
+        if self.violations:
+            return "violation"
+        return "incomplete" if self.accounting.events == self.events_without_member else "ok"
+
+    @property
+    def incomplete_reason(self) -> str | None:
+        """Why nothing was judged, naming the files; None when something was."""
+        if self.result != "incomplete":
+            return None
+        skipped = [s.brief() for s in self.inputs if s.status == SKIPPED]
+        read = [s.brief() for s in self.inputs if s.status != SKIPPED]
+        if not read:
+            return (f"every file was skipped, so nothing was judged: {_listed(skipped)}"
+                    if skipped else "no file was read, so nothing was judged")
+        files = f"{len(read):,} file{'' if len(read) == 1 else 's'}"
+        found = self.accounting.events
+        if found:
+            one = found == 1
+            out = (f"the {found:,} event{'' if one else 's'} found in the {files} read "
+                   f"name{'s' if one else ''} no member (no record line or `this` marker does), "
+                   f"so no spec judged {'it' if one else 'them'}: {_listed(read)}")
+        else:
+            out = (f"no event of {PROTOCOL} was found in the {files} read: {_listed(read)} (a "
+                   "Hazelcast member logs them at INFO, after its prefix [host]:port [cluster] "
+                   "[version])")
+        if skipped:
+            out += f"; {len(skipped):,} skipped: {_listed(skipped)}"
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         acc = self.accounting
         return {
             "result": self.result,
+            "incomplete_reason": self.incomplete_reason,
             "files": self.files,
+            "inputs": [s.as_dict() for s in self.inputs],
             "lines": acc.lines,
             "parsed_lines": acc.parsed_lines,
             "ignored_lines": acc.ignored_lines,
@@ -117,14 +225,21 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
     t0 = time.perf_counter()
-    files = expand(list(paths))
+    candidates = expand(list(paths))
     scanner = Scanner(fmt, progress)
     events: list[tuple[OrderKey, Event]] = []
-    for index, path in enumerate(files):
-        events.extend(stamped(index, scanner.scan(path, str(path))))
+    files: list[str] = []
+    for c in candidates:
+        if c.skipped is not None:
+            continue
+        found = list(scanner.scan(c.path, str(c.path), c.explicit))
+        if scanner.accounting.files[-1].skipped is None:
+            events.extend(stamped(len(files), found))
+            files.append(str(c.path))
     events.sort(key=lambda pair: pair[0])
-    report = Report([str(f) for f in files], scanner.accounting)
-    order = {str(f): i for i, f in enumerate(files)}
+    report = Report(files, scanner.accounting)
+    report.inputs = statuses(candidates, scanner.accounting.files)
+    order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
     report.violations = judge(events)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
@@ -163,5 +278,5 @@ def summarize(report: Report, tallies: dict[str, Tally], views: int) -> None:
     report.migrations = {k: v for k, v in sorted(migrations.items()) if v}
 
 
-__all__ = ["LOG_SPECS", "NOT_JUDGED", "InputError", "Notice", "Report", "Violation",
+__all__ = ["LOG_SPECS", "NOT_JUDGED", "FileStatus", "InputError", "Notice", "Report", "Violation",
            "validate"]

@@ -13,8 +13,8 @@ from rich.markup import escape as plain
 from rich.table import Table
 from rich.text import Text
 
-from partsafe.checker.report import char_escape, xml_text
-from partsafe.checker.validate import LOG_SPECS, Report
+from partsafe.checker.report import char_escape, verdict_line, xml_text
+from partsafe.checker.validate import JUDGED, LOG_SPECS, SKIPPED, Report
 from partsafe.traces.events import Source
 
 #: at most this many malformed lines are listed in the terminal (all of them are in --json)
@@ -40,8 +40,7 @@ def _where(sources: tuple[Source, ...]) -> str:
 
 def render_report(console: Console, report: Report) -> None:
     acc = report.accounting
-    verdict = ("[bold red]violation[/]" if report.violations else "[bold green]ok[/]")
-    console.print(f"validate: {verdict}  {len(report.files)} file(s), {acc.lines:,} lines, "
+    console.print(f"validate: {len(report.files)} file(s), {acc.lines:,} lines, "
                   f"{acc.events:,} events, {report.seconds:.2f} s, "
                   + (f"Spark ({plain(report.master)})" if report.master
                      else f"{report.engine} engine"))
@@ -84,6 +83,54 @@ def render_report(console: Console, report: Report) -> None:
         if len(acc.malformed) > SHOWN_MALFORMED:
             table.add_row("…", f"{len(acc.malformed) - SHOWN_MALFORMED:,} more (see --json)")
         console.print(table)
+    render_inputs(console, report)
+    console.print(verdict_line(*verdict_of(report)), soft_wrap=True)  # one line, never folded
+
+
+def render_inputs(console: Console, report: Report) -> None:
+    """Each input file's status: one line for a single file whose events were judged, else a
+    table (file, status, lines, events, why). Names are log text (`log_text`), never markup."""
+    inputs = report.inputs
+    if len(inputs) == 1 and inputs[0].status == JUDGED:
+        s = inputs[0]
+        console.print(log_text(f"file: {s.file}: {s.status}, {s.reason}"))
+        return
+    if not inputs:
+        return
+    table = Table(title="files", title_justify="left")
+    for col, justify in (("file", "left"), ("status", "left"), ("lines", "right"),
+                         ("events", "right"), ("why", "left")):
+        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    style = {JUDGED: "green", SKIPPED: "yellow"}
+    for s in inputs:
+        read = s.status != SKIPPED
+        table.add_row(log_text(s.file), Text(s.status, style.get(s.status, "yellow")),
+                      f"{s.lines:,}" if read else "-", f"{s.events:,}" if read else "-",
+                      log_text("" if s.status == JUDGED else s.reason))
+    console.print(table)
+
+
+def verdict_of(report: Report) -> tuple[str, str, float, str]:
+    """The arguments of the report's verdict line (`partsafe.checker.report.verdict_line`):
+    what was checked, the verdict (the JSON ``result``, whose exit status the command returns),
+    the seconds, the detail."""
+    acc = report.accounting
+    read = len(report.files)
+    what = (f"{len(LOG_SPECS)} specs over {read:,} file{'' if read == 1 else 's'}, "
+            f"{acc.lines:,} lines, {acc.events:,} events")
+    skipped = sum(1 for s in report.inputs if s.status == SKIPPED)
+    result = report.result
+    if result == "incomplete":
+        detail = report.incomplete_reason or ""
+    elif result == "violation":
+        specs = list(dict.fromkeys(v.spec for v in report.violations))
+        n = len(report.violations)
+        detail = f"{n:,} violation{'' if n == 1 else 's'} of {', '.join(specs)}"
+    else:
+        detail = ""
+    if skipped and result != "incomplete":
+        detail += f"{'; ' if detail else ''}{skipped:,} file{'' if skipped == 1 else 's'} skipped"
+    return what, result, report.seconds, log_text(detail).plain  # file names: escaped
 
 
 #: a carriage return as a character reference, which an XML parser keeps (a literal one it reads
@@ -92,13 +139,20 @@ _CR = {"\r": "&#13;"}
 
 
 def validate_junit(report: Report) -> str:
-    """One test case per spec judged; a failure lists that spec's violations."""
+    """One test case per spec judged; a failure lists that spec's violations. A run that judged
+    no event has every spec in error (incomplete), none passed."""
     cases = []
     failures = 0
+    errors = 0
+    incomplete = report.incomplete_reason
     for spec in LOG_SPECS:
         found = [v for v in report.violations if v.spec == spec]
         body = ""
-        if found:
+        if incomplete is not None:
+            errors += 1
+            body = (f"<error message={quoteattr('incomplete: nothing judged')} "
+                    f'type="incomplete">{escape(xml_text(incomplete), _CR)}</error>')
+        elif found:
             failures += 1
             text = "\n".join(f"{_where(v.sources)}: {v.member}: {v.message}" for v in found)
             body = (f"<failure message={quoteattr(f'{len(found)} violation(s)')}>"
@@ -107,5 +161,5 @@ def validate_junit(report: Report) -> str:
                      f"{body}</testcase>")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuite name="partsafe validate" tests="{len(LOG_SPECS)}" '
-            f'failures="{failures}" time="{report.seconds:.3f}">\n'
+            f'failures="{failures}" errors="{errors}" time="{report.seconds:.3f}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")

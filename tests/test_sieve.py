@@ -48,6 +48,16 @@ PIECES = (
     "dead for reason: wrapped\n",
     "\tMember [10.0.0.9]:5701 - 00000000-0000-0000-0000-000000000009\n",
     "]\n", "\n", "  2023-11-14 indented record start\n",
+    # what copytruncate leaves before a line, and NUL bytes in a line the sieve would drop
+    "\x00" * 40 + f"2023-11-14 10:00:13,000 INFO {P1} Member [10.0.0.2]:5701 - {U[1]} is "
+    "suspected to be dead for reason: after a hole\n",
+    "2023-11-14 10:00:14,000 [ INFO] [http-1] [c.e.Shop]: GET" + "\x00" * 20 + " /orders\n",
+    # hard-wrapped claims: under docker's timestamps, and cut before a brace and in an address
+    f"2023-11-14T10:00:15.000Z 2023-11-14 10:00:15,000 INFO {P2} Mastership is cla\n"
+    f"2023-11-14T10:00:15.000Z imed with: MembersView{{version=6, members=[MemberInfo{{"
+    f"address=[10.0.0.2]:5701, uuid={U[1]}, liteMember=false}}]}}\n",
+    f"2023-11-14 10:00:16,000 INFO {P2} Mastership is claimed with: MembersView\n"
+    f"{{version=7, members=[MemberInfo{{address=[\n10.0.0.2]:5701, uuid={U[1]}}}]}}\n",
 )
 
 
@@ -93,9 +103,21 @@ def test_needed_lines_scan_like_all_lines_on_any_mix_of_layouts(pieces: list[str
         assert a == b
 
 
+def test_needed_lines_scan_like_all_lines_on_a_list_of_50000_members(tmp_path: Path) -> None:
+    rows = "".join(f"\tMember [10.1.{i >> 8 & 255}.{i & 255}]:5701 - {i:08x}-0000-4000-8000-"
+                   f"000000000000{' this' if i == 0 else ''}\n" for i in range(50_000))
+    path = tmp_path / "big.log"
+    path.write_text(f"2023-11-14 10:00:01,000 INFO {P1} \n\nMembers {{size:50000, ver:9}} [\n"
+                    f"{rows}]\n\n2023-11-14 10:00:05,000 [ INFO] [http-1] [c.e.Shop]: GET\n")
+    a, b = full_and_needed(path)
+    assert a == b and len(a[0][0][0].members) == 50_000 and a[2] == []
+
+
 def test_the_sieve_drops_ordinary_records_and_stack_lines() -> None:
     assert not sieve.needed("2023-11-14 10:00:05,000 [ INFO] [http-1] [c.e.Shop]: GET /orders")
     assert not sieve.needed("\tat java.base/sun.nio.ch.SocketChannelImpl.read(X.java:434)")
     assert sieve.needed(f"2023-11-14 10:00:01,000 INFO {P1} ")  # a member list's head
     assert sieve.needed("]") and sieve.needed("") and sieve.needed("\tMember [10.0.0.1]:5701")
     assert sieve.needed("Nov 14, 2023 10:00:07 AM com.hazelcast.Foo bar")  # JUL's first line
+    assert sieve.needed("2023-11-14 10:00:05,000 [ INFO] [http-1] [c.e.Shop]: GET\x00 /orders")
+    assert sieve.needed("10.0.0.2]:5701, uuid=x}]}")  # the rest of a wrapped address

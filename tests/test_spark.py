@@ -89,7 +89,9 @@ def test_the_jvm_sieve_keeps_exactly_the_lines_the_python_sieve_keeps(spark: Any
         corpus |= {line + "\r", line + "\u2003 ", "2023-11-14T10:00:09.5+01:00 " + line,
                    json.dumps({"message": line}), json.dumps({"log": line + "\n"}),
                    json.dumps({"msg": None, "log": line}), json.dumps({"level": line})}
-    corpus |= {json.dumps({"message": {"nested": 1}}), "{not json", "[]", "{}"}
+    corpus |= {json.dumps({"message": {"nested": 1}}), "{not json", "[]", "{}", "\x00" * 9,
+               "\x00" * 20 + "2023-11-14 10:00:00,000 INFO x", "10.0.0.2]:5701, uuid=x}]}",
+               "{version=6, members=[", "{\"a\": 1}", "23-11-14 10:00:00 INFO x"}
     rows = spark.createDataFrame([(line,) for line in sorted(corpus)], "value string")
     jvm = {r["value"]: r["needed"] for r in rows.select(
         "value", sieve.column(F.col("value")).alias("needed")).collect()}
@@ -169,6 +171,69 @@ def test_events_without_a_member_give_the_same_report(spark: Any, tmp_path: Path
                                                                     "127.0.0.1:5701")]
     assert (a["events_without_member"], a["views"]) == (5, 5)
     assert [(w["kind"], w["member"]) for w in a["warnings"]] == [("partition-lost", "")]
+
+
+def validate_cases() -> Any:
+    """The bad-input and long-record cases of tests/test_validate.py, to run on both engines."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("validate_cases",
+                                                  Path(__file__).with_name("test_validate.py"))
+    assert spec is not None and spec.loader is not None
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    return cases
+
+
+def test_a_run_that_judges_nothing_is_incomplete_alike(spark: Any, tmp_path: Path) -> None:
+    """An Ignite log and a text that is no log: both engines read them, find nothing, and say so
+    alike; files that are all skipped (binary data) likewise."""
+    cases = validate_cases()
+    (tmp_path / "ignite.log").write_text(cases.IGNITE)
+    (tmp_path / "passwd").write_text(cases.PASSWD)
+    a, b = both([str(tmp_path / "ignite.log"), str(tmp_path / "passwd")], spark)
+    assert a == b
+    assert a["result"] == "incomplete" and a["incomplete_reason"].startswith("no event of ")
+    assert [i["status"] for i in a["inputs"]] == ["nothing recognised"] * 2
+    (tmp_path / "bin").mkdir()
+    bad = cases.binaries(tmp_path / "bin")
+    a, b = both([str(tmp_path / "bin"), str(bad[0])], spark)
+    assert a == b
+    assert a["result"] == "incomplete" and a["files"] == []
+    assert [i["status"] for i in a["inputs"]] == ["skipped"] * 4
+
+
+def test_holes_binaries_directories_wraps_and_long_lists_alike(spark: Any, tmp_path: Path
+                                                               ) -> None:
+    """A directory as they come: the excerpts with their README.md and index.json, a log after
+    copytruncate, files of binary data, claims hard-wrapped under docker-compose's prefix, a
+    member list of 50,000 members; both engines read, skip and judge the same."""
+    cases = validate_cases()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for p in DATA.iterdir():
+        (logs / p.name).write_bytes(p.read_bytes())
+    rotated = cases.lists("10:00:00", cases.C, 1, [(cases.C, cases.U[2])]).encode()
+    (logs / "rotated.log").write_bytes(cases.hole(100_000) + rotated + cases.hole(20))
+    cases.binaries(logs)
+    record = cases.log4j("10:00:00", cases.B, cases.claim(),
+                         logger="c.h.i.c.i.MembershipManager").rstrip("\n")
+    start = record.index("Mastership")
+    wrapped = [f"hz2-1  | {record[i:i + width]}" for width in (start + 20, start + 57)
+               for i in range(0, len(record), width)]
+    (logs / "compose.log").write_text("\n".join(wrapped) + "\n")
+    (logs / "big.log").write_text(cases.big_list(50_000))
+    a, b = both([str(logs)], spark)
+    assert a == b
+    assert a["result"] == "ok" and a["events"] > 20
+    status = {Path(i["file"]).name: i["status"] for i in a["inputs"]}
+    assert [n for n, s in status.items() if s == "skipped"] == [
+        "README.md", "hazelcast-node", "heap.dump.gz", "index.json", "member.log.1"]
+    assert [n for n, s in status.items() if s != "judged" and s != "skipped"] == []
+    assert [(Path(m["file"]).name, m["line"], m["reason"].split(" (")[0])
+            for m in a["malformed"]] == [("rotated.log", 1, "100,000 NUL bytes"),
+                                         ("rotated.log", rotated.count(b"\n") + 1,
+                                          "20 NUL bytes")]
 
 
 def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, tmp_path: Path

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -226,15 +227,18 @@ def test_cp_group_lists_are_not_member_lists(tmp_path: Path) -> None:
 
 
 def test_bad_inputs_get_a_clear_message(tmp_path: Path) -> None:
-    (tmp_path / "bin").write_bytes(bytes(range(256)) * 400)
     (tmp_path / "empty").mkdir()
-    for path, words in ((tmp_path / "bin", "binary data"), (tmp_path / "nope", "no such file"),
-                        (tmp_path / "empty", "no files")):
+    for path, words in ((tmp_path / "nope", "no such file"), (tmp_path / "empty", "no files")):
         with pytest.raises(InputError, match=words):
             v.validate([str(path)])
         result = CliRunner().invoke(main, ["validate", str(path)])
         assert result.exit_code == 2, result.output
         assert words in result.output and "Traceback" not in result.output
+    # binary data is not refused: it is skipped, and a run with nothing else judges nothing
+    (tmp_path / "bin").write_bytes(bytes(range(256)) * 400)
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "bin")])
+    assert result.exit_code == 3, result.output
+    assert "binary data" in result.output and "Traceback" not in result.output
 
 
 def test_non_utf8_bytes_and_an_empty_file(tmp_path: Path) -> None:
@@ -407,14 +411,15 @@ def test_a_member_list_no_member_can_be_named_for_is_not_a_violation(tmp_path: P
     events, _ = scan(tmp_path, bare(9, [(A, U[0]), (B, U[1])]))
     assert [e.member for e in events] == [ev.UNKNOWN_MEMBER]
     report = check(tmp_path, {"bare.log": bare(9, [(A, U[0]), (B, U[1])])})
-    assert report.result == "ok" and report.violations == []
+    # no violation; and with no event a spec judges, the run is incomplete, not clean
+    assert report.result == "incomplete" and report.violations == []
     assert report.events_without_member == 1 and report.members == {}
     assert report.views == 1  # a list the log shows, whoever installed it
 
 
 def test_unknown_members_lists_that_go_back_or_differ_are_not_violations(tmp_path: Path) -> None:
     report = check(tmp_path, {"bare.log": BARE})
-    assert report.violations == [] and report.result == "ok"
+    assert report.violations == [] and report.result == "incomplete"  # nothing judged
     assert report.events_without_member == 5 and report.members == {}
     assert report.views == 3
     [lost] = report.warnings  # a lost partition is worth a warning whoever reports it
@@ -439,7 +444,7 @@ def test_event_lines_with_an_unknown_member_are_judged_by_no_spec(tmp_path: Path
         ev.write_jsonl(unknown, out)
     assert list(Scanner().scan(tmp_path / "e.jsonl")) == unknown
     report = v.validate([str(tmp_path / "e.jsonl")])
-    assert report.result == "ok" and report.events_without_member == 4
+    assert report.result == "incomplete" and report.events_without_member == 4
 
 
 def test_validate_reports_how_many_events_had_no_member(tmp_path: Path) -> None:
@@ -447,12 +452,12 @@ def test_validate_reports_how_many_events_had_no_member(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_text(lists("10:00:00", A, 2, [(A, U[0]), (B, U[1])]))
     runner = CliRunner()
     result = runner.invoke(main, ["validate", str(tmp_path / "bare.log"), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # no event a spec judges: incomplete
     doc = json.loads(result.stdout)
     assert (doc["events_without_member"], doc["violations"], doc["views"]) == (5, [], 3)
     result = runner.invoke(main, ["validate", str(tmp_path / "bare.log")],
                            env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert "events without a member: 5 " in result.stdout
     result = runner.invoke(main, ["validate", str(tmp_path / "a.log")])
     assert result.exit_code == 0 and "without a member" not in result.stdout
@@ -545,7 +550,7 @@ def test_a_markup_closing_tag_in_a_log_is_shown_not_a_crash(tmp_path: Path) -> N
     write_member_list(path, ["hz-a", "hz-b"])
     path.write_text(path.read_text().replace(f"{U[0]}\n", f"{U[0]} this [/] [bold red]\n"))
     result = CliRunner().invoke(main, ["validate", str(path)], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output  # malformed lines, no violation
+    assert result.exit_code == 3, result.output  # malformed lines, nothing judged
     assert "malformed at '[/] [bold red]" in result.stdout
 
 
@@ -653,3 +658,272 @@ def test_block_boundaries_change_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     assert [(e.TYPE, e.source.line) for e in small] == [(e.TYPE, e.source.line) for e in whole]
     assert (acc_small.lines, acc_small.parsed_lines, acc_small.malformed) == (
         acc.lines, acc.parsed_lines, acc.malformed)
+
+
+# --- what a run reads, and a run that judges nothing ----------------------------------------------
+
+IGNITE = ("2022-06-23 13:18:27:798 +0300 [INFO][Thread-242][TableManager] Received update for "
+          "replicas number [table=T1, replicas=3]\n"
+          "2022-06-23 13:18:28:011 +0300 [INFO][%node1%metastorage-watch-executor-2][Rebalance"
+          "Util] Update metastore pending partitions key [key=p0, partition=0, table=T1, "
+          "newVal=[node1, node2]]\n")
+PASSWD = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_run_that_judges_nothing_is_incomplete_not_clean(tmp_path: Path) -> None:
+    """An Ignite log and a text that is no log, named on the command line: both are read, no
+    event is found, and the run says so: exit 3, result incomplete, each file's status, JUnit
+    errors instead of passes, a human report that ends with the one verdict line."""
+    (tmp_path / "ignite.log").write_text(IGNITE)
+    (tmp_path / "passwd").write_text(PASSWD)
+    paths = [str(tmp_path / "ignite.log"), str(tmp_path / "passwd")]
+    code, out, _ = run("validate", "--json", "--junit", str(tmp_path / "j.xml"), *paths)
+    doc = json.loads(out)
+    assert code == 3 and doc["result"] == "incomplete" and doc["events"] == 0
+    assert doc["files"] == paths
+    assert doc["incomplete_reason"].startswith(
+        "no event of Hazelcast's membership or migration protocol was found in the 2 files "
+        f"read: {paths[0]} (2 lines), {paths[1]} (2 lines)")
+    assert [(i["file"], i["status"], i["lines"], i["events"]) for i in doc["inputs"]] == [
+        (paths[0], "nothing recognised", 2, 0), (paths[1], "nothing recognised", 2, 0)]
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("errors") == str(len(v.LOG_SPECS)) and suite.get("failures") == "0"
+    assert all(c.find("error") is not None
+               and c.find("error").get("message") == "incomplete: nothing judged"
+               for c in suite.iter("testcase"))
+    code, out, _ = run("validate", *paths)
+    assert code == 3
+    assert out.rstrip().splitlines()[-1].startswith("verdict: INCOMPLETE, 7 specs over 2 files")
+    assert "nothing recognised" in out and out.count("verdict:") == 1
+    _, _, err = run("parse", *paths)
+    assert f"{paths[0]}: nothing recognised" in err and f"{paths[1]}: nothing recognised" in err
+
+
+def test_events_that_name_no_member_are_not_a_judged_file(tmp_path: Path) -> None:
+    (tmp_path / "bare.log").write_text(bare(9, [(A, U[0]), (B, U[1])]))
+    (tmp_path / "a.log").write_text(lists("10:00:00", A, 2, [(A, U[0]), (B, U[1])]) + BARE)
+    report = v.validate([str(tmp_path / "bare.log")])
+    [status] = report.inputs
+    assert (status.status, status.events) == ("nothing recognised", 1)
+    assert status.reason.startswith("its 1 event names no member")
+    assert report.incomplete_reason is not None
+    assert report.incomplete_reason.startswith("the 1 event found in the 1 file read names no "
+                                               "member")
+    report = v.validate([str(tmp_path / "a.log")])
+    assert report.result == "ok" and report.inputs[0].status == "judged"
+    assert report.inputs[0].reason == "6 events in 21 lines (5 without a member)"
+
+
+def test_the_verdict_line_ends_the_report_and_agrees_with_the_exit_status(tmp_path: Path
+                                                                        ) -> None:
+    code, out, _ = run("validate", str(LOGS / "hz_05.log"))
+    assert code == 0 and out.rstrip().splitlines()[-1].startswith("verdict: OK, 7 specs over 1 ")
+    assert f"file: {LOGS / 'hz_05.log'}: judged, 2 events in 55 lines" in out
+    text = lists("10:00:00", A, 5, [(A, U[0]), (B, U[1])]) + lists("10:00:01", A, 4, [(A, U[0])])
+    (tmp_path / "a.log").write_text(text)
+    code, out, _ = run("validate", str(tmp_path / "a.log"))
+    last = out.rstrip().splitlines()[-1]
+    assert code == 1 and last.startswith("verdict: VIOLATION") and "of MEM-VERSION" in last
+    code, out, _ = run("validate", "--junit", str(tmp_path / "j.xml"), str(LOGS / "hz_05.log"))
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert code == 0 and suite.get("errors") == "0" and suite.get("failures") == "0"
+
+
+def hole(size: int = 4096) -> bytes:
+    """What copytruncate leaves where the rotated-away log was: NUL bytes."""
+    return b"\x00" * size
+
+
+def test_a_copytruncate_hole_is_one_malformed_line_and_the_rest_is_read(tmp_path: Path) -> None:
+    log = (LOGS / "hz_05.log").read_bytes()
+    (tmp_path / "plain.log").write_bytes(log)
+    (tmp_path / "rotated.log").write_bytes(hole() + log)
+    plain = v.validate([str(tmp_path / "plain.log")])
+    rotated = v.validate([str(tmp_path / "rotated.log")])
+    assert rotated.result == "ok" and rotated.accounting.events == plain.accounting.events == 2
+    assert rotated.accounting.lines == plain.accounting.lines == 55
+    assert [(m.line, m.reason) for m in rotated.accounting.malformed] == [
+        (1, "4,096 NUL bytes (what copytruncate log rotation leaves), skipped; the rest of the "
+            "line is read")]
+    # a hole before a message of ours: the message is read, the line stays malformed
+    removal = log4j("10:00:00", A, "Removing Member [10.0.0.2]:5701 - " + U[1]).encode()
+    events, acc = scan(tmp_path, hole(10) + removal.rstrip() + hole(3) + b"\n" + removal, "r.log")
+    assert [e.TYPE for e in events] == ["member_removed", "member_removed"]
+    assert [(m.line, m.reason) for m in acc.malformed] == [
+        (1, "13 NUL bytes, skipped; the rest of the line is read")]
+    assert acc.parsed_lines == 1 and acc.lines == 2
+    code, out, err = run("parse", str(tmp_path / "rotated.log"))
+    assert code == 0 and len(out.splitlines()) == 2 and "4,096 NUL bytes" in err
+
+
+@pytest.mark.parametrize("block", [4096, 1 << 20])
+def test_a_hole_longer_than_the_head_and_the_blocks_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    from partsafe.traces import scanner
+
+    monkeypatch.setattr(scanner, "BLOCK", block)
+    log = (LOGS / "hz_06.log").read_bytes()
+    events, acc = scan(tmp_path, log + hole(200_000) + log + hole(5))
+    assert len(events) == 6 and acc.lines == 2 * log.count(b"\n") + 1
+    assert [(m.line, m.reason.removesuffix(", skipped; the rest of the line is read"))
+            for m in acc.malformed] == [
+        (11, "200,000 NUL bytes (what copytruncate log rotation leaves)"), (21, "5 NUL bytes")]
+
+
+def binaries(where: Path) -> list[Path]:
+    """Files that are not logs, whatever their names: a gzip of random bytes, an ELF, random
+    bytes."""
+    rng = random.Random(7)
+    (where / "heap.dump.gz").write_bytes(gzip.compress(rng.randbytes(50_000)))
+    (where / "hazelcast-node").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9)
+                                            + b"\x02\x00\x3e\x00" + rng.randbytes(30_000))
+    (where / "member.log.1").write_bytes(rng.randbytes(3_000))
+    return [where / "heap.dump.gz", where / "hazelcast-node", where / "member.log.1"]
+
+
+def test_one_binary_file_does_not_refuse_the_run(tmp_path: Path) -> None:
+    for name in ("hz_04.log", "hz_05.log"):
+        (tmp_path / name).write_bytes((LOGS / name).read_bytes())
+    bad = binaries(tmp_path)
+    code, out, _ = run("validate", "--json", str(tmp_path))
+    doc = json.loads(out)
+    assert code == 0 and doc["result"] == "ok" and doc["events"] == 4
+    status = {Path(i["file"]).name: (i["status"], i["reason"]) for i in doc["inputs"]}
+    assert {n: s for n, (s, _) in status.items()} == {
+        "hazelcast-node": "skipped", "heap.dump.gz": "skipped", "hz_04.log": "judged",
+        "hz_05.log": "judged", "member.log.1": "skipped"}
+    assert all(status[p.name][1].startswith("binary data: ") for p in bad)
+    assert [Path(f).name for f in doc["files"]] == ["hz_04.log", "hz_05.log"]
+    code, out, err = run("parse", str(tmp_path))
+    assert code == 0 and len(out.splitlines()) == 4
+    assert all(f"{p}: skipped: binary data" in err.replace("\n", " ") for p in bad)
+    # every file skipped, also one named on the command line: nothing judged
+    code, out, _ = run("validate", "--json", *map(str, bad))
+    doc = json.loads(out)
+    assert code == 3 and doc["result"] == "incomplete" and doc["files"] == []
+    assert doc["incomplete_reason"].startswith("every file was skipped, so nothing was judged: ")
+    assert run("validate", str(tmp_path / "nope.log"))[0] == 2
+
+
+def test_a_directory_reads_its_logs_and_skips_what_is_not_a_log(tmp_path: Path) -> None:
+    """The excerpts' directory holds a README.md and an index.json: skipped by name and by
+    content, with the reason; so is source code and text that is not a log, while event JSON
+    Lines and a JSON log layout named ``.json`` are read. A file named on the command line is
+    read whatever its name."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for p in LOGS.iterdir():
+        (logs / p.name).write_bytes(p.read_bytes())
+    (tmp_path / "c.log").write_text(lists("10:00:00", C, 1, [(C, U[2])]))
+    with open(logs / "events.json", "w") as out:
+        ev.write_jsonl(list(Scanner().scan(tmp_path / "c.log")), out)
+    (logs / "ecs.json").write_text(json.dumps({
+        "@timestamp": "2023-11-14T10:00:00.000Z",
+        "message": "[10.0.0.9]:5701 [dev] [5.3.0] [10.0.0.9]:5701 is STARTING"})
+        + "\n")
+    (logs / "collect.py").write_text("print('hello')\n")
+    (logs / "notes.txt").write_text("Things to look at after the incident.\nThe second node.\n")
+    report = v.validate([str(logs)])
+    status = {Path(s.file).name: (s.status, s.reason) for s in report.inputs}
+    assert status["README.md"] == ("skipped", "documentation by its name (.md), not a log")
+    assert status["collect.py"] == ("skipped", "source code by its name (.py), not a log")
+    assert status["index.json"] == (
+        "skipped", "JSON, not JSON Lines (neither events nor a JSON log layout)")
+    assert status["notes.txt"] == (
+        "skipped", "text in which no line of its first 64 KB looks like a log record")
+    assert status["events.json"][0] == status["ecs.json"][0] == "judged"
+    assert {n for n, (s, _) in status.items() if s == "judged"} == {
+        p.name for p in LOGS.glob("*.log")} | {"events.json", "ecs.json"}
+    assert report.accounting.lines == 181 + 1 + 1 and report.result == "ok"
+    named = v.validate([str(logs / "README.md")])
+    assert [s.status for s in named.inputs] == ["nothing recognised"]
+    assert named.result == "incomplete"
+
+
+# --- hard-wrapped messages under a layout's prefix ------------------------------------------------
+
+
+def claim() -> str:
+    """The §5 mastership claim of tests/test_payload.py (two MemberInfo of 5.x)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("payload_cases",
+                                                  Path(__file__).with_name("test_payload.py"))
+    assert spec is not None and spec.loader is not None
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    return next(t for t, _ in cases.MASTERSHIP if t.startswith("Mastership is claimed with"))
+
+
+LAYOUTS = {
+    "compose": lambda line: f"hz2-1  | {line}",
+    "compose --timestamps": lambda line: f"hz2-1  | 2023-11-14T10:00:00.123456789Z {line}",
+    "docker --timestamps": lambda line: f"2023-11-14T10:00:00.123456789Z {line}",
+    "docker json-file": lambda line: json.dumps({"log": line + "\n", "stream": "stdout",
+                                                 "time": "2023-11-14T10:00:00Z"}),
+}
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_a_hard_wrapped_claim_under_a_layout_prefix_is_joined_back(tmp_path: Path,
+                                                                   name: str) -> None:
+    """The claim's record hard-wrapped anywhere after its member prefix, at every cut into two
+    lines and at widths that cut it into several, each line with the layout's prefix (another
+    member's lines in between under compose): always the one claim, no malformed line."""
+    wrap = LAYOUTS[name]
+    record = log4j("10:00:00", B, claim(), logger="c.h.i.c.i.MembershipManager").rstrip("\n")
+    start = record.index("Mastership")
+    noise = ["hz1-1  | 2023-11-14 10:00:00,001 [ INFO] [hz.main] [c.e.Shop]: GET /orders"]
+    cuts = [[record[:i], record[i:]] for i in range(start + 1, len(record))]
+    cuts += [[record[i:i + width] for i in range(0, len(record), width)]
+             for width in range(start + 1, len(record), 7)]
+    wrong = []
+    for k, pieces in enumerate(cuts):
+        lines = [wrap(p) for p in pieces]
+        if name.startswith("compose"):
+            lines[1:1] = noise
+        events, acc = scan(tmp_path, "\n".join(lines) + "\n", f"w{k}.log")
+        if [(e.TYPE, e.members) for e in events] != [
+                ("mastership_claimed", ("10.0.0.2:5701", "10.0.0.3:5701"))] or acc.malformed:
+            wrong.append(pieces)
+    assert wrong == []
+
+
+# --- long member lists ----------------------------------------------------------------------------
+
+
+def big_list(n: int) -> str:
+    """A member list of `n` members, as a master of a cluster that large logs it."""
+    rows = "".join(f"\tMember [10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}]:5701 - "
+                   f"{i:08x}-0000-4000-8000-000000000000{' this' if i == 0 else ''}\n"
+                   for i in range(n))
+    return (log4j("10:00:00", "10.0.0.0:5701", "") + f"\nMembers {{size:{n}, ver:{n + 1}}} [\n"
+            + rows + "]\n\n")
+
+
+def test_a_member_list_of_50000_members_is_read_whole(tmp_path: Path) -> None:
+    events, acc = scan(tmp_path, big_list(50_000))
+    [installed] = events
+    assert len(installed.members) == 50_000 and installed.version == 50_001
+    assert installed.members[-1] == "10.0.195.79:5701"
+    assert acc.malformed == [] and acc.parsed_lines == 50_000 + 4
+
+
+def test_a_member_list_beyond_the_cap_says_what_happened(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from partsafe.traces import scanner
+
+    monkeypatch.setattr(scanner, "MAX_MEMBERS", 1_000)
+    events, acc = scan(tmp_path, big_list(2_500) + log4j("10:00:01", A, "Removing Member "
+                                                         "[10.0.0.2]:5701 - " + U[1]))
+    assert [e.TYPE for e in events] == ["member_removed"]
+    assert [(m.line, m.reason) for m in acc.malformed] == [(1, (
+        "a member list of 2,500 member lines, stating size 2,500: longer than the 1,000 members "
+        "the scanner holds in memory; not judged"))]
+    assert acc.parsed_lines == 1 and acc.lines == 2_500 + 6

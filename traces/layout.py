@@ -45,11 +45,14 @@ _JUL = re.compile(r"([A-Z][a-z]{2})[a-z]*\.? (\d\d?), (\d{4}),? (\d\d?):(\d\d):(
 _CLOCK = re.compile(r"(\d\d):(\d\d):(\d\d)[.,](\d{3})")
 _MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
-#: how a new record starts in the common layouts: a date or a clock, a level, a JSON object, a
-#: JUL level line (``INFO: ``, also localised words ending in a colon); anything else that follows
-#: a record and is not indented member-list text is a hard-wrapped continuation
+#: how a new record starts in the common layouts: a date (year first, or a day and month then a
+#: year and a blank) or a clock, a level, a JSON object (``{"``), a JUL level line (``INFO: ``,
+#: also localised words ending in a colon); anything else that follows a record and is not
+#: indented member-list text is a hard-wrapped continuation, also the rest of an address
+#: (``10.0.0.2]:5701``) or of a Java object (``{version=5, ...``) that a wrap put first
 RECORD_START_PATTERN = (
-    r"\s{0,4}(?:\d{2,4}[-/.]\d\d?[-/.]\d|\d\d:\d\d:\d\d|[A-Z][a-z]{2}[a-z]*\.? \d\d?, \d{4}|\{"
+    r"\s{0,4}(?:\d{4}[-/.]\d\d?[-/.]\d|\d\d?[-/.]\d\d?[-/.]\d{2,4}[ ,T]|\d\d:\d\d:\d\d"
+    r"|[A-Z][a-z]{2}[a-z]*\.? \d\d?, \d{4}|\{\s*(?:\"|\}|$)"
     r"|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|SEVERE|FINE|FINER|FINEST|FATAL)\b"
     r"|<date>|[A-Z][A-Za-zÀ-ÿ]{2,15}: \[)")
 RECORD_START = re.compile(RECORD_START_PATTERN, re.ASCII)

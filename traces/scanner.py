@@ -23,11 +23,10 @@ to one of our messages that does not parse (a member list cut off, a member line
 from __future__ import annotations
 
 import dataclasses
-import glob
 import gzip
-import io
 import json
 import re
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,14 +37,22 @@ import ahocorasick_rs
 
 from partsafe.traces import layout
 from partsafe.traces.events import (
-    EVENT_TYPES,
     UNKNOWN_MEMBER,
     Event,
     EventFormatError,
     MemberListInstalled,
     from_dict,
 )
+from partsafe.traces.inputs import (
+    InputError,
+    NulSkipper,
+    expand,
+    sniff,
+    strip_nuls,
+)
 from partsafe.traces.payload import KEYWORDS, Origin, PayloadError, declared_size, parse_payload
+
+__all__ = ["Accounting", "FileTally", "InputError", "Malformed", "Note", "Scanner", "expand"]
 
 #: bytes read at a time; a record longer than SAFETY that straddles a block end is read whole
 BLOCK = 8 << 20
@@ -53,8 +60,10 @@ BLOCK = 8 << 20
 MAX_LINE = 16 << 20
 #: how far back a member list's body looks for the prefix line it belongs to (lines)
 LOOKBACK = 64
-#: longest member list (member lines) and longest hard-wrapped message (continuation lines)
-MAX_MEMBERS = 10_000
+#: longest member list the scanner holds in memory (member lines; nothing in Hazelcast bounds a
+#: cluster's size, its member list version is a Java int, so memory is the one limit: about 1 KB
+#: a member while its list is parsed) and longest hard-wrapped message (continuation lines)
+MAX_MEMBERS = 1_000_000
 MAX_WRAP = 40
 #: and a member list's lines, to report them when their header is missing
 SCANNER_KEYWORDS = ("Members", "\tMember [", "  Member [")
@@ -69,11 +78,6 @@ ISLAND_BREAK = "0000-00-00 -"
 _MEMBER_LINE = re.compile(r"\s+Member \[")
 _SPLITS = re.compile(r"\]:? |: | - | \| ")
 _CLOSING = frozenset({"]", "}"})
-
-
-class InputError(Exception):
-    """An input that cannot be read as a log at all (missing, a directory with no files, binary
-    data): the message names the path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +99,29 @@ class Note:
 
 
 @dataclass
+class FileTally:
+    """One file's part of the accounting (or why it was skipped, unread)."""
+
+    name: str
+    lines: int = 0
+    events: int = 0
+    malformed: int = 0
+    skipped: str | None = None
+    #: events no member can be named for (judged by no spec)
+    without_member: int = 0
+
+
+@dataclass
 class Accounting:
-    """The line accounting of one or more files."""
+    """The line accounting of one or more files; `files` has one tally per file scanned, in
+    order."""
 
     lines: int = 0
     parsed_lines: int = 0
     malformed: list[Malformed] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     events: int = 0
+    files: list[FileTally] = field(default_factory=list)
 
     @property
     def ignored_lines(self) -> int:
@@ -112,54 +131,12 @@ class Accounting:
 # --- files ---------------------------------------------------------------------------------------
 
 
-def expand(paths: list[str]) -> list[Path]:
-    """The files to read: each path, every regular file under a directory (sorted, hidden ones
-    skipped), or the matches of a glob (``logs/*/hz-*.log.gz``, ``**`` for any depth). Raises
-    InputError naming the path that is missing or holds no file."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists() and glob.has_magic(raw):
-            found = sorted(glob.glob(raw, recursive=True))
-            if not found:
-                raise InputError(f"{raw}: no file matches")
-            files.extend(expand(found))
-            continue
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file()
-                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
-            if not found:
-                raise InputError(f"{raw}: a directory with no files in it")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        elif path.exists():
-            raise InputError(f"{raw}: not a regular file")
-        else:
-            raise InputError(f"{raw}: no such file")
-    return files
-
-
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path, compressed: bool) -> IO[bytes]:
     try:
         raw = path.open("rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    head = raw.peek(3)[:3] if isinstance(raw, io.BufferedReader) else b""
-    if head == b"\x1f\x8b\x08":  # gzip's magic and its one compression method, deflate
-        return gzip.open(raw)  # type: ignore[return-value]
-    return raw
-
-
-def check_text(path: Path, head: bytes) -> None:
-    """Refuse a file that is binary data, not a log: NUL bytes and other control bytes make up
-    more than a tenth of its first 64 KB."""
-    if not head or b"\x00" not in head:
-        return
-    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
-    if controls * 10 > len(head):
-        raise InputError(f"{path}: binary data ({controls} control bytes in the first "
-                         f"{len(head)}), not a log")
+    return gzip.open(raw) if compressed else raw  # type: ignore[return-value]
 
 
 # --- the scanner ---------------------------------------------------------------------------------
@@ -180,42 +157,55 @@ class Scanner:
         self.accounting = Accounting()
         self._progress = progress
 
-    def scan(self, path: Path, name: str | None = None) -> Iterator[Event]:
-        """The events of one file, in file order; `name` is how reports call the file."""
+    def scan(self, path: Path, name: str | None = None, explicit: bool = True
+             ) -> Iterator[Event]:
+        """The events of one file, in file order; `name` is how reports call the file. A file
+        `partsafe.traces.inputs.sniff` skips (binary data; unless `explicit`, text that is not a
+        log) gives none, and its tally says why."""
         shown = name or str(path)
-        with _open(path) as f:
+        acc = self.accounting
+        tally = FileTally(shown)
+        acc.files.append(tally)
+        head = sniff(path, self.fmt, explicit)
+        if head.skipped:
+            tally.skipped = head.skipped
+            return
+        lines, events, malformed = acc.lines, acc.events, len(acc.malformed)
+        with _open(path, head.compressed) as f:
             try:
-                head = f.peek(65536)[:65536] if hasattr(f, "peek") else b""
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                found = (self._scan_events(enumerate(f, start=1), shown) if head.fmt == "jsonl"
+                         else _LogFile(self, shown).scan(f))
+                for ev in found:
+                    if ev.member == UNKNOWN_MEMBER:
+                        tally.without_member += 1
+                    yield ev
+            except (OSError, EOFError, zlib.error) as exc:
                 raise InputError(f"{path}: cannot be read ({exc})") from None
-            check_text(path, head)
-            fmt = self.fmt
-            if fmt == "auto":
-                fmt = "jsonl" if looks_like_events(head) else "log"
-            try:
-                if fmt == "jsonl":
-                    yield from self._scan_events(enumerate(f, start=1), shown)
-                else:
-                    yield from _LogFile(self, shown).scan(f)
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
-                raise InputError(f"{path}: cannot be read ({exc})") from None
+        tally.lines = acc.lines - lines
+        tally.events = acc.events - events
+        tally.malformed = len(acc.malformed) - malformed
 
     def _scan_events(self, f: Iterable[tuple[int, bytes]], name: str) -> Iterator[Event]:
         acc = self.accounting
         for number, raw in f:
             acc.lines += 1
-            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            data, nuls = strip_nuls(raw)
+            if nuls:  # the line is malformed; what follows the NUL bytes is read all the same
+                acc.malformed.append(Malformed(name, number, nuls))
+            text = data.decode("utf-8", "replace").rstrip("\r\n")
             if not text.strip():
                 continue
             try:
                 ev = from_dict(json.loads(text), f"{name}:{number}")
             except EventFormatError as exc:
-                acc.malformed.append(Malformed(name, number, exc.reason))
+                if not nuls:
+                    acc.malformed.append(Malformed(name, number, exc.reason))
                 continue
             except ValueError as exc:
-                acc.malformed.append(Malformed(name, number, f"not JSON ({exc})"))
+                if not nuls:
+                    acc.malformed.append(Malformed(name, number, f"not JSON ({exc})"))
                 continue
-            acc.parsed_lines += 1
+            acc.parsed_lines += 0 if nuls else 1
             acc.events += 1
             yield ev
 
@@ -231,12 +221,13 @@ class Scanner:
             yield from self._scan_events(lines, name)
             return
         log = _LogFile(self, name)
-        for first, data in _islands(lines):
+        for first, data in _islands(log.without_nuls(lines)):
             log.context.clear()
             if first > 1:
                 log.context.append((first - 1, ISLAND_BREAK))
             log._block(data, first - 1, final=True, limit=len(data))
             yield from log._flush()
+        log.finish()
 
 
 def _islands(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
@@ -253,21 +244,6 @@ def _islands(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
         last = number
     if run:
         yield first, b"\n".join(run) + b"\n"
-
-
-def looks_like_events(head: bytes) -> bool:
-    """Whether a file is canonical event JSON Lines: its first non-blank line is a JSON object
-    with a known event ``type`` and a ``member``."""
-    for raw in head.splitlines():
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8", "replace"))
-        except ValueError:
-            return False
-        return (isinstance(obj, dict) and obj.get("type") in EVENT_TYPES
-                and isinstance(obj.get("member"), str))
-    return False
 
 
 class _LogFile:
@@ -287,20 +263,29 @@ class _LogFile:
         self.block, self.end, self.final = b"", 0, False
         #: the line being handled: its layout's timestamp, its header, its offset
         self._header: tuple[int | None, str, int] = (None, "", 0)
+        #: lines that had NUL bytes: where their malformed entry is in the accounting
+        self.nul_at: dict[int, int] = {}
+        #: where this file's malformed entries start in the accounting
+        self.first_malformed = len(self.acc.malformed)
 
     # -- blocks
 
     def scan(self, f: IO[bytes]) -> Iterator[Event]:
+        reader = NulSkipper(f)
         carry = b""
         first = self.acc.lines  # lines of earlier files
         number = 0  # lines of this file before the current block
+        consumed = 0
         while True:
-            chunk = f.read(BLOCK)
+            chunk = reader.read(BLOCK)
+            # the lines read to their end that had NUL bytes (every line at the end of the file)
+            last_nul = self._nuls(reader.take(None if not chunk else reader.line))
             data = carry + chunk if carry else chunk
             if not chunk:  # the last block: a last line without a newline is a line too
                 if data:
                     self._block(data, number, final=True, limit=len(data))
                     number += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                number = max(number, last_nul)  # a last line of NUL bytes only
                 break
             cut = data.rfind(b"\n") + 1
             if cut == 0:
@@ -308,7 +293,7 @@ class _LogFile:
                 if len(data) > MAX_LINE:
                     number += 1
                     self._malformed(number, f"a line longer than {MAX_LINE >> 20} MB")
-                    carry = _skip_line(f)
+                    carry = _skip_line(reader)
                 continue
             end = self._block(data, number, final=False, limit=cut)
             lines = data.count(b"\n", 0, end)
@@ -317,11 +302,39 @@ class _LogFile:
             carry = data[end:]
             yield from self._flush()
             if self.progress:
-                self.progress(len(chunk))
+                self.progress(reader.consumed - consumed)
+                consumed = reader.consumed
         yield from self._flush()
+        self.finish()
         self.acc.lines = first + number
         if number == 0:
             self.acc.notes.append(Note(self.name, 0, "", "empty file"))
+
+    def finish(self) -> None:
+        """Put this file's malformed entries in line order (a line with NUL bytes is reported
+        when it is read, before the lines of its block are handled)."""
+        tail = self.acc.malformed[self.first_malformed:]
+        tail.sort(key=lambda m: m.line)
+        self.acc.malformed[self.first_malformed:] = tail
+        self.nul_at.clear()
+
+    def without_nuls(self, lines: Iterable[tuple[int, bytes]]
+                     ) -> Iterator[tuple[int, bytes]]:
+        """`lines` (number, bytes) without their NUL bytes, each line that had some reported
+        (what `scan` does with a whole file, for `Scanner.scan_needed`)."""
+        for number, data in lines:
+            clean, reason = strip_nuls(data)
+            if reason is not None:
+                self._nuls([(number, reason)])
+            yield number, clean
+
+    def _nuls(self, found: list[tuple[int, str]]) -> int:
+        """Report the lines that had NUL bytes as malformed, before their text is read (a
+        record the text belongs to is still parsed; the line stays malformed). The last one."""
+        for number, reason in found:
+            self.nul_at[number] = len(self.acc.malformed)
+            self.acc.malformed.append(Malformed(self.name, number, reason))
+        return max((n for n, _ in found), default=0)
 
     def _flush(self) -> Iterator[Event]:
         out, self.out = self.out, []
@@ -368,6 +381,8 @@ class _LogFile:
                 return ls  # needs the next block: start it at this line
         if len(self.done) > 4 * LOOKBACK:
             self.done = {n for n in self.done if n >= at_line - LOOKBACK}
+        if len(self.nul_at) > 4 * LOOKBACK:
+            self.nul_at = {n: i for n, i in self.nul_at.items() if n >= at_line - LOOKBACK}
         return limit
 
     # -- lines
@@ -431,21 +446,33 @@ class _LogFile:
             self._parsed((number,), events)
             if payload.startswith("Members"):
                 self._check_size(payload, events, number)
-        elif self._continued(le):  # cut by a hard wrap before its wording was complete?
+        elif self._continued(le, stream):  # cut by a hard wrap before its wording was complete?
             self._unwrap(payload, origin, le, stream)
         return True
 
-    def _continued(self, le: int) -> bool:
-        """Whether the line after offset `le` continues a record (not blank, not a new record,
-        not a stack trace)."""
-        end = self.block.find(b"\n", le + 1)
-        nxt = _decode(self.block[le + 1:end if 0 <= end < self.end else self.end])
-        return bool(nxt.strip()) and not layout.RECORD_START.match(nxt) \
-            and not _STACK.match(nxt) and not nxt.startswith(("java.", "com.", "org."))
+    def _continued(self, le: int, stream: str) -> bool:
+        """Whether the next line of `stream` after offset `le` continues a record (not blank, not
+        a new record, not a stack trace), its layout peeled off (a docker timestamp, a JSON
+        layout's message field), the lines of other streams passed over."""
+        pos = le + 1
+        for _ in range(MAX_WRAP):
+            if pos >= self.end:
+                return False
+            end = self.block.find(b"\n", pos, self.end)
+            end = self.end if end < 0 else end
+            q = layout.peel(_decode(self.block[pos:end]))
+            pos = end + 1
+            if q.stream != stream:
+                continue
+            nxt = q.text
+            return bool(nxt.strip()) and not layout.RECORD_START.match(nxt) \
+                and not _STACK.match(nxt) and not nxt.startswith(("java.", "com.", "org."))
+        return False
 
     def _unwrap(self, payload: str, origin: Origin, le: int, stream: str) -> bool | None:
-        """A message hard-wrapped over the next lines: join them back (without and with a space
-        at each break); True when that parses."""
+        """A message hard-wrapped over the next lines of its stream, their layout peeled off:
+        join them back (without and with a space at each break, the rests as they are or
+        without their indentation); True when that parses."""
         parts: list[str] = []
         numbers: list[int] = []
         pos, n = le + 1, origin.line
@@ -462,9 +489,11 @@ class _LogFile:
                 break
             parts.append(q.text)
             numbers.append(n)
-            for glue in ("", " "):
+            joined = (payload + "".join(parts), payload + " " + " ".join(parts),
+                      payload + " " + " ".join(x.strip() for x in parts))  # indented rests
+            for text in dict.fromkeys(joined):
                 try:
-                    events = parse_payload(payload + glue + glue.join(parts), origin)
+                    events = parse_payload(text, origin)
                 except PayloadError:
                     continue
                 if events is not None:
@@ -498,7 +527,8 @@ class _LogFile:
         lines = [header.strip()]
         pos, n = le + 1, number
         closed = False
-        while pos < self.end and len(lines) <= MAX_MEMBERS:
+        members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
+        while pos < self.end:
             end = self.block.find(b"\n", pos, self.end)
             end = self.end if end < 0 else end
             n += 1
@@ -517,13 +547,19 @@ class _LogFile:
                 break
             if stripped.startswith("Member") or len(lines) == 1 or not stripped:
                 if stripped:
-                    lines.append(q.text.rstrip())
+                    members += 1
+                    if members <= MAX_MEMBERS:
+                        lines.append(q.text.rstrip())
                 numbers.append(n)
             else:  # a hard-wrapped member line: its rest
-                lines[-1] += stripped
+                if members <= MAX_MEMBERS:
+                    lines[-1] += stripped
                 numbers.append(n)
         if not closed and not self.final and pos >= self.end:
             return False
+        if members > MAX_MEMBERS:
+            self._too_long(header, numbers, members, closed)
+            return True
         origin = Origin(member, self.name, numbers[0], order)
         text = "\n".join(lines)
         try:
@@ -539,6 +575,18 @@ class _LogFile:
         self._parsed(numbers, events)
         self._check_size(text, events, numbers[0])
         return True
+
+    def _too_long(self, header: str, numbers: list[int], members: int, closed: bool) -> None:
+        """A member list longer than the scanner holds: one malformed line (where the list
+        starts) that says so, with the size the list states; its other lines are read and not
+        judged (ignored)."""
+        stated = declared_size(header)
+        states = "" if stated is None else f", stating size {stated:,}"
+        cut = "" if closed else ", cut off before its closing bracket"
+        self._malformed(numbers[0], (
+            f"a member list of {members:,} member lines{states}{cut}: longer than the "
+            f"{MAX_MEMBERS:,} members the scanner holds in memory; not judged"))
+        self.done.update(numbers)
 
     def _check_size(self, text: str, events: list[Event], number: int) -> None:
         """A note when a member list states another size than the members it lists."""
@@ -604,7 +652,8 @@ class _LogFile:
         for n in numbers:
             if n not in self.done:
                 self.done.add(n)
-                self.acc.parsed_lines += 1
+                if n not in self.nul_at:  # else malformed already
+                    self.acc.parsed_lines += 1
         if events and events[0].order is None:
             when = self._when()
             if when is not None:
@@ -615,10 +664,15 @@ class _LogFile:
         if number in self.done:
             return
         self.done.add(number)
+        at = self.nul_at.get(number)
+        if at is not None:  # one entry a line: the NUL bytes' and this reason
+            m = self.acc.malformed[at]
+            self.acc.malformed[at] = Malformed(m.file, m.line, f"{m.reason}; {reason}")
+            return
         self.acc.malformed.append(Malformed(self.name, number, reason))
 
 
-def _skip_line(f: IO[bytes]) -> bytes:
+def _skip_line(f: NulSkipper) -> bytes:
     """Read past the end of the current line; what follows it."""
     while True:
         chunk = f.read(BLOCK)

@@ -6,7 +6,7 @@ to its record: a member list's head, blank lines and member lines, a closing bra
 a hard-wrapped message, the first line of a java.util.logging record. A line it can do without
 is one that
 
-- has no keyword,
+- has no keyword and no NUL byte (the scanner reports a line with NUL bytes as malformed),
 - starts a new record (a date, a level, ... at its first character; `layout.RECORD_START`) or is
   a stack trace line, so that it ends any record before it,
 - and is neither a member list's head (a prefix and nothing after it) nor a java.util.logging
@@ -66,7 +66,7 @@ _RE_JUL = re.compile(_JUL, re.ASCII)
 
 def needed(line: str) -> bool:
     """Whether the scanner needs `line` (Python's statement of what `column` computes)."""
-    if any(k in line for k in ALL_KEYWORDS):
+    if "\x00" in line or any(k in line for k in ALL_KEYWORDS):
         return True
     text = line[:-1] if line.endswith("\r") else line
     text = _RE_DOCKER.sub("", text, count=1)
@@ -117,7 +117,7 @@ def column(value: Column) -> Column:
     end in ``]``; the JSON message is taken out only from lines that are JSON."""
     from pyspark.sql import functions as F
 
-    keyword = F.lit(False)
+    keyword = value.contains("\x00")  # a line with NUL bytes is malformed (reported)
     for k in _MINIMAL_KEYWORDS:
         keyword = keyword | value.contains(k)
     text = F.when(value.endswith("\r") | (F.substring(value, 11, 1) == "T"),
