@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from rich.console import Console
 from rich.markup import escape as plain
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -58,22 +59,22 @@ def render_report(console: Console, report: Report) -> None:
                                                   report.migrations.items())
                      if report.migrations else ""))
     console.print(f"specs judged: {', '.join(LOG_SPECS)}")
-    if report.violations:
-        table = Table(title="violations", show_lines=True)
-        for col in ("spec", "member", "lines", "what"):
-            table.add_column(col, overflow="fold")
-        for v in report.violations:
-            table.add_row(v.spec, log_text(v.member), log_text(_where(v.sources)),
-                          log_text(v.message))
-        console.print(table)
-    if report.warnings:
-        table = Table(title="warnings")
-        for col in ("kind", "member", "lines", "what"):
-            table.add_column(col, overflow="fold")
-        for w in report.warnings:
-            table.add_row(w.kind, log_text(w.member), log_text(_where(w.sources)),
-                          log_text(w.message))
-        console.print(table)
+    # a violation or warning is a block, not a table row: its identifiers and its message get
+    # the console's whole width, so that neither is broken in the middle of a name
+    for title, style, notices in (("violations", "bold red", report.violations),
+                                  ("warnings", "yellow", report.warnings)):
+        if not notices:
+            continue
+        console.print(Text(f"{title} ({len(notices):,})", style="bold"))
+        for n in notices:
+            kind = getattr(n, "spec", None) or getattr(n, "kind", "")
+            head = Text.assemble((kind, style), "  ", log_text(n.member or "member unknown"))
+            where = _where(n.sources)
+            if where:
+                head.append("  ")
+                head.append_text(log_text(where))
+            console.print(head)
+            console.print(Padding(log_text(n.message), (0, 0, 0, 2)))
     if acc.malformed:
         table = Table(title=f"malformed lines ({len(acc.malformed):,})")
         table.add_column("line", overflow="fold")
@@ -100,7 +101,8 @@ def render_inputs(console: Console, report: Report) -> None:
     table = Table(title="files", title_justify="left")
     for col, justify in (("file", "left"), ("status", "left"), ("lines", "right"),
                          ("events", "right"), ("why", "left")):
-        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        table.add_column(col, justify=justify,  # type: ignore[arg-type]
+                         overflow="fold", no_wrap=col not in ("file", "why"))
     style = {JUDGED: "green", SKIPPED: "yellow"}
     for s in inputs:
         read = s.status != SKIPPED

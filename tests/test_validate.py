@@ -646,6 +646,26 @@ def test_counterexamples_exported_as_events_and_log_text_break_the_same_spec(
         assert doc["malformed"] == []
 
 
+def test_a_violation_in_the_terminal_report_is_never_cut(tmp_path: Path) -> None:
+    """At 80 columns a violation keeps its spec and member whole on its first line and its
+    whole message below it, wrapped at spaces."""
+    runner = CliRunner()
+    trace = tmp_path / "trace.json"
+    runner.invoke(main, ["check", "membership", "--variant", "hz38-unordered-members",
+                         "--suspicions", "0", "--publishes", "1", "--trace-out", str(trace),
+                         "--no-progress"])
+    runner.invoke(main, ["export", str(trace), "--log", str(tmp_path / "logs")])
+    doc = json.loads(runner.invoke(main, ["validate", str(tmp_path / "logs"), "--json"]).stdout)
+    (v,) = doc["violations"]
+    assert len(v["message"]) > 80
+    result = runner.invoke(main, ["validate", str(tmp_path / "logs")])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert any(line.startswith(f"MEM-VIEW-ORDER  {v['member']}  ") for line in lines)
+    assert " ".join(v["message"].split()) in " ".join(result.stdout.split())
+    assert lines[-1].startswith("verdict: VIOLATION, ")
+
+
 @pytest.mark.parametrize("block", [64, 300, 4096])
 def test_block_boundaries_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          block: int) -> None:
