@@ -451,3 +451,41 @@ def test_every_junit_writer_keeps_the_document_well_formed() -> None:
     assert failure is not None
     assert failure.get("message") == "host h\\x01\\x1bb\\ud800"
     assert failure.text == "step\\x08 1"
+
+
+# --- bench and the package ------------------------------------------------------------------------
+
+
+def test_bench_prints_each_run_as_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long benchmark is never silent on stdout: each run's figures come as it ends, then the
+    table, then how long it all took."""
+    from partsafe.checker import bench
+
+    tiny = (("twophase rms=2", "twophase", "fixed", {"rms": 2}, False),
+            ("twophase rms=2 symmetry", "twophase", "fixed", {"rms": 2}, True))
+    real = bench.run_suite
+    monkeypatch.setattr(bench, "run_suite", lambda **kw: real(**kw, suite=tiny))
+    r = invoke("bench")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert re.fullmatch(r"bench 1/2: twophase rms=2: [\d,]+ states in [\d.]+ s "
+                        r"\([\d,]+/s, \d+ MB\)", lines[0]), lines[0]
+    assert lines[1].startswith("bench 2/2: twophase rms=2 symmetry: ")
+    assert re.fullmatch(r"bench: 2 runs in [\d,]+ s", lines[-1])
+    help_text = " ".join(invoke("bench", "--help").stdout.split())
+    assert "about 3 minutes on a 2-core machine" in help_text
+
+
+def test_hypothesis_is_a_test_dependency_only() -> None:
+    """The tests use hypothesis; partsafe itself does not, so an install without the test extra
+    does not carry it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("hypothesis") for d in project["dependencies"])
+    assert any(d.startswith("hypothesis") for d in project["optional-dependencies"]["test"])
+    for folder in ("checker", "models", "refimpl", "specs", "traces"):
+        for module in (root / folder).rglob("*.py"):
+            assert "import hypothesis" not in module.read_text(), module
+            assert "from hypothesis" not in module.read_text(), module
