@@ -980,7 +980,7 @@ def explain(spec_id: str, as_json: bool) -> None:
 def bench(quick: bool, as_json: bool) -> None:
     """Measure the explorer on this machine: states per second, peak memory, symmetry saving.
 
-    Nine searches, each in a fresh interpreter: about 3 minutes on a 2-core machine (about 2
+    Nine searches, each in a fresh interpreter: about 4 minutes on a 2-core machine (about 2½
     with --quick). Each run's figures are printed as it ends.
     """
     from partsafe.checker.bench import render, row_line, run_suite

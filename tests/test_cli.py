@@ -473,7 +473,7 @@ def test_bench_prints_each_run_as_it_ends(monkeypatch: pytest.MonkeyPatch) -> No
     assert lines[1].startswith("bench 2/2: twophase rms=2 symmetry: ")
     assert re.fullmatch(r"bench: 2 runs in [\d,]+ s", lines[-1])
     help_text = " ".join(invoke("bench", "--help").stdout.split())
-    assert "about 3 minutes on a 2-core machine" in help_text
+    assert "about 4 minutes on a 2-core machine" in help_text
 
 
 def test_hypothesis_is_a_test_dependency_only() -> None:
