@@ -1073,9 +1073,9 @@ def simulate(members: int, partitions: int, events: int, out_dir: str, lines: in
     random point, lines that break exactly that spec; the manifest (DIR/.manifest.json, which
     `partsafe validate DIR` skips) records their file and line.
     """
+    from partsafe.checker.simulate import MANIFEST_NAME, MAX_MEMBERS
+    from partsafe.checker.simulate import simulate as run_simulate
     from partsafe.checker.validate import LOG_SPECS
-    from partsafe.traces.simulate import MANIFEST_NAME, MAX_MEMBERS
-    from partsafe.traces.simulate import simulate as run_simulate
 
     if not 2 <= members <= MAX_MEMBERS:
         _fail(f"--members must be 2 to {MAX_MEMBERS}, not {members}")

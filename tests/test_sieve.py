@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from partsafe.checker.simulate import generate
 from partsafe.traces import sieve
 from partsafe.traces.scanner import Scanner
-from partsafe.traces.simulate import generate
 
 DATA = Path(__file__).parent / "data" / "logs"
 U = ("0b7a3e8c-1f5c-4a5e-9a51-3b8c2f7d6e01", "5d2f9a0b-7c41-4e3a-8b6d-2a9e1c0f4b72")

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from partsafe.checker import validate as local
 from partsafe.checker.cli import main
 from partsafe.checker.shards import LOG_SPECS
-from partsafe.traces.simulate import generate, simulate
+from partsafe.checker.simulate import generate, simulate
 
 spark_mod = pytest.importorskip("partsafe.checker.spark")
 DATA = Path(__file__).parent / "data" / "logs"

@@ -31,9 +31,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from partsafe.checker.simulate import generate
 from partsafe.checker.validate import validate
 from partsafe.traces.scanner import Scanner, expand
-from partsafe.traces.simulate import generate
 
 TARGET = 1_000_000
 

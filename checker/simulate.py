@@ -65,6 +65,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from partsafe.checker import catalog
+from partsafe.checker.validate import LOG_SPECS
 from partsafe.traces import events as ev
 from partsafe.traces.writer import EPOCH_MS, LogWriter, layout_time
 
@@ -203,8 +205,6 @@ class _Walk:
 
     def __init__(self, model_name: str, overrides: dict[str, int], rng: random.Random,
                  max_steps: int, strict: bool = True) -> None:
-        from partsafe.checker import catalog
-
         self.model: Any = catalog.MODELS[model_name].make("fixed", overrides)
         self.nodes: tuple[str, ...] = tuple(self.model.names)
         self.rng = rng
@@ -1143,8 +1143,6 @@ def simulate(out: Path, *, members: int, partitions: int, events: int,
     `out` are overwritten; nothing else there is touched. `migrations=False` leaves out the
     partition walks (membership lines only, but for injected ones).
     """
-    from partsafe.checker.validate import LOG_SPECS
-
     if not 2 <= members <= MAX_MEMBERS:
         raise ValueError(f"members must be 2 to {MAX_MEMBERS}, not {members}")
     if partitions < 1:
