@@ -25,6 +25,7 @@ files one after the other. `partsafe.checker.spark` is the other engine.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -71,7 +72,7 @@ JUDGED, NOTHING, SKIPPED = "judged", "nothing recognised", "skipped"
 
 @dataclass(frozen=True, slots=True)
 class FileStatus:
-    """What became of one input file (DESIGN.md, "Bad input": a run that judged nothing says so):
+    """What became of one input file (a run that judged nothing says so):
     its events were judged, or it was read and nothing in it was recognised, or it was skipped
     (`partsafe.traces.inputs`), each with the reason."""
 
@@ -83,8 +84,7 @@ class FileStatus:
     malformed: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "status": self.status, "reason": self.reason,
-                "lines": self.lines, "events": self.events, "malformed": self.malformed}
+        return dataclasses.asdict(self)
 
     def brief(self) -> str:
         """The file and, in a few words, what it held or why it was skipped."""

@@ -52,8 +52,8 @@ class Monitor(ABC):
         whose member is known (`step` answers for the others)."""
 
     def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        """`observe`, for events read from logs too (DESIGN.md, "One set of invariants, three
-        ways to check them": what a log does not show is unknown). An event whose member is
+        """`observe`, for events read from logs too (the same monitors judge models and logs, and
+        what a log does not show is unknown). An event whose member is
         `UNKNOWN_MEMBER` (a member list no record line attributes to a member) leaves `state` as
         it is and raises nothing: every spec judges what a member did, and a violation names
         that member. The explorer always knows the member and calls `observe` directly."""

@@ -1,9 +1,9 @@
 """Which files a run reads as logs, which it skips and why, and the one test of binary data.
 
-DESIGN.md, "Bad input": logs are untrusted and messy, and one bad file must not refuse a whole
-run. Both engines and both commands that read logs (`partsafe validate`, `partsafe parse`) take
-their files from `expand` and look at each one through `sniff`, so that the same file is read or
-skipped, for the same reason, whichever engine or command reads it:
+Logs are untrusted and messy, and one bad file must not refuse a whole run. Both engines and both
+commands that read logs (`partsafe validate`, `partsafe parse`) take their files from `expand` and
+look at each one through `sniff`, so that the same file is read or skipped, for the same reason,
+whichever engine or command reads it:
 
 - `expand` turns the paths of the command line into candidates, and skips by name what a
   directory or a glob holds that is not a log (`NOT_LOGS`);
