@@ -58,6 +58,7 @@ from partsafe.checker.report import (
     artifact,
     dumps,
     junit,
+    overall,
     print_verdict,
     render_result,
     render_trace,
@@ -297,7 +298,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     if junit_file:
         extra = [planner_suite(planner, strict)] if planner is not None else []
         Path(junit_file).write_text(junit([(m, r) for m, r, _ in runs], extra=extra))
-    verdict = _overall([r.result for _, r, _ in runs]
+    verdict = overall([r.result for _, r, _ in runs]
                        + ([planner.verdict(strict)] if planner is not None else []))
     status = VERDICT_EXIT[verdict]
     known = planner.known if planner is not None and not strict else []
@@ -324,14 +325,6 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         print_verdict(console, what, verdict, time.perf_counter() - started,
                       _verdict_detail([r for _, r, _ in runs], known))
     sys.exit(status)
-
-
-def _overall(verdicts: list[str]) -> str:
-    """The verdict of several checks: the worst of theirs."""
-    for word in ("violation", "gap", "incomplete"):
-        if word in verdicts:
-            return word
-    return "ok"
 
 
 def _scope_words(scope: dict[str, Any]) -> str:

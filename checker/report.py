@@ -20,14 +20,11 @@ from partsafe.traces.events import to_dict
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
-def exit_status(results: Iterable[Result]) -> int:
-    """0 all hold; 1 a violation or a coverage gap; 3 a bound was reached (never clean)."""
-    verdicts = {r.result for r in results}
-    if verdicts & {"violation", "gap"}:
-        return EXIT_VIOLATION
-    if "incomplete" in verdicts:
-        return EXIT_INCOMPLETE
-    return EXIT_OK
+def overall(verdicts: Iterable[str]) -> str:
+    """The verdict of several checks, the worst of theirs: a violation, then a coverage gap, then
+    an incomplete search (never clean), else ok."""
+    found = set(verdicts)
+    return next((word for word in ("violation", "gap", "incomplete") if word in found), "ok")
 
 
 def canonical(obj: Any) -> str:
