@@ -299,7 +299,7 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         extra = [planner_suite(planner, strict)] if planner is not None else []
         Path(junit_file).write_text(junit([(m, r) for m, r, _ in runs], extra=extra))
     verdict = overall([r.result for _, r, _ in runs]
-                       + ([planner.verdict(strict)] if planner is not None else []))
+                      + ([planner.verdict(strict)] if planner is not None else []))
     status = VERDICT_EXIT[verdict]
     known = planner.known if planner is not None and not strict else []
     if as_json:
