@@ -48,6 +48,7 @@ def resumed(make, tmp_path: Path, depth: int, **kwargs) -> Result:
 def test_a_resumed_search_is_the_search_in_one_go(tmp_path: Path) -> None:
     again = resumed(lambda: TwoPhase(3), tmp_path, 4)
     same(again, explore(TwoPhase(3)))
+    assert (again.result, again.distinct_states, again.depth) == ("ok", 80, 10)
     assert not (tmp_path / "search.ck").exists()  # a verdict: nothing left to resume
 
 
@@ -152,7 +153,9 @@ def test_a_time_bound_stops_at_the_level_end_and_saves(tmp_path: Path) -> None:
     saved = Checkpoint(tmp_path / "search.ck", every=1e9)
     first = explore(TwoPhase(3), bounds=Bounds(max_seconds=1e-9), checkpoint=saved)
     assert first.result == "incomplete" and "saved at depth 1" in str(first.incomplete_reason)
-    same(explore(TwoPhase(3), checkpoint=saved), explore(TwoPhase(3)))
+    again = explore(TwoPhase(3), checkpoint=saved)
+    same(again, explore(TwoPhase(3)))
+    assert (again.result, again.distinct_states, again.depth) == ("ok", 80, 10)
 
 
 def test_saves_come_every_so_many_seconds(tmp_path: Path) -> None:
@@ -281,6 +284,7 @@ def test_check_saves_and_resumes_in_new_processes(tmp_path: Path) -> None:
     assert doc["resumed_at_depth"] == 4 and "resuming" in again.stderr
     assert (doc["distinct_states"], doc["transitions"], doc["goals"]) == (
         whole["distinct_states"], whole["transitions"], whole["goals"])
+    assert (doc["result"], doc["distinct_states"], doc["depth"]) == ("ok", 80, 10)
     assert not path.exists()
 
 

@@ -94,6 +94,7 @@ def test_a_search_in_workers_spills_its_edges_and_judges_the_same() -> None:
         spilled = explore(entry.make("fixed", {}), workers=2)
     assert len(flushes) > 10 and max(flushes) < 2000
     assert whole.result == "ok" and not whole.violations
+    assert (whole.distinct_states, whole.depth) == (12_704, 59)
     assert (spilled.result, spilled.distinct_states, spilled.transitions) == (
         whole.result, whole.distinct_states, whole.transitions)
     assert [g.reached for g in spilled.goals] == [g.reached for g in whole.goals]

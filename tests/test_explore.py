@@ -159,6 +159,7 @@ def test_fired_counts_every_transition_and_unknown_kinds() -> None:
     edges: Edges = {0: [("a", 1), ("b", 1)], 1: [("a", 2), ("c", 0)], 2: [("a", 2)]}
     r = explore(Graph(edges), action_kinds=("a", "b", "d", "e"))
     assert r.result == "ok"
+    assert (r.distinct_states, r.depth) == (3, 2)
     assert r.fired == {"a": 3, "b": 1, "c": 1, "d": 0, "e": 0}
     assert r.never_fired == ["d", "e"]
     assert r.transitions == 5
@@ -298,10 +299,11 @@ def test_finished_state_without_successors_is_no_deadlock() -> None:
     r = explore(Graph(edges, finished=lambda s: s == 3))
     assert r.result == "ok"
     assert r.violations == []
+    assert (r.distinct_states, r.depth) == (4, 2)
     # finished only matters without successors: a finished state with successors is expanded
     r = explore(Graph(edges, finished=lambda s: True))
     assert r.result == "ok"
-    assert r.distinct_states == 4
+    assert (r.distinct_states, r.depth) == (4, 2)
 
 
 def test_unreachable_goal_is_a_gap() -> None:
@@ -326,6 +328,7 @@ def test_all_goals_reached_is_ok() -> None:
              Goal("back", "back to 0", lambda s, a, t: t == 0)]
     r = explore(Graph(DIAMOND, goals=goals))
     assert r.result == "ok"
+    assert (r.distinct_states, r.depth) == (10, 4)
     first, back = r.goals
     assert labels(first.trace) == ["a"]
     assert labels(back.trace) == ["a", "c", "e", "g", "h"]
@@ -370,7 +373,8 @@ def test_quiescence_property_is_judged_only_on_quiescent_states() -> None:
     assert labels(v.trace) == ["a", "c", "e"]
     # never judged where nothing is quiescent
     model = Graph(DIAMOND, properties=[q])
-    assert explore(model).result == "ok"
+    r = explore(model)
+    assert (r.result, r.distinct_states, r.depth) == ("ok", 10, 4)
 
 
 def test_quiescence_property_on_a_terminal_state() -> None:
@@ -415,6 +419,7 @@ def test_twophase_state_counts(rms: int, states: int, reduced: int, depth: int) 
 def test_twophase_one_rm_and_bad_arguments() -> None:
     r = explore(TwoPhase(1), symmetry=False)
     assert r.result == "ok"
+    assert (r.distinct_states, r.depth) == (12, 4)
     with pytest.raises(ValueError, match="--rms must be at least 1"):
         TwoPhase(0)
     with pytest.raises(ValueError, match="unknown twophase variant 'nope'"):
@@ -501,8 +506,9 @@ def test_a_search_stopped_by_a_bound_judges_no_lasso() -> None:
 
 
 def test_marked_edges_off_every_cycle_are_no_lasso() -> None:
-    assert explore(Looping({"go", "out", "aside"})).result == "ok"
-    assert explore(Looping(set())).result == "ok"
+    for marked in ({"go", "out", "aside"}, set()):
+        r = explore(Looping(marked))
+        assert (r.result, r.distinct_states, r.depth) == ("ok", 6, 3)
 
 
 class Passing(Model[tuple[str, str]]):

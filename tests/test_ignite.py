@@ -353,6 +353,7 @@ def test_a_lost_log_is_sent_again_and_the_rebalance_ends(monkeypatch: pytest.Mon
     scope = {"restarts": 0, "baseline-changes": 1, "losses": 1}
     r = explore(catalog.IGNITE.make("fixed", scope), action_kinds=catalog.IGNITE.action_kinds)
     assert r.result == "ok", [v.message for v in r.violations]
+    assert (r.distinct_states, r.depth) == (3238, 37)
     assert r.fired.get("drop") and r.fired.get("timer")
 
     timers = IgniteRebalance.timers
@@ -925,6 +926,7 @@ def test_fixed_design_is_clean_at_the_default_scope() -> None:
                                 early_vote))
     r = explore(m, action_kinds=catalog.IGNITE.action_kinds)
     assert r.result == "ok", [v.message for v in r.violations]
+    assert (r.distinct_states, r.depth) == (12_704, 59)
     assert all(g.reached for g in r.goals)
     vote = next(g for g in r.goals if g.name == "early-vote").trace
     assert vote is not None and vote.depth == 34
@@ -933,6 +935,7 @@ def test_fixed_design_is_clean_at_the_default_scope() -> None:
     full = explore(catalog.IGNITE.make("fixed", SMALL), symmetry=False,
                    action_kinds=catalog.IGNITE.action_kinds)
     assert r.symmetry and not full.symmetry and full.result == "ok"
+    assert (full.distinct_states, full.depth) == (25_338, 59)
     assert [g.reached for g in full.goals] == [g.reached for g in r.goals[:len(full.goals)]]
     assert full.distinct_states / 2 <= r.distinct_states < full.distinct_states * 0.6
 
@@ -995,6 +998,7 @@ def test_a_stale_reduction_request_removes_a_node_for_good_unless_its_revision_i
     (v,) = runs["ig-stale-reduce-event"].violations
     assert v.spec == "IGN-CONVERGE" and "stable is [A,C]" in v.message
     assert runs["fixed"].result == "ok"
+    assert (runs["fixed"].distinct_states, runs["fixed"].depth) == (1228, 27)
 
 
 def _stable_writes(m: Any, world: World, steps: int) -> list[World]:

@@ -45,17 +45,18 @@ def test_default_scope_is_clean_and_reaches_every_goal() -> None:
 def test_fixed_design_clean_with_a_publish_race_and_no_false_suspicion() -> None:
     _, result = check("fixed", suspicions=0, publishes=1)
     assert result.violations == [] and result.incomplete_reason is None
+    assert (result.distinct_states, result.depth) == (10_765, 23)
     assert result.fired["timer-race"] > 0
 
 
-@pytest.mark.parametrize(("variant", "spec", "depth"), [
-    ("hz38-unordered-members", "MEM-VIEW-ORDER", 5),
-    ("hz38-stale-master-list", "MEM-VIEW-AGREEMENT", 13),
-    ("hz38-local-removal", "MEM-MASTER-ONLY", 1),
-    ("mutant-no-self-check", "MEM-VIEW-INTEGRITY", 2),
+@pytest.mark.parametrize(("variant", "spec", "depth", "fixed_states"), [
+    ("hz38-unordered-members", "MEM-VIEW-ORDER", 5, (10_765, 23)),
+    ("hz38-stale-master-list", "MEM-VIEW-AGREEMENT", 13, (1925, 22)),
+    ("hz38-local-removal", "MEM-MASTER-ONLY", 1, (790, 12)),
+    ("mutant-no-self-check", "MEM-VIEW-INTEGRITY", 2, (790, 12)),
 ])
 def test_each_variant_breaks_its_spec_with_a_shortest_counterexample(
-        variant: str, spec: str, depth: int) -> None:
+        variant: str, spec: str, depth: int, fixed_states: tuple[int, int]) -> None:
     expected, overrides = MEMBERSHIP.zoo[variant]
     assert expected == spec
     _, result = check(variant, **overrides)
@@ -66,6 +67,8 @@ def test_each_variant_breaks_its_spec_with_a_shortest_counterexample(
     # the fixed design at the very same scope finds nothing
     _, fixed = check("fixed", **overrides)
     assert fixed.violations == [] and fixed.incomplete_reason is None
+    # (distinct states, depth) of the fixed design at the variant's scope
+    assert (fixed.distinct_states, fixed.depth) == fixed_states
 
 
 def test_unordered_members_is_002s_first_problem() -> None:
@@ -134,6 +137,13 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean(zoo_doc: dict) -> None:
         ("planner", "hz37-naive-order"): (True, "PLAN-NO-DECREASE"),
     }
     assert all(f["result"] == "ok" for f in doc["fixed"])
+    # the fixed design at each distinct zoo scope, in the order the zoo runs them
+    assert [(f["model"], f["distinct_states"]) for f in doc["fixed"]
+            if f["model"] != "planner"] == [
+        ("membership", 10_765), ("membership", 1925), ("membership", 790),
+        ("migration", 61), ("migration", 5246), ("migration", 3803), ("migration", 231),
+        ("shutdown", 269), ("parallel", 8715), ("ignite-rebalance", 12_704),
+        ("ignite-rebalance", 172_150), ("twophase", 80)]
     (planner,) = [f for f in doc["fixed"] if f["model"] == "planner"]
     assert set(planner["known_findings"]) == {"PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST"}
 

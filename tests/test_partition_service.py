@@ -153,6 +153,7 @@ def test_a_graceful_shutdown_ends_with_the_member_gone_and_its_data_moved() -> N
     model = make(shutdowns=1)
     result = explore(model)
     assert result.result == "ok"
+    assert (result.distinct_states, result.depth) == (269, 31)
     # drive one run to the end: C asks to leave and the cluster lets it go
     world = next(iter(model.init_states()))
     world = next(w for act, w in model.successors(world) if act == ("shutdown", "C"))
@@ -171,6 +172,17 @@ def test_a_graceful_shutdown_ends_with_the_member_gone_and_its_data_moved() -> N
         assert any(p in world.nodes[model.names.index(n)].data for n in holders)
 
 
+#: (distinct states, depth) of the fixed design at each zoo entry's scope
+FIXED_AT_ZOO_SCOPE = {
+    "hz37-local-promotion": (61, 16),
+    "hz37-stale-master-table": (5246, 29),
+    "hz37-independent-commit": (3803, 36),
+    "hz37-backup-clear-first": (231, 26),
+    "hz36-shutdown": (269, 31),
+    "hz40-global-order-parallel": (8715, 32),
+}
+
+
 @pytest.mark.parametrize(("model", "variant"), [
     (entry.name, variant) for entry in (catalog.MIGRATION, catalog.SHUTDOWN, catalog.PARALLEL)
     for variant in entry.zoo])
@@ -183,17 +195,19 @@ def test_each_historical_flaw_breaks_its_spec(model: str, variant: str) -> None:
     assert result.violations and result.violations[0].spec == expected
     fixed = explore(entry.make("fixed", overrides))
     assert not fixed.violations and fixed.incomplete_reason is None
+    assert (fixed.distinct_states, fixed.depth) == FIXED_AT_ZOO_SCOPE[variant]
 
 
-@pytest.mark.parametrize(("overrides", "spec"), [
+@pytest.mark.parametrize(("overrides", "spec", "fixed_states"), [
     # two members holding each other's backups leave together
-    ({"crashes": 0, "shutdowns": 2}, "SHUT-NO-LOSS"),
+    ({"crashes": 0, "shutdowns": 2}, "SHUT-NO-LOSS", (4574, 44)),
     # with 0 backups the only copy leaves with its owner
-    ({"crashes": 0, "backups": 0}, "SHUT-NO-LOSS"),
+    ({"crashes": 0, "backups": 0}, "SHUT-NO-LOSS", (99, 21)),
     # with 2 backups the second backups are never checked
-    ({"crashes": 0, "backups": 2}, "SHUT-LEAVE-EMPTY"),
+    ({"crashes": 0, "backups": 2}, "SHUT-LEAVE-EMPTY", (283, 31)),
 ])
-def test_the_three_hz36_shutdown_flaws(overrides: dict[str, int], spec: str) -> None:
+def test_the_three_hz36_shutdown_flaws(overrides: dict[str, int], spec: str,
+                                       fixed_states: tuple[int, int]) -> None:
     """004 Problems: each 3.6 shutdown flaw is found, naming the spec it breaks (all specs
     searched, not only the first violation), and the 3.7 design is clean at the scope."""
     entry = catalog.SHUTDOWN
@@ -204,6 +218,8 @@ def test_the_three_hz36_shutdown_flaws(overrides: dict[str, int], spec: str) -> 
     assert spec in {v.spec for v in result.violations}
     fixed = explore(entry.make("fixed", overrides))
     assert not fixed.violations and fixed.incomplete_reason is None
+    # (distinct states, depth) of the fixed design at the scope
+    assert (fixed.distinct_states, fixed.depth) == fixed_states
 
 
 def test_max_parallel_is_a_scope_flag_of_the_parallel_model_only() -> None:
@@ -286,13 +302,15 @@ def test_no_timeout_fires_while_a_shutdown_retry_would_reach_the_master() -> Non
     assert ("timer", "A", ("resume",)) in actions
 
 
-@pytest.mark.parametrize(("model", "budget"), [
-    ("shutdown", {"crashes": 1, "losses": 1}),
-    ("migration", {"crashes": 1, "losses": 1, "joins": 0}),
+@pytest.mark.parametrize(("model", "budget", "states", "depth"), [
+    ("shutdown", {"crashes": 1, "losses": 1}, 33_023, 44),
+    ("migration", {"crashes": 1, "losses": 1, "joins": 0}, 330, 23),
 ])
-def test_lost_operations_with_a_crash_finish_clean(model: str, budget: dict[str, int]) -> None:
+def test_lost_operations_with_a_crash_finish_clean(model: str, budget: dict[str, int],
+                                                   states: int, depth: int) -> None:
     result = explore(catalog.get(model).make("fixed", budget))
     assert not result.violations and result.incomplete_reason is None
+    assert (result.distinct_states, result.depth) == (states, depth)
 
 
 def test_backup_clear_first_applies_backup_changes_in_plan_order() -> None:
@@ -301,3 +319,4 @@ def test_backup_clear_first_applies_backup_changes_in_plan_order() -> None:
     result = explore(catalog.get("migration").make(
         "hz37-backup-clear-first", {"crashes": 0, "joins": 0, "shutdowns": 1}))
     assert not result.violations and result.incomplete_reason is None
+    assert (result.distinct_states, result.depth) == (271, 31)

@@ -68,6 +68,7 @@ def test_a_part_reports_its_goals_but_an_unreached_one_is_no_gap() -> None:
     r = explore(part("migration", crash="D"))  # the joiner crashes: the master never does
     reached = {g.name: g.reached for g in r.goals}
     assert not reached["master-crashes-mid-migration"] and r.result == "ok"
+    assert (r.distinct_states, r.depth) == (3122, 41)
 
 
 @pytest.mark.parametrize("only, needle", [
@@ -96,6 +97,7 @@ def test_check_only_runs_one_part_and_names_it() -> None:
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["scope"]["only"] == "crash=D" and doc["result"] == "ok"
+    assert (doc["distinct_states"], doc["depth"]) == (3122, 41)
 
 
 @pytest.mark.parametrize("args, needle", [
