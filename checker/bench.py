@@ -41,7 +41,7 @@ PARTITION_SUITE: tuple[tuple[str, str, str, dict[str, int], bool], ...] = tuple(
     for model in ("migration", "shutdown", "parallel") for symmetry in (False, True))
 
 
-#: the Ignite model: the fixed design at the scopes of README Figures, then each variant at the
+#: the Ignite model: the fixed design at the scopes of docs/performance.md, then each variant at the
 #: smallest scope that breaks it (its first violation); `IGNITE_LONG`: the two sub-scopes of the
 #: design's with two changes of leader (`--max-term 3`), millions of states each
 _TERM1 = {"baseline-changes": 1, "max-term": 1}

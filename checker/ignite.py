@@ -10,8 +10,8 @@ a cycle of the state graph, which IGN-FINITE reports as a lasso.
 
 Past the search: `follow` runs a state forward with no fault, serving the nodes in turn, and
 `without_log_history` cuts the raft logs to their last entries, so that the rounds of a rebalance
-that loops while only lengthening the logs (the current source's switch.append, README Findings,
-Ignite 3, item 7) compare equal.
+that loops while only lengthening the logs (the current source's switch.append, finding IGN-7
+in docs/findings.md) compare equal.
 """
 
 from __future__ import annotations

@@ -21,13 +21,15 @@ from partsafe.checker.planner_space import canonical_pairs
 from partsafe.refimpl.planner import Plan, PlannerAssertion, plan
 from partsafe.specs.planner import ARRAY_SPECS, Replicas, count, cycle, priority_breach
 
-#: violations the faithful planner is known to have, each recorded with why (README, Findings).
+#: violations the faithful planner is known to have, each recorded with why (docs/findings.md,
+#: HZ-PLAN-1 and HZ-PLAN-2).
 #: One rule for every command (`check`, `check planner`, `zoo`, `--junit`): they are reported as
 #: known findings and do not fail the run; `--strict` fails on them too. Any other violation fails.
 KNOWN_FINDINGS = {
     "PLAN-NO-DECREASE": "Hazelcast applies clears at once and its chain walk may shift a replica "
                         "up over a holder that leaves: a partition can briefly hold fewer "
-                        "replicas than before and after (README, Findings)",
+                        "replicas than before and after (docs/findings.md, HZ-PLAN-1 and "
+                        "HZ-PLAN-2)",
     "PLAN-HOTTER-FIRST": "the same plans, seen per prefix of hotter indices",
 }
 

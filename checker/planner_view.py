@@ -75,7 +75,8 @@ def render_planner_check(console: Console, result: PlannerCheck, strict: bool = 
     console.print(Text(f"  {result.domain_pairs:,} of them are inputs Hazelcast's planner is "
                        "given (an owner after promotion, a repartitioned target)"))
     if known:
-        console.print(Text(f"  known findings of the faithful planner (README, Findings), which "
+        console.print(Text(f"  known findings of the faithful planner (docs/findings.md, "
+                           f"HZ-PLAN-1 and HZ-PLAN-2), which "
                            f"do not fail the check (--strict fails on them): {', '.join(known)}",
                            style="yellow"))
     if failing:

@@ -97,8 +97,8 @@ VARIANT_DOCS = {
     "ig-stale-reduce-event": "the switch.reduce watch's invoke guarded by the change trigger and "
                              "an empty pending alone, as in the design and the source (seed 001, "
                              "REBALANCE.md §8.2): a reduction request acted on after the reentry "
-                             "it asked for finished removes the node again (README Findings, "
-                             "Ignite 3, item 11)",
+                             "it asked for finished removes the node again (finding IGN-11, "
+                             "docs/findings.md)",
     "ig-switch-ignores-data-nodes": "the stable switch's retry preconditions leave out the data "
                                     "nodes (seed 001 \"On rebalance done\"): a switch computed "
                                     "before a baseline change adds back a node that just left",
@@ -729,8 +729,8 @@ class IgniteRebalance(Protocol):
         """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"; §8.2), on
         every node as in the source. The invoke acts only while switch.reduce is still at the
         event's revision: the trigger alone lets a request whose reentry has finished (through
-        switch.append, which leaves the trigger where it was) remove the node again (README
-        Findings, Ignite 3, item 11; `ig-stale-reduce-event`)."""
+        switch.append, which leaves the trigger where it was) remove the node again (finding
+        IGN-11, docs/findings.md; `ig-stale-reduce-event`)."""
         calc = self._calc(view)
         guard: Condition = self._guard(rev)
         # only the request of this event (the design's invoke in the variants of its hazards)
@@ -820,7 +820,7 @@ class IgniteRebalance(Protocol):
         partition restart); any other node starts raft as a joining node if pending names it,
         and does nothing otherwise. Membership is the stable key's, which lags the raft
         configuration until the stable switch: a member of pending restarted after its
-        acknowledgement was counted rejoins as well (README Findings, Ignite 3, item 16)."""
+        acknowledgement was counted rejoins as well (finding IGN-16, docs/findings.md)."""
         node = out.node
         stable = cast(Nodes | None, values[STABLE].value) or frozenset()
         pending = cast(Nodes | None, values[PENDING].value) or frozenset()
@@ -961,7 +961,7 @@ class IgniteRebalance(Protocol):
         pending_addition = (applied | reduced) & calc
         guarded = (STABLE, PENDING, REDUCE, APPEND)
         if self.variant != "ig-switch-ignores-data-nodes":
-            guarded = (*guarded, DATA_NODES)  # calc must be current (README, Findings)
+            guarded = (*guarded, DATA_NODES)  # calc must be current (docs/findings.md, IGN-6)
         guards: tuple[RevisionIs | Absent, ...] = tuple(
             RevisionIs(k, values[k].rev) for k in guarded)
 
@@ -970,7 +970,7 @@ class IgniteRebalance(Protocol):
 
         switch_keys = (put(REDUCE, new_reduce), put(APPEND, new_append))
         # the planned and finish branches: new_reduce and new_append are empty there; the design
-        # clears switch.append, the fixed design switch.reduce as well (README, Findings)
+        # clears switch.append, the fixed design switch.reduce as well (docs/findings.md, IGN-5)
         last_keys = {"ig-source-keeps-append": (),
                      "ig-design-keeps-reduce": (put(APPEND, new_append),)}.get(
                          self.variant, switch_keys)

@@ -83,10 +83,10 @@ class Restart(Monitor):
     in-memory storage granted after its restart, until a configuration without it and then one
     with it were put in place. A node that restarts outside the peers (the latest configuration
     put in place leaves it out: removed for an earlier restart, or never a peer) has the first
-    of the two already, and is back once a configuration with it is put in place (Findings,
-    Ignite 3, item 13). A node restarted again before its raft node started (it asked for its
+    of the two already, and is back once a configuration with it is put in place (finding
+    IGN-13, docs/findings.md). A node restarted again before its raft node started (it asked for its
     removal, or waits to be added) had nothing left to forget: that restart changes nothing
-    (item 14). A full partition restart (every peer of stable reported no data)
+    (IGN-14). A full partition restart (every peer of stable reported no data)
     starts the group again from term 0 with no log left anywhere: what any node did before it
     no longer counts (as for IGN-ONE-LEADER). The node may grant votes
     before that, to a candidate whose configuration still lists it: the joint quorum keeps such
@@ -344,7 +344,7 @@ class Converge(Monitor):
         if st.peers and st.leader not in st.peers:
             # a leader outside the latest configuration steps down once that configuration
             # commits (JRaft's leader removed from the peers): the next leader's election is
-            # raft's liveness too (Findings, Ignite 3, item 17)
+            # raft's liveness too (finding IGN-17, docs/findings.md)
             return None
         stable = lookup(st.keys, STABLE)
         for peers in (st.peers, stable):  # the latest configuration, and the committed one

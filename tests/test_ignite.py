@@ -282,7 +282,7 @@ def test_a_change_is_done_only_when_the_new_configuration_alone_commits() -> Non
 
 
 def test_a_follower_forgets_its_leader_before_its_election_timer_fires() -> None:
-    """README Findings, Ignite 3, item 12: the leader's lease ends (the follower forgets its
+    """Finding IGN-12 (docs/findings.md): the leader's lease ends (the follower forgets its
     leader, and from then on grants votes) and the follower's election timer fires in a later
     step, so one follower stands at term 2 while the other votes for it: the leader changes at
     term 2. A follower still holding its lease refuses the higher term (leader stickiness), and
@@ -390,7 +390,8 @@ def test_worked_trace_of_a_reentry() -> None:
 
 def test_the_last_branches_clear_a_finished_reduction_of_a_node_that_left() -> None:
     """B asked for its removal and left the data nodes: once [A,C] is applied nothing is to
-    reduce or to add back, and only the fixed design clears switch.reduce (README, Findings)."""
+    reduce or to add back, and only the fixed design clears switch.reduce (finding IGN-5,
+    docs/findings.md)."""
     for variant, reduce_left in (("fixed", None), ("ig-design-keeps-reduce", N("B")),
                                  ("ig-source-keeps-append", N("B"))):
         s = store(stable=N("ABC"), pending=N("AC"), reduce=N("B"), data=N("AC"))
@@ -403,7 +404,8 @@ def test_the_last_branches_clear_a_finished_reduction_of_a_node_that_left() -> N
 def test_a_switch_read_before_a_baseline_change_is_computed_again() -> None:
     """B's reduction [A,C] is applied; the switch read the data nodes [A,B,C], then B left the
     baseline. The design's preconditions still hold, and B is added back (switch.append); the
-    fixed design also guards the data nodes, so the switch reads again (README, Findings)."""
+    fixed design also guards the data nodes, so the switch reads again (finding IGN-6,
+    docs/findings.md)."""
     read = store(stable=N("ABC"), pending=N("AC"), reduce=N("B"), data=N("ABC"))
     later, _, _ = invoke(read, Iif(All(()), (Put(DATA_NODES, N("AC")),), (), "ok", "no"))
     for variant, expected in (("fixed", "REBALANCE_KEYS_CHANGED"),
@@ -447,7 +449,7 @@ def _reduce_watch(variant: str) -> Invoke:
 
 
 def test_a_reduction_request_acted_on_after_its_reentry_finished_changes_nothing() -> None:
-    """README Findings, Ignite 3, item 11: the reentry ends through switch.append (stable
+    """Finding IGN-11 (docs/findings.md): the reentry ends through switch.append (stable
     [A,B,C] again, pending and switch.reduce gone) and leaves the trigger at the first
     request's revision; the design's invoke, guarded by the trigger alone, then starts a
     reduction that removes B for good. The fixed invoke needs switch.reduce still at the
@@ -553,7 +555,7 @@ def test_restart_counts_no_vote_of_a_restarted_node_before_it_is_back() -> None:
 
 
 def test_a_node_restarted_outside_the_peers_is_back_once_a_configuration_has_it() -> None:
-    """README Findings, Ignite 3, item 13: B restarts, is removed ([A,C]) and restarts again,
+    """Finding IGN-13 (docs/findings.md): B restarts, is removed ([A,C]) and restarts again,
     outside the peers; [B,C] adds it back, and its votes count from then on. A node that
     restarts inside the peers needs a removal first, however it got there."""
     m = specs.Restart()
@@ -592,7 +594,7 @@ def test_a_node_restarted_outside_the_peers_is_back_once_a_configuration_has_it(
 
 
 def test_a_node_restarted_again_before_its_raft_node_started_keeps_its_standing() -> None:
-    """README Findings, Ignite 3, item 14: B restarts and asks for its removal, is removed
+    """Finding IGN-14 (docs/findings.md): B restarts and asks for its removal, is removed
     ([A,C]) and added back ([B,C]) before its raft node starts, and restarts again: it had
     nothing left to forget, so the configuration that added it back still counts. Once its
     raft node has started, a restart needs a removal again."""
@@ -650,7 +652,7 @@ def test_the_full_scopes_runs_with_a_second_restart_are_clean(name: str) -> None
 
 
 def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
-    """README Findings, Ignite 3, item 15: the run saved from the full scope with one change of
+    """Finding IGN-15 (docs/findings.md): the run saved from the full scope with one change of
     leader, made before the model checked JRaft's pre-vote. A, alone in stable, restarted in
     memory and started the group again as a full partition restart, configuration [A]; B,
     outside it, stood for term 2. A granted the vote, B led a group that does not name it and
@@ -683,7 +685,7 @@ def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
 
 def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_committed_in(
 ) -> None:
-    """README Findings, Ignite 3, item 16: the 47 steps of the full scope with one change of
+    """Finding IGN-16 (docs/findings.md): the 47 steps of the full scope with one change of
     leader. B's reduction runs, the operator removes A from the baseline, and the stable switch
     writes stable [A,C], pending [B,C]; B starts raft as a joining node and takes the joint
     entry [B,C]/[A,C]. B restarts in memory outside stable, so the restart handler (which
@@ -734,7 +736,7 @@ def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_c
 
 
 def test_a_leader_that_committed_its_own_removal_leaves_the_next_election_to_raft() -> None:
-    """README Findings, Ignite 3, item 17: the 52 steps of the full scope with one change of
+    """Finding IGN-17 (docs/findings.md): the 52 steps of the full scope with one change of
     leader after which IGN-CONVERGE broke before the monitor knew that a leader outside the
     latest configuration steps down. A leaves the baseline, B's reduction leaves pending [C],
     and A's change to [C] commits; C restarts in memory and, finding no data, starts the group
@@ -767,10 +769,10 @@ def test_a_leader_that_committed_its_own_removal_leaves_the_next_election_to_raf
 
 
 def test_a_member_of_pending_kept_stopped_after_its_restart_stalls_the_rebalance() -> None:
-    """README Findings, Ignite 3, item 16, the other choice: a restart handler that treated a
+    """Finding IGN-16 (docs/findings.md), the other choice: a restart handler that treated a
     member of pending as it treats a member of stable would find no majority with data among
     the others of [B,C] (C alone) and, as the design does then, leave B's raft node stopped.
-    Its stand-in here is the run of item 16 with the restart handler's read never answered.
+    Its stand-in here is the run of IGN-16 with the restart handler's read never answered.
     The change to [B,C] then waits for B's acknowledgement for ever: the run ends quiescent
     with stable [A,C], pending [B,C] and A leading a configuration it cannot commit in, and
     IGN-CONVERGE holds only because the configuration [B,C] has no live majority."""
@@ -862,7 +864,7 @@ def test_converge() -> None:
     # no live leader, or a lost majority: nothing is judged
     assert run(m, [*base, ch(APPEND, "C", 2), NodeRestarted(member="A", in_memory=True)],
                quiescent_at_end=True) == []
-    # a leader of the latest configuration is judged; one outside it steps down (item 17)
+    # a leader of the latest configuration is judged; one outside it steps down (IGN-17)
     short = [*base, RaftPeersChanged(member="A", peers=("B", "C")), ch(APPEND, "C", 2)]
     assert run(m, [*short, RaftLeader(member="A", term=2)], quiescent_at_end=True) == []
     [(_, msg)] = run(m, [*short, RaftLeader(member="B", term=2)], quiescent_at_end=True)
@@ -920,7 +922,7 @@ def test_fixed_design_is_clean_at_the_default_scope() -> None:
         before, after = dict(prev.monitors[restart].nodes), dict(nxt.monitors[restart].nodes)
         return any(n in before and after[n][1] != before[n][1] for n in after)
 
-    # README, Findings, Ignite 3, item 1: a restarted node grants a vote before it is back,
+    # finding IGN-1 (docs/findings.md): a restarted node grants a vote before it is back,
     # and no leader counts it (IGN-RESTART holds)
     m._goals = (*m._goals, Goal("early-vote", "a restarted node votes before it is back",
                                 early_vote))
@@ -985,7 +987,7 @@ def _second_request_written() -> World:
 
 
 def test_a_stale_reduction_request_removes_a_node_for_good_unless_its_revision_is_checked() -> None:
-    """README Findings, Ignite 3, item 11, searched from the state of its counterexample where
+    """Finding IGN-11 (docs/findings.md), searched from the state of its counterexample where
     the second request is written (the whole search: `partsafe check ignite-rebalance
     --restarts 2 --max-term 1 --variant ig-stale-reduce-event`, 65 steps)."""
     start = _second_request_written()
@@ -1022,7 +1024,7 @@ def _then_baseline_change(m: Any, world: World, node: str) -> World:
 
 
 def test_the_current_sources_switch_append_makes_a_later_rebalance_loop_for_ever() -> None:
-    """IGN-FINITE for the current source's branches (README, Findings, Ignite 3, item 7): the
+    """IGN-FINITE for the current source's branches (finding IGN-7, docs/findings.md): the
     reentry leaves switch.append holding B (or C); the baseline change that follows starts a
     rebalance whose every stable switch takes the switch.append branch again, with the same
     peers, round after round, with no fault. The rounds repeat but for the lengths of the raft

@@ -1,4 +1,4 @@
-"""Ignite 3 rebalance benchmark: the figures of README Figures for the Ignite model.
+"""Ignite 3 rebalance benchmark: the figures of docs/performance.md for the Ignite model.
 
 Not part of the test suite. Run it with
 
@@ -7,7 +7,7 @@ Not part of the test suite. Run it with
     python tests/benchmarks/bench_ignite.py --json
 
 Each run explores one scope in a fresh interpreter and prints its verdict, distinct states, depth,
-seconds, states per second and peak memory: the fixed design at the scopes of the README, then
+seconds, states per second and peak memory: the fixed design at the scopes of the figures, then
 each variant at the smallest scope that breaks it. The target: the fixed design clean everywhere,
 every variant broken.
 """

@@ -2,7 +2,7 @@
 
 Not part of the test suite. Run it with
 
-    python tests/benchmarks/bench_partition.py           # hours on one core (see README Figures)
+    python tests/benchmarks/bench_partition.py   # hours on one core (see docs/performance.md)
     python tests/benchmarks/bench_partition.py --json
 
 Each run explores one model (migration, shutdown, parallel) exhaustively at 3 members and a
