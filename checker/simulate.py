@@ -528,8 +528,7 @@ class FileStats:
     events: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "member": self.member, "lines": self.lines,
-                "bytes": self.bytes, "events": self.events}
+        return dataclasses.asdict(self)
 
 
 class _File:
