@@ -6,6 +6,7 @@ violations, on every layout, compressed and split into many input splits. One Sp
 from __future__ import annotations
 
 import gzip
+import importlib
 import json
 import subprocess
 import sys
@@ -66,14 +67,9 @@ def test_generated_logs_split_many_times_give_the_same_report(spark: Any, genera
 
 
 def sieve_pieces() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sieve_pieces",
-                                                  Path(__file__).with_name("test_sieve.py"))
-    assert spec is not None and spec.loader is not None
-    pieces = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pieces)
-    return pieces
+    """tests/test_sieve.py, whose pieces of logs run on both engines here (tests/ is on the
+    path)."""
+    return importlib.import_module("test_sieve")
 
 
 def test_the_jvm_sieve_keeps_exactly_the_lines_the_python_sieve_keeps(spark: Any) -> None:
@@ -175,14 +171,7 @@ def test_events_without_a_member_give_the_same_report(spark: Any, tmp_path: Path
 
 def validate_cases() -> Any:
     """The bad-input and long-record cases of tests/test_validate.py, to run on both engines."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("validate_cases",
-                                                  Path(__file__).with_name("test_validate.py"))
-    assert spec is not None and spec.loader is not None
-    cases = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cases)
-    return cases
+    return importlib.import_module("test_validate")
 
 
 def test_a_run_that_judges_nothing_is_incomplete_alike(spark: Any, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ spec judged on logs (caught and holding), the real excerpts, the round trip from
 from __future__ import annotations
 
 import gzip
+import importlib
 import io
 import json
 import random
@@ -871,13 +872,7 @@ def test_a_directory_reads_its_logs_and_skips_what_is_not_a_log(tmp_path: Path) 
 
 def claim() -> str:
     """The §5 mastership claim of tests/test_payload.py (two MemberInfo of 5.x)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("payload_cases",
-                                                  Path(__file__).with_name("test_payload.py"))
-    assert spec is not None and spec.loader is not None
-    cases = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cases)
+    cases = importlib.import_module("test_payload")
     return next(t for t, _ in cases.MASTERSHIP if t.startswith("Mastership is claimed with"))
 
 
