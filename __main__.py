@@ -1,5 +1,5 @@
 """`python -m partsafe`."""
 
-from partsafe.checker.cli import main
+from partsafe.checker.cli.main import main
 
 main()

@@ -13,8 +13,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from partsafe.checker.explore import Result, Trace, step_views
-from partsafe.checker.model import Model, StepView
+from partsafe.checker.engine.bfs import Result, Trace, step_views
+from partsafe.checker.engine.model import Model, StepView
 from partsafe.traces.events import to_dict
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3

@@ -72,7 +72,7 @@ exists and Z3 is not called.
 Bound. ``K`` (``max_steps``, default :func:`default_bound` ``= 2 n``) caps the number of
 migrations; ``exists=False`` means "no safe plan with at most ``K`` migrations". An exact search
 over all reachable arrays (breadth-first, no step bound) over the exhaustive pair space
-(``checker/planner_space.py``), with all four specs, finds that the longest shortest safe plan
+(``checker/planner/space.py``), with all four specs, finds that the longest shortest safe plan
 has 1, 2, 4 and 5 migrations for ``n`` = 1, 2, 3, 4 and that the oracle with ``K = 2 n`` agrees
 with it on every pair, so ``2 n`` is complete there with room to spare
 (``tests/test_planner_oracle.py`` repeats the comparison for ``n <= 3``). For ``n >= 5`` it is a

@@ -4,7 +4,7 @@ Each monitor watches the events of the metastore (`metastore_invoke`, `assignmen
 raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Monitor
 states are small immutable values (frozensets of pairs); revisions kept in them are compared only
 by order, as the protocol compares them. IGN-FINITE is a property of the state graph, not of one
-run: the explorer checks it as a lasso (checker/ignite.py).
+run: the explorer checks it as a lasso (checker/protocols/ignite.py).
 """
 
 from __future__ import annotations

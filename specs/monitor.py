@@ -80,7 +80,7 @@ class Monitor(ABC):
           member's later events in a part, or in the part whose key names the member; so it is
           delivered to the parts whose key names its member and to those its member has events
           in before and after it, and to any other part it would change nothing;
-        - None: the event changes nothing and raises nothing (`partsafe.checker.shards.routes`
+        - None: the event changes nothing and raises nothing (the validator's `routes`
           gives None for an event whose member is unknown, whatever the key, as `step` does).
 
         Running the monitor once per key over that key's events, in order, finds exactly what

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from partsafe.checker.explore import Result
+from partsafe.checker.engine.bfs import Result
 
 
 def same(a: Result, b: Result) -> None:

@@ -8,8 +8,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from partsafe.checker import catalog
-from partsafe.checker.actor import (
+from partsafe.checker.actor.model import (
     ACTION_KINDS,
     CRASH,
     CRASHED,
@@ -25,7 +24,8 @@ from partsafe.checker.actor import (
     dead_claim_errors,
     rename,
 )
-from partsafe.checker.explore import explore
+from partsafe.checker.engine.bfs import explore
+from partsafe.checker.protocols import catalog
 from partsafe.refimpl.actor import Protocol, Step
 from partsafe.refimpl.membership import JoinRequest, MemberState, MembersUpdate
 from partsafe.traces.events import MemberCrashed, MemberListInstalled, MemberListRejected

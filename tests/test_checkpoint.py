@@ -18,14 +18,14 @@ from unittest.mock import patch
 import pytest
 from searches import same
 
-from partsafe.checker import checkpoint as ck
-from partsafe.checker.actor import CRASHED, World
-from partsafe.checker.catalog import get
-from partsafe.checker.checkpoint import Checkpoint, CheckpointError
-from partsafe.checker.explore import Bounds, Result, Trace, _goal_step, explore
-from partsafe.checker.fingerprints import fingerprint
-from partsafe.checker.model import Goal, Lasso
-from partsafe.checker.twophase import TwoPhase
+from partsafe.checker.actor.model import CRASHED, World
+from partsafe.checker.engine import checkpoint as ck
+from partsafe.checker.engine.bfs import Bounds, Result, Trace, _goal_step, explore
+from partsafe.checker.engine.checkpoint import Checkpoint, CheckpointError
+from partsafe.checker.engine.fingerprints import fingerprint
+from partsafe.checker.engine.model import Goal, Lasso
+from partsafe.checker.protocols.catalog import get
+from partsafe.checker.protocols.twophase import TwoPhase
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +99,7 @@ def test_edges_spilled_to_disk_survive_a_resume_and_go_with_the_verdict(tmp_path
     """With edges spilled beside the checkpoint (every 2 here), the resumed search cuts off what
     the stopped one wrote after its save and closes the same cycle; a verdict removes them."""
     saved = Checkpoint(tmp_path / "search.ck", every=1e9)
-    with patch("partsafe.checker.edges.SPILL", 2):
+    with patch("partsafe.checker.engine.edges.SPILL", 2):
         explore(_Loop(), bounds=Bounds(max_depth=2), checkpoint=saved)
         assert (saved.edges / "src").stat().st_size == 8 * 3  # the edges of depths 0 and 1
         with (saved.edges / "marks").open("ab") as f:
@@ -112,7 +112,7 @@ def test_edges_spilled_to_disk_survive_a_resume_and_go_with_the_verdict(tmp_path
 
 def test_the_checkpoint_command_counts_the_edges_beside_the_file(tmp_path: Path) -> None:
     saved = Checkpoint(tmp_path / "search.ck", every=1e9)
-    with patch("partsafe.checker.edges.SPILL", 2):
+    with patch("partsafe.checker.engine.edges.SPILL", 2):
         explore(_Loop(), bounds=Bounds(max_depth=2), checkpoint=saved)
     info = json.loads(partsafe("checkpoint", str(saved.path), "--json").stdout)
     assert info["edge_bytes"] == 3 * 17
@@ -122,7 +122,7 @@ def test_the_checkpoint_command_counts_the_edges_beside_the_file(tmp_path: Path)
 
 def test_edges_missing_from_a_checkpoint_are_reported(tmp_path: Path) -> None:
     saved = Checkpoint(tmp_path / "search.ck", every=1e9)
-    with patch("partsafe.checker.edges.SPILL", 2):
+    with patch("partsafe.checker.engine.edges.SPILL", 2):
         explore(_Loop(), bounds=Bounds(max_depth=2), checkpoint=saved)
     (saved.edges / "dst").unlink()
     with pytest.raises(CheckpointError, match="edges of this checkpoint are missing"):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from partsafe.checker.cli import main
+from partsafe.checker.cli.main import main
 
 CHECK_KEYS = {"model", "variant", "scope", "result", "distinct_states", "depth", "seconds",
               "violations"}
@@ -343,7 +343,7 @@ def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) 
     """A stderr that is not a terminal gets a plain progress line now and then, not a live
     display, and stdout stays the report. (The search reports from its first state here, so
     that a fast machine cannot finish before the first report.)"""
-    from partsafe.checker import cli
+    from partsafe.checker.cli import main as cli
 
     monkeypatch.setattr(cli, "explore", functools.partial(cli.explore, progress_interval=0.0))
     r = invoke("check", "shutdown", "--progress")
@@ -459,7 +459,7 @@ def test_every_junit_writer_keeps_the_document_well_formed() -> None:
 def test_bench_prints_each_run_as_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long benchmark is never silent on stdout: each run's figures come as it ends, then the
     table, then how long it all took."""
-    from partsafe.checker import bench
+    from partsafe.checker.cli import bench
 
     tiny = (("twophase rms=2", "twophase", "fixed", {"rms": 2}, False),
             ("twophase rms=2 symmetry", "twophase", "fixed", {"rms": 2}, True))

@@ -1,4 +1,4 @@
-"""The edges kept for lasso properties: in memory, then on disk (checker/edges.py)."""
+"""The edges kept for lasso properties: in memory, then on disk (checker/engine/edges.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker.catalog import get
-from partsafe.checker.checkpoint import CheckpointError
-from partsafe.checker.cli import main
-from partsafe.checker.edges import EdgeLog, EdgeLogError
-from partsafe.checker.explore import explore
+from partsafe.checker.cli.main import main
+from partsafe.checker.engine.bfs import explore
+from partsafe.checker.engine.checkpoint import CheckpointError
+from partsafe.checker.engine.edges import EdgeLog, EdgeLogError
+from partsafe.checker.protocols.catalog import get
 
 
 def fill(log: EdgeLog, edges: range) -> None:
@@ -90,7 +90,8 @@ def test_a_search_in_workers_spills_its_edges_and_judges_the_same() -> None:
         flushes.append(len(log.src))
         real(log)
 
-    with patch("partsafe.checker.edges.SPILL", 1000), patch.object(EdgeLog, "flush", counted):
+    with (patch("partsafe.checker.engine.edges.SPILL", 1000),
+          patch.object(EdgeLog, "flush", counted)):
         spilled = explore(entry.make("fixed", {}), workers=2)
     assert len(flushes) > 10 and max(flushes) < 2000
     assert whole.result == "ok" and not whole.violations
@@ -112,7 +113,7 @@ def test_edges_that_cannot_be_written_are_a_clear_error(tmp_path: Path) -> None:
 def test_check_exits_2_naming_where_the_edges_could_not_go(tmp_path: Path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
-    with patch("partsafe.checker.edges.SPILL", 100), patch("tempfile.tempdir", str(blocked)):
+    with patch("partsafe.checker.engine.edges.SPILL", 100), patch("tempfile.tempdir", str(blocked)):
         r = CliRunner().invoke(main, ["check", "ignite-rebalance", "--no-progress"],
                                catch_exceptions=False)
     assert r.exit_code == 2 and "cannot write the edges" in r.stderr and str(blocked) in r.stderr

@@ -10,8 +10,7 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-from partsafe.checker.edges import EdgeLog
-from partsafe.checker.explore import (
+from partsafe.checker.engine.bfs import (
     DEADLOCK,
     MODEL_ERROR,
     Bounds,
@@ -19,9 +18,10 @@ from partsafe.checker.explore import (
     explore,
     step_views,
 )
-from partsafe.checker.fingerprints import FingerprintTable
-from partsafe.checker.model import Action, Goal, Lasso, Model, Property
-from partsafe.checker.twophase import TwoPhase
+from partsafe.checker.engine.edges import EdgeLog
+from partsafe.checker.engine.fingerprints import FingerprintTable
+from partsafe.checker.engine.model import Action, Goal, Lasso, Model, Property
+from partsafe.checker.protocols.twophase import TwoPhase
 
 Edges = dict[int, list[tuple[str, int]]]
 
@@ -567,7 +567,7 @@ def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search(tmp_path:
         log.marks.append(mark)
         log.maybe_spill()
     assert log.on_disk == 8 and len(log) == 9
-    with patch("partsafe.checker.explore._CHUNK", 2):
+    with patch("partsafe.checker.engine.bfs._CHUNK", 2):
         core = set(zip(*_cyclic_core(table, log), strict=True))
     assert core == {(fps[2], fps[3], 1), (fps[3], fps[4], 2), (fps[4], fps[2], 3),
                     (fps[5], fps[5], 7)}

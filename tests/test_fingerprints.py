@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from partsafe.checker.fingerprints import MASK64, MAX_LOAD, FingerprintTable, fingerprint
+from partsafe.checker.engine.fingerprints import MASK64, MAX_LOAD, FingerprintTable, fingerprint
 
 FP = st.integers(min_value=1, max_value=MASK64)
 # fingerprints whose high bits are all set: their home slots are the last few of the table, so a

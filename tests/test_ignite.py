@@ -8,13 +8,13 @@ from typing import Any, cast
 
 import pytest
 
-from partsafe.checker import catalog
-from partsafe.checker import ignite as ignite_model
-from partsafe.checker.actor import BUDGET_NAMES, World, dead_claim_errors
-from partsafe.checker.explore import Trace, explore
-from partsafe.checker.ignite import RevisionRanks, revision_ranks
-from partsafe.checker.model import Goal
-from partsafe.checker.replay import ReplayError, judge, replay
+from partsafe.checker.actor.model import BUDGET_NAMES, World, dead_claim_errors
+from partsafe.checker.cli.replay import ReplayError, judge, replay
+from partsafe.checker.engine.bfs import Trace, explore
+from partsafe.checker.engine.model import Goal
+from partsafe.checker.protocols import catalog
+from partsafe.checker.protocols import ignite as ignite_model
+from partsafe.checker.protocols.ignite import RevisionRanks, revision_ranks
 from partsafe.checker.report import canonical
 from partsafe.refimpl.actor import Step
 from partsafe.refimpl.ignite import (

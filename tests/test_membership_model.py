@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker import catalog
-from partsafe.checker.cli import main
-from partsafe.checker.explore import Result, explore
-from partsafe.checker.model import Model
-from partsafe.checker.replay import replay
+from partsafe.checker.cli.main import main
+from partsafe.checker.cli.replay import replay
+from partsafe.checker.engine.bfs import Result, explore
+from partsafe.checker.engine.model import Model
+from partsafe.checker.protocols import catalog
 from partsafe.checker.report import artifact
 
 MEMBERSHIP = catalog.get("membership")
@@ -167,7 +167,7 @@ def test_every_zoo_entry_is_reproduced_by_its_check_command(zoo_doc: dict) -> No
 def test_every_fixed_zoo_scope_is_a_scope_check_accepts(zoo_doc: dict) -> None:
     """The fixed runs' commands parse, and give check the scope the zoo ran (run for real in
     test_zoo_finds_every_flaw_and_the_fixed_models_clean: they are the long ones)."""
-    from partsafe.checker.cli import check
+    from partsafe.checker.cli.main import check
 
     for f in zoo_doc["fixed"]:
         words = shlex.split(f["command"])
@@ -186,7 +186,7 @@ def test_the_zoo_report_keeps_identifiers_and_commands_whole_at_80_columns(
 
     from rich.console import Console
 
-    from partsafe.checker.cli import render_zoo
+    from partsafe.checker.cli.main import render_zoo
 
     buf = io.StringIO()
     render_zoo(Console(file=buf, width=80, highlight=False), zoo_doc)

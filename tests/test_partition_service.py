@@ -9,10 +9,10 @@ from collections.abc import Hashable
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker import catalog
-from partsafe.checker.actor import CRASHED, ActorModel, Budget, World, dead_claim_errors
-from partsafe.checker.cli import main
-from partsafe.checker.explore import Bounds, explore
+from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World, dead_claim_errors
+from partsafe.checker.cli.main import main
+from partsafe.checker.engine.bfs import Bounds, explore
+from partsafe.checker.protocols import catalog
 from partsafe.refimpl.partition_service import (
     LEFT,
     Completed,

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import pytest
 import z3
 
-from partsafe.checker.planner_space import canonical_pairs
+from partsafe.checker.planner.space import canonical_pairs
 from partsafe.models import planner_oracle as po
 from partsafe.models.planner_oracle import (
     SAFETY_SPECS,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker.cli import main
-from partsafe.checker.planner_check import (
+from partsafe.checker.cli.main import main
+from partsafe.checker.planner.check import (
     KNOWN_FINDINGS,
     check_planner,
     in_domain,
@@ -249,7 +249,7 @@ def test_check_planner_bad_scope_exits_2(args: list[str]) -> None:
 
 
 def test_cross_check_against_the_oracle() -> None:
-    from partsafe.checker.planner_check import cross_check
+    from partsafe.checker.planner.check import cross_check
 
     c = cross_check(3)
     assert c.pairs == 286

@@ -1,4 +1,4 @@
-"""Monitors per key (checker/shards.py): running each monitor part once per key over that key's
+"""Monitors per key (validate/shards.py): running each monitor part once per key over that key's
 events finds exactly what one run over all events finds, for every spec judged on logs; the
 order keys are the merge of the members' streams."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from partsafe.checker import shards
+from partsafe.checker.validate import shards
 from partsafe.specs.monitor import run
 from partsafe.traces import events as ev
 

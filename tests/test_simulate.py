@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker.cli import main
-from partsafe.checker.simulate import (
+from partsafe.checker.cli.main import main
+from partsafe.checker.validate.local import LOG_SPECS, Report, validate
+from partsafe.checker.validate.simulate import (
     INJECTORS,
     MANIFEST_NAME,
     Manifest,
@@ -27,7 +28,6 @@ from partsafe.checker.simulate import (
     generate,
     simulate,
 )
-from partsafe.checker.validate import LOG_SPECS, Report, validate
 
 SMALL: dict[str, Any] = {"members": 5, "partitions": 24, "events": 300, "lines": 3000}
 
@@ -45,7 +45,8 @@ def recorded(manifest: Manifest) -> list[tuple[str, str, int]]:
 def test_the_same_arguments_write_the_same_bytes(tmp_path: Path) -> None:
     """Also in processes whose string hashing differs (sets iterate in another order)."""
     runs = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
-    code = ("import sys; from pathlib import Path; from partsafe.checker.simulate import simulate;"
+    code = ("import sys; from pathlib import Path;"
+            " from partsafe.checker.validate.simulate import simulate;"
             f" simulate(Path(sys.argv[1]), **{SMALL!r}, seed=7,"
             " inject=['MEM-VERSION', 'PT-VERSION'])")
     for out, hashing in zip(runs, ("1", "2"), strict=False):

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker import validate as local
-from partsafe.checker.cli import main
-from partsafe.checker.shards import LOG_SPECS
-from partsafe.checker.simulate import generate, simulate
+from partsafe.checker.cli.main import main
+from partsafe.checker.validate import local
+from partsafe.checker.validate.shards import LOG_SPECS
+from partsafe.checker.validate.simulate import generate, simulate
 
-spark_mod = pytest.importorskip("partsafe.checker.spark")
+spark_mod = pytest.importorskip("partsafe.checker.validate.spark")
 DATA = Path(__file__).parent / "data" / "logs"
 
 
@@ -242,7 +242,7 @@ def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, t
 
 def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from partsafe.checker.cli import _auto_engine
+    from partsafe.checker.cli.main import _auto_engine
 
     auto = spark_mod.auto_engine
     monkeypatch.delenv("SPARK_MASTER", raising=False)
@@ -294,7 +294,7 @@ def test_cli_bad_input_is_exit_2_without_a_traceback(spark: Any, tmp_path: Path)
 def test_spark_says_nothing_on_stderr_unless_asked(tmp_path: Path) -> None:
     """A fresh process, so that partsafe starts the JVM itself: the report on stdout, and no
     line of Spark's or the JVM's on stderr; --spark-log lets Spark's own logging through."""
-    code = "from partsafe.checker.cli import main; main()"
+    code = "from partsafe.checker.cli.main import main; main()"
     args = [sys.executable, "-c", code, "validate", "--engine", "spark", "--json", str(DATA)]
     quiet = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert quiet.returncode == 0, quiet.stderr

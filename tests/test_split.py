@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker.actor import ActorModel
-from partsafe.checker.catalog import get
-from partsafe.checker.cli import main
-from partsafe.checker.explore import explore
+from partsafe.checker.actor.model import ActorModel
+from partsafe.checker.cli.main import main
+from partsafe.checker.engine.bfs import explore
+from partsafe.checker.protocols.catalog import get
 
 
 def reachable(model: ActorModel) -> set[Any]:

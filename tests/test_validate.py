@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from partsafe.checker import validate as v
-from partsafe.checker.cli import main
+from partsafe.checker.cli.main import main
 from partsafe.checker.report import xml_text
-from partsafe.checker.shards import Notice
-from partsafe.checker.validate_view import render_report, validate_junit
+from partsafe.checker.validate import local as v
+from partsafe.checker.validate.shards import Notice
+from partsafe.checker.validate.view import render_report, validate_junit
 from partsafe.traces import events as ev
 from partsafe.traces.scanner import Accounting, InputError, Malformed, Scanner
 

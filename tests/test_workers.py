@@ -16,14 +16,14 @@ import pytest
 from click.testing import CliRunner
 from searches import same
 
-from partsafe.checker import checkpoint as ck
-from partsafe.checker.catalog import get
-from partsafe.checker.checkpoint import Checkpoint
-from partsafe.checker.cli import main
-from partsafe.checker.explore import Bounds, explore
-from partsafe.checker.model import Lasso, Model
-from partsafe.checker.twophase import TwoPhase
-from partsafe.checker.workers import WorkerError
+from partsafe.checker.cli.main import main
+from partsafe.checker.engine import checkpoint as ck
+from partsafe.checker.engine.bfs import Bounds, explore
+from partsafe.checker.engine.checkpoint import Checkpoint
+from partsafe.checker.engine.model import Lasso, Model
+from partsafe.checker.engine.workers import WorkerError
+from partsafe.checker.protocols.catalog import get
+from partsafe.checker.protocols.twophase import TwoPhase
 
 
 @pytest.fixture(autouse=True)

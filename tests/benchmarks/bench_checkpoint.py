@@ -25,9 +25,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from partsafe.checker.catalog import get
-from partsafe.checker.checkpoint import Checkpoint
-from partsafe.checker.explore import Bounds, explore
+from partsafe.checker.engine.bfs import Bounds, explore
+from partsafe.checker.engine.checkpoint import Checkpoint
+from partsafe.checker.protocols.catalog import get
 
 
 class _Timed(Checkpoint):

@@ -28,9 +28,9 @@ import time
 import numpy as np
 from rich.console import Console
 
-from partsafe.checker import explore as ex
-from partsafe.checker.edges import EdgeLog
-from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable
+from partsafe.checker.engine import bfs as ex
+from partsafe.checker.engine.edges import EdgeLog
+from partsafe.checker.engine.fingerprints import MASK64, MIX, FingerprintTable
 
 #: edges a state, as in the Ignite searches (transitions over distinct states)
 OUT = 4.6

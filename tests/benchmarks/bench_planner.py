@@ -10,7 +10,7 @@ import statistics
 import sys
 import time
 
-from partsafe.checker.planner_check import check_planner, cross_check
+from partsafe.checker.planner.check import check_planner, cross_check
 
 
 def main() -> int:

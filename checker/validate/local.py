@@ -19,8 +19,8 @@ report counts such events (``events_without_member``), a lost partition it repor
 warning, and a member list it shows still counts among the distinct views.
 
 The engine-agnostic core (order keys, monitor parts, shards, warnings, the summary) is
-`partsafe.checker.shards`; this module is the local engine around it, one process reading the
-files one after the other. `partsafe.checker.spark` is the other engine.
+`shards` (this package); this module is the local engine around it, one process reading the
+files one after the other. `spark` (this package) is the other engine.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.checker.shards import (
+from partsafe.checker.validate.shards import (
     DEFAULT_STUCK_MS,
     LOG_SPECS,
     Notice,

@@ -1,8 +1,8 @@
 """The Spark engine: `partsafe validate --engine spark`, the same verdict as the local engine on
 logs too big for one process (DESIGN.md, "One set of invariants, three ways to check them").
 
-The plan, stage by stage (the local engine is `partsafe.checker.validate`; both run the
-engine-agnostic core of `partsafe.checker.shards`):
+The plan, stage by stage (the local engine is `partsafe.checker.validate.local`; both run the
+engine-agnostic core of `partsafe.checker.validate.shards`):
 
 1. Lines. The files are read as text by Spark (plain or ``.gz``), each line with its file, the
    input split it came from (``_metadata.file_block_start``) and a row id. A JVM aggregation counts
@@ -44,7 +44,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from partsafe.checker.shards import (
+from partsafe.checker.validate.local import (
+    SKIPPED,
+    FileStatus,
+    Report,
+    file_status,
+    notes_as_warnings,
+    summarize,
+)
+from partsafe.checker.validate.shards import (
     DEFAULT_STUCK_MS,
     LOG_SPECS,
     Notice,
@@ -57,14 +65,6 @@ from partsafe.checker.shards import (
     stamped,
     view_key,
     warnings_of,
-)
-from partsafe.checker.validate import (
-    SKIPPED,
-    FileStatus,
-    Report,
-    file_status,
-    notes_as_warnings,
-    summarize,
 )
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
@@ -315,7 +315,7 @@ def _quiet_jvm(quiet: bool) -> Iterator[None]:
 def _ship(spark: SparkSession) -> None:
     """Send the partsafe package to the executors of a real cluster (its dependencies must be
     installed there: ``pip install partsafe``, or a packed environment given to spark-submit)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the package `partsafe`
     out = Path(tempfile.mkdtemp(prefix="partsafe-")) / "partsafe.zip"
     with zipfile.ZipFile(out, "w") as z:
         for f in root.rglob("*"):

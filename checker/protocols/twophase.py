@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from partsafe.checker.model import Action, Goal, Model, Property
+from partsafe.checker.engine.model import Action, Goal, Model, Property
 
 WORKING, PREPARED, COMMITTED, ABORTED = 0, 1, 2, 3  # rmState
 INIT, TM_COMMITTED, TM_ABORTED = 0, 1, 2  # tmState

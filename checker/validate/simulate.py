@@ -5,7 +5,7 @@
 lines real logs are mostly made of between the protocol lines: application requests, connection
 chatter, health reports, heartbeats, stack traces, and near misses (lines with a keyword of the
 scanner that are no protocol message). It can also inject, at random points, short sequences of
-protocol lines that break one spec of `partsafe.checker.validate.LOG_SPECS` each, and records
+protocol lines that break one spec of `partsafe.checker.validate.local.LOG_SPECS` each, and records
 where (the manifest).
 
 How the protocol lines are made. The catalogue's models stop at 26 nodes (membership) and at 20
@@ -65,8 +65,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from partsafe.checker import catalog
-from partsafe.checker.validate import LOG_SPECS
+from partsafe.checker.protocols import catalog
+from partsafe.checker.validate.local import LOG_SPECS
 from partsafe.traces import events as ev
 from partsafe.traces.writer import EPOCH_MS, LogWriter, layout_time
 
@@ -1136,7 +1136,7 @@ def simulate(out: Path, *, members: int, partitions: int, events: int,
     protocol records (more when injections need further eras to find members in the state they
     need); about `lines` lines in all, or about `size` bytes, the rest noise (default: about
     `DEFAULT_NOISE_PER_EVENT` noise lines per event). `inject` lists spec ids of
-    `partsafe.checker.validate.LOG_SPECS`; each is injected once, after a random point, and
+    `partsafe.checker.validate.local.LOG_SPECS`; each is injected once, after a random point, and
     recorded in the manifest. The same arguments give byte-identical files. `progress` is
     called now and then with the events and bytes written so far. Files of the same names in
     `out` are overwritten; nothing else there is touched. `migrations=False` leaves out the

@@ -51,7 +51,7 @@ from copy import copy as shallow_copy
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
-from partsafe.checker.model import Action, Goal, Model, Property
+from partsafe.checker.engine.model import Action, Goal, Model, Property
 from partsafe.refimpl.actor import NodeId, Protocol, Step
 from partsafe.specs.monitor import Monitor
 from partsafe.traces.events import Event, MemberCrashed

@@ -25,7 +25,7 @@ fingerprints, gigabytes in a search of a hundred million states) are written str
 memory and read straight into arrays, outside the body's pickle (pickle protocol 5's out-of-band
 buffers): a plain pickle would copy each to a bytes object first, and a save or a resume would
 need twice the search's memory. The edges kept for lasso properties are files of their own beside
-the checkpoint (`edges_beside`, checker/edges.py); the body holds how many of them it saw.
+the checkpoint (`edges_beside`, checker/engine/edges.py); the body holds how many of them it saw.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ from typing import Any
 FORMAT = 3
 #: array items read at a time into a column (a read never holds a whole column twice)
 _READ = 1 << 23
-_PACKAGE = Path(__file__).resolve().parent.parent
+#: the installed package `partsafe` (checker/engine/ is two levels below it)
+_PACKAGE = Path(__file__).resolve().parents[2]
 #: personality(2) flag: no address space layout randomization for the process and its execs
 ADDR_NO_RANDOMIZE = 0x0040000
 #: set in the environment of the process started again, so that it is started again only once
@@ -132,7 +133,7 @@ def read_header(path: Path) -> dict[str, Any]:
 
 def edges_beside(path: Path) -> Path:
     """Where the search checkpointed to `path` keeps its edges once they outgrow memory
-    (checker/edges.py): a directory beside the file, part of the checkpoint."""
+    (checker/engine/edges.py): a directory beside the file, part of the checkpoint."""
     return path.with_name(path.name + ".edges")
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from partsafe.checker import catalog
-from partsafe.checker.explore import DEADLOCK, Trace
-from partsafe.checker.model import Model
+from partsafe.checker.engine.bfs import DEADLOCK, Trace
+from partsafe.checker.engine.model import Model
+from partsafe.checker.protocols import catalog
 from partsafe.checker.report import canonical, event_json
 
 

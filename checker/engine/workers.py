@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from partsafe.checker.fingerprints import MASK64, MIX
-from partsafe.checker.model import Goal, Lasso, Model
+from partsafe.checker.engine.fingerprints import MASK64, MIX
+from partsafe.checker.engine.model import Goal, Lasso, Model
 
 #: states a worker expands before it reports: large enough that the round trip costs little, small
 #: enough that a halt (a bound, a signal, a violation) takes effect within a fraction of a second

@@ -1,6 +1,6 @@
 """The engine-agnostic core of validation: event order, monitor parts and their keys, shards.
 
-Both engines (`partsafe.checker.validate` in one process, `partsafe.checker.spark` on Spark)
+Both engines (`local` in one process, `spark` on Spark, both in this package)
 run exactly these functions; they differ only in how events reach them.
 
 Order (DESIGN.md, "One set of invariants, three ways to check them"). Each member's own events

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.report import char_escape, verdict_line, xml_text
-from partsafe.checker.validate import JUDGED, LOG_SPECS, SKIPPED, Report
+from partsafe.checker.validate.local import JUDGED, LOG_SPECS, SKIPPED, Report
 from partsafe.traces.events import Source
 
 #: at most this many malformed lines are listed in the terminal (all of them are in --json)

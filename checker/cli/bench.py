@@ -95,8 +95,8 @@ WORKERS_SUITE: tuple[tuple[str, str, str, dict[str, int], bool, int], ...] = tup
 def run_one(model: str, variant: str, params: dict[str, int], symmetry: bool,
             workers: int = 1) -> dict[str, Any]:
     """Explore one model in this process (and `workers` forked ones) and report its figures."""
-    from partsafe.checker import catalog
-    from partsafe.checker.explore import explore
+    from partsafe.checker.engine.bfs import explore
+    from partsafe.checker.protocols import catalog
 
     entry = catalog.get(model)
     result = explore(entry.make(variant, params), symmetry=symmetry,
@@ -130,7 +130,7 @@ def run_suite(quick: bool = False, progress: Console | None = None,
         if progress is not None:
             progress.print(Text(f"bench {index}/{len(runs)}: {label} ...", style="dim"))
         arg = json.dumps([model, variant, params, symmetry, *workers])
-        out = subprocess.run([sys.executable, "-m", "partsafe.checker.bench", arg],
+        out = subprocess.run([sys.executable, "-m", "partsafe.checker.cli.bench", arg],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout)
         row["label"] = label

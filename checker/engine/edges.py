@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from partsafe.checker.checkpoint import CheckpointError
+from partsafe.checker.engine.checkpoint import CheckpointError
 
 #: edges held in memory before they go to disk (about 570 MB)
 SPILL = 1 << 25

@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from partsafe.checker import catalog
-from partsafe.checker.actor import ActorModel
-from partsafe.checker.checkpoint import (
+from partsafe.checker.actor.model import ActorModel
+from partsafe.checker.engine.bfs import Bounds, Progress, Result, explore
+from partsafe.checker.engine.checkpoint import (
     Checkpoint,
     CheckpointError,
     code_digest,
@@ -32,10 +32,9 @@ from partsafe.checker.checkpoint import (
     read_header,
     rehash_environment,
 )
-from partsafe.checker.edges import EdgeLogError
-from partsafe.checker.explore import Bounds, Progress, Result, explore
-from partsafe.checker.model import Model
-from partsafe.checker.planner_check import (
+from partsafe.checker.engine.edges import EdgeLogError
+from partsafe.checker.engine.model import Model
+from partsafe.checker.planner.check import (
     KNOWN_FINDINGS,
     PlannerCheck,
     check_json,
@@ -44,13 +43,14 @@ from partsafe.checker.planner_check import (
     plan_json,
     show,
 )
-from partsafe.checker.planner_space import canonical_pairs
-from partsafe.checker.planner_view import (
+from partsafe.checker.planner.space import canonical_pairs
+from partsafe.checker.planner.view import (
     planner_junit,
     planner_suite,
     render_plan,
     render_planner_check,
 )
+from partsafe.checker.protocols import catalog
 from partsafe.checker.report import (
     EXIT_OK,
     EXIT_VIOLATION,
@@ -437,7 +437,7 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
 
 
 def _edge_bytes(file: Path) -> int:
-    """The size of the edges kept beside the checkpoint `file` (checker/edges.py), 0 if none."""
+    """The size of the edges kept beside the checkpoint `file` (engine/edges.py), 0 if none."""
     edges = edges_beside(file)
     return sum(f.stat().st_size for f in edges.iterdir()) if edges.is_dir() else 0
 
@@ -645,8 +645,8 @@ def replay(file: str, as_json: bool) -> None:
 
     Exit status 1 when the violation reproduces, 0 when the spec holds at the end."""
     started = time.perf_counter()
-    from partsafe.checker.replay import ReplayError
-    from partsafe.checker.replay import replay as do_replay
+    from partsafe.checker.cli.replay import ReplayError
+    from partsafe.checker.cli.replay import replay as do_replay
 
     try:
         doc = json.loads(Path(file).read_text())
@@ -679,7 +679,7 @@ def _auto_engine(paths: tuple[str, ...], master: str | None, output_dir: str | N
     Spark is the better engine for the input's size; local without PySpark."""
     from importlib.util import find_spec
 
-    from partsafe.checker.spark import auto_engine, inputs
+    from partsafe.checker.validate.spark import auto_engine, inputs
 
     if find_spec("pyspark") is None:
         return "local"
@@ -753,9 +753,9 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     its name or its content). Both engines give the same report. Exit status: 0 no violation, 1 a
     violation, 2 bad input (a path that does not exist), 3 incomplete: no event was judged.
     """
-    from partsafe.checker.validate import InputError
-    from partsafe.checker.validate import validate as run_validate
-    from partsafe.checker.validate_view import render_report, validate_junit
+    from partsafe.checker.validate.local import InputError
+    from partsafe.checker.validate.local import validate as run_validate
+    from partsafe.checker.validate.view import render_report, validate_junit
 
     if stuck_after <= 0:
         _fail("--stuck-after must be positive")
@@ -765,7 +765,11 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         if engine == "auto":
             engine = _auto_engine(paths, master, output_dir)
         if engine == "spark":
-            from partsafe.checker.spark import SparkFailed, SparkUnavailable, validate_spark
+            from partsafe.checker.validate.spark import (
+                SparkFailed,
+                SparkUnavailable,
+                validate_spark,
+            )
 
             shown = _stderr().is_terminal if progress is None else progress
             try:
@@ -800,8 +804,8 @@ def parse(paths: tuple[str, ...], fmt: str) -> None:
     The line accounting, any malformed lines, and each file that was skipped or in which nothing
     was recognised go to stderr.
     """
-    from partsafe.checker.validate import JUDGED, statuses
-    from partsafe.checker.validate_view import log_text
+    from partsafe.checker.validate.local import JUDGED, statuses
+    from partsafe.checker.validate.view import log_text
     from partsafe.traces.events import dumps as event_line
     from partsafe.traces.scanner import InputError, Scanner, expand
 
@@ -976,7 +980,7 @@ def bench(quick: bool, as_json: bool) -> None:
     Nine searches, each in a fresh interpreter: about 4 minutes on a 2-core machine (about 2½
     with --quick). Each run's figures are printed as it ends.
     """
-    from partsafe.checker.bench import render, row_line, run_suite
+    from partsafe.checker.cli.bench import render, row_line, run_suite
 
     started = time.perf_counter()
     if as_json:
@@ -1066,9 +1070,9 @@ def simulate(members: int, partitions: int, events: int, out_dir: str, lines: in
     random point, lines that break exactly that spec; the manifest (DIR/.manifest.json, which
     `partsafe validate DIR` skips) records their file and line.
     """
-    from partsafe.checker.simulate import MANIFEST_NAME, MAX_MEMBERS
-    from partsafe.checker.simulate import simulate as run_simulate
-    from partsafe.checker.validate import LOG_SPECS
+    from partsafe.checker.validate.local import LOG_SPECS
+    from partsafe.checker.validate.simulate import MANIFEST_NAME, MAX_MEMBERS
+    from partsafe.checker.validate.simulate import simulate as run_simulate
 
     if not 2 <= members <= MAX_MEMBERS:
         _fail(f"--members must be 2 to {MAX_MEMBERS}, not {members}")

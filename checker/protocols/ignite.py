@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, cast
 
-from partsafe.checker.actor import ActorModel, Budget, World
-from partsafe.checker.model import Action, Goal, Lasso
+from partsafe.checker.actor.model import ActorModel, Budget, World
+from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.report import canonical
 from partsafe.refimpl.ignite import METASTORE, IgniteRebalance, Invoke, Member
 from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke

@@ -23,7 +23,7 @@ On the first violation the search finishes the current level in scan mode (quies
 checks only), so the reported violation is the shortest of all.
 
 A `Checkpoint` saves the search at the end of a level when a save is due (`Checkpoint.due`) and a
-search given an existing checkpoint resumes from it (checker/checkpoint.py). With a checkpoint, a
+search given an existing checkpoint resumes from it (engine/checkpoint.py). With a checkpoint, a
 time bound takes effect at the end of the level it falls in, where the search is saved; SIGTERM
 or SIGINT saves it where it is, within a level (the states of the level not yet expanded and the
 next level so far), and ends it.
@@ -43,11 +43,11 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from partsafe.checker.checkpoint import Checkpoint
-from partsafe.checker.edges import EdgeLog
-from partsafe.checker.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
-from partsafe.checker.model import Action, Goal, Lasso, Model, StepView
-from partsafe.checker.workers import Batch, Pool, Reply
+from partsafe.checker.engine.checkpoint import Checkpoint
+from partsafe.checker.engine.edges import EdgeLog
+from partsafe.checker.engine.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
+from partsafe.checker.engine.model import Action, Goal, Lasso, Model, StepView
+from partsafe.checker.engine.workers import Batch, Pool, Reply
 
 DEADLOCK = "DEADLOCK"
 #: a step of the model raised: the model itself is inconsistent in the state reached
@@ -161,7 +161,7 @@ def explore(
     at the first violation of that spec (the zoo's: each variant must break its own spec);
     `checkpoint` saves the search at level ends and resumes it from an existing file (see the
     module's docstring); `workers` above 1 expands each level in that many forked processes
-    (checker/workers.py), with the same states, counts and verdict.
+    (checker/engine/workers.py), with the same states, counts and verdict.
     """
     if workers < 1:
         raise ValueError(f"workers={workers} must be at least 1")

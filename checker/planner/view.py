@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from partsafe.checker.planner_check import PLAN_SPECS, PlannerCheck, show
+from partsafe.checker.planner.check import PLAN_SPECS, PlannerCheck, show
 from partsafe.checker.report import xml_document
 from partsafe.refimpl.planner import Decision, Plan
 from partsafe.specs.planner import count

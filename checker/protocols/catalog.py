@@ -12,11 +12,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.checker.actor import CRASHED, ActorModel, Budget, World
-from partsafe.checker.ignite import build_ignite
-from partsafe.checker.model import Action, Goal, Model
-from partsafe.checker.twophase import VARIANTS as TWOPHASE_VARIANTS
-from partsafe.checker.twophase import TwoPhase
+from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
+from partsafe.checker.engine.model import Action, Goal, Model
+from partsafe.checker.protocols.ignite import build_ignite
+from partsafe.checker.protocols.twophase import VARIANTS as TWOPHASE_VARIANTS
+from partsafe.checker.protocols.twophase import TwoPhase
 from partsafe.refimpl.ignite import VARIANT_DOCS as IGNITE_VARIANTS
 from partsafe.refimpl.membership import VARIANT_DOCS as MEMBERSHIP_VARIANTS
 from partsafe.refimpl.membership import Membership, MemberState, MembersUpdate

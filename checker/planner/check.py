@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.checker.planner_space import canonical_pairs
+from partsafe.checker.planner.space import canonical_pairs
 from partsafe.refimpl.planner import Plan, PlannerAssertion, plan
 from partsafe.specs.planner import ARRAY_SPECS, Replicas, count, cycle, priority_breach
 
