@@ -1,4 +1,4 @@
-"""The invariant catalogue: every spec once, with its id, statement, seed section and Python form.
+"""The invariant catalogue: every spec once, with its id, statement, design section and Python form.
 
 A spec's Python form is a `Monitor` (an automaton over events, specs/monitor.py) or a state
 predicate; the same monitor runs inside the explorer's global state and over events parsed from
@@ -17,12 +17,13 @@ from partsafe.specs.monitor import Monitor
 
 Kind = Literal["state invariant", "event monitor", "quiescence check", "lasso"]
 
-SEEDS = {
-    "000": "000_3e89aa05e613eda8.txt",
-    "001": "001_9a335c72751d7304.txt",
-    "002": "002_f49205399b3fd431.txt",
-    "003": "003_7d01e6e7660612ab.txt",
-    "004": "004_1efd1a80c4c93213.txt",
+#: the designs partsafe checks, by the number code and docs cite them with ("002 §3.1")
+DESIGNS = {
+    "000": 'Hazelcast 3.7 "Avoid Data Loss on Migration"',
+    "001": 'Apache Ignite 3 IGNITE-16668 "In-memory raft group reconfiguration on node failure"',
+    "002": 'Hazelcast 3.9 "Cluster Service Consistency Improvements"',
+    "003": 'Hazelcast 4.1 "Parallel Independent Migrations"',
+    "004": 'Hazelcast 3.7 "Graceful Shutdown Improvements"',
 }
 
 
@@ -44,15 +45,17 @@ class Spec:
     rationale: str = ""
 
     @property
-    def seed_file(self) -> str:
-        return SEEDS.get(self.seed, self.seed)
+    def design(self) -> str:
+        """The public name of the design the spec comes from (`seed` is its number)."""
+        return DESIGNS.get(self.seed, self.seed)
 
     def as_dict(self) -> dict[str, str | None]:
         return {
             "id": self.id,
             "title": self.title,
             "statement": self.statement,
-            "seed": self.seed_file,
+            "design": self.seed,
+            "design_title": self.design,
             "section": self.section,
             "kind": self.kind,
         }

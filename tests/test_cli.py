@@ -288,13 +288,14 @@ def test_specs_json() -> None:
     doc = json.loads(r.stdout)
     assert isinstance(doc, list) and doc
     for s in doc:
-        assert set(s) == {"id", "title", "statement", "seed", "section", "kind"}
+        assert set(s) == {"id", "title", "statement", "design", "design_title", "section", "kind"}
     ids = [s["id"] for s in doc]
     assert len(ids) == len(set(ids))
     assert {"MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",
             "MEM-MASTER-ONLY"} <= set(ids)
     order = next(s for s in doc if s["id"] == "MEM-VIEW-ORDER")
-    assert order["seed"] == "002_f49205399b3fd431.txt"
+    assert order["design"] == "002"
+    assert order["design_title"] == 'Hazelcast 3.9 "Cluster Service Consistency Improvements"'
     assert order["kind"] == "event monitor"
 
 
@@ -311,12 +312,14 @@ def test_explain() -> None:
     r = invoke("explain", "MEM-VIEW-ORDER")
     assert r.exit_code == 0
     assert "MEM-VIEW-ORDER" in r.stdout and "M1 View Order" in r.stdout
-    assert "002_f49205399b3fd431.txt" in r.stdout
+    # the design by its public name: no file outside the repository
+    assert 'design 002, Hazelcast 3.9 "Cluster Service Consistency Improvements"' in r.stdout
+    assert ".txt" not in r.stdout
     r = invoke("explain", "mem-version", "--json")
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
     assert doc["id"] == "MEM-VERSION"
-    assert {"id", "title", "statement", "seed", "section", "kind", "rationale", "z3"} <= set(doc)
+    assert {"id", "title", "statement", "design", "section", "kind", "rationale", "z3"} <= set(doc)
 
 
 # --- help ---------------------------------------------------------------------------------------

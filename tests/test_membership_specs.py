@@ -324,14 +324,15 @@ def test_registry_holds_the_membership_specs() -> None:
     for spec_id in MEMBERSHIP_IDS:
         s = specs[spec_id]
         assert s.seed == "002"
-        assert s.seed_file == "002_f49205399b3fd431.txt"
+        assert s.design == 'Hazelcast 3.9 "Cluster Service Consistency Improvements"'
         assert s.section
         assert s.title and s.statement
         assert s.kind in ("state invariant", "event monitor", "quiescence check")
         assert s.monitor is not None and s.monitor().spec == spec_id
         d = s.as_dict()
-        assert list(d) == ["id", "title", "statement", "seed", "section", "kind"]
-        assert d["seed"] == "002_f49205399b3fd431.txt"
+        assert list(d) == ["id", "title", "statement", "design", "design_title", "section",
+                           "kind"]
+        assert d["design"] == "002"
     assert specs["MEM-VIEW-AGREEMENT"].kind == "quiescence check"
     assert specs["MEM-VIEW-ORDER"].kind == "event monitor"
     assert "M1" in specs["MEM-VIEW-ORDER"].section

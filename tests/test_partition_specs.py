@@ -20,7 +20,7 @@ from partsafe.specs.partition import (
     TableVersion,
     source_endpoint,
 )
-from partsafe.specs.registry import all_specs, get
+from partsafe.specs.registry import DESIGNS, all_specs, get
 from partsafe.traces.events import (
     Event,
     MemberCrashed,
@@ -325,23 +325,23 @@ def test_missing_events_are_never_violations(monitor: type[Monitor]) -> None:
 
 # --- the catalogue ----------------------------------------------------------------------------
 
-SEEDS = {"PT-VERSION": ("000", "000_3e89aa05e613eda8.txt", "§1.1"),
-         "PAR-STAMP": ("003", "003_7d01e6e7660612ab.txt", "§1.3"),
-         "MIG-COMMIT-ORDER": ("000", "000_3e89aa05e613eda8.txt", "§2.1"),
-         "MIG-ATOMIC": ("000", "000_3e89aa05e613eda8.txt", "§2.2"),
-         "PAR-ONE-PER-PARTITION": ("003", "003_7d01e6e7660612ab.txt", "§2.2"),
-         "PAR-MAX-PARALLEL": ("003", "003_7d01e6e7660612ab.txt", "§2.2"),
-         "PAR-VERSION": ("003", "003_7d01e6e7660612ab.txt", "§1.2")}
+SEEDS = {"PT-VERSION": ("000", DESIGNS["000"], "§1.1"),
+         "PAR-STAMP": ("003", DESIGNS["003"], "§1.3"),
+         "MIG-COMMIT-ORDER": ("000", DESIGNS["000"], "§2.1"),
+         "MIG-ATOMIC": ("000", DESIGNS["000"], "§2.2"),
+         "PAR-ONE-PER-PARTITION": ("003", DESIGNS["003"], "§2.2"),
+         "PAR-MAX-PARALLEL": ("003", DESIGNS["003"], "§2.2"),
+         "PAR-VERSION": ("003", DESIGNS["003"], "§1.2")}
 
 
 def test_registry_holds_the_partition_specs() -> None:
     specs = {s.id: s for s in all_specs()}
     assert len(specs) == len(list(all_specs()))  # every id once
-    for spec_id, (seed, seed_file, section) in SEEDS.items():
+    for spec_id, (seed, design, section) in SEEDS.items():
         s = specs[spec_id]
-        assert (s.seed, s.seed_file, s.kind) == (seed, seed_file, "event monitor")
+        assert (s.seed, s.design, s.kind) == (seed, design, "event monitor")
         assert section in s.section
         assert s.title and s.statement and s.rationale
         assert s.monitor is not None and s.monitor().spec == spec_id
-        assert s.as_dict()["seed"] == seed_file
+        assert s.as_dict()["design_title"] == design
     assert get("par-max-parallel").monitor is MaxParallel

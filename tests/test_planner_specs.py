@@ -103,7 +103,7 @@ def test_specs_registered_with_seed_000() -> None:
     for spec_id in ("PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-REACHES-TARGET",
                     "PLAN-NO-CYCLE", "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER"):
         spec = get(spec_id)
-        assert spec.seed_file == "000_3e89aa05e613eda8.txt"
+        assert spec.design == 'Hazelcast 3.7 "Avoid Data Loss on Migration"'
         assert spec.section.startswith("§3")
 
 

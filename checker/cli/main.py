@@ -944,7 +944,7 @@ def specs(as_json: bool) -> None:
     table.add_column("spec", overflow="fold")
     for s in catalogue:
         table.add_row(s.id, s.kind, Text.assemble((s.title, "bold"), "\n", s.statement, "\n",
-                                                  (f"seed {s.seed} {s.section}", "dim")))
+                                                  (f"design {s.seed} {s.section}", "dim")))
     _stdout().print(table)
 
 
@@ -965,7 +965,7 @@ def explain(spec_id: str, as_json: bool) -> None:
         return
     console = _stdout()
     console.print(f"[bold]{spec.id}[/]: {spec.title}  [dim]({spec.kind})[/]")
-    console.print(f"seed {spec.seed_file}, {spec.section}")
+    console.print(f"design {spec.seed}, {spec.design}, {spec.section}", markup=False)
     console.print(spec.statement)
     if spec.rationale:
         console.print(f"\n{spec.rationale}")
