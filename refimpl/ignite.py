@@ -39,8 +39,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import ClassVar, NamedTuple, cast
 
-import mmh3
-
 from partsafe.refimpl.actor import NodeId, Protocol, Step, message
 from partsafe.refimpl.metastore import (
     APPEND,
@@ -69,6 +67,7 @@ from partsafe.refimpl.metastore import (
     ValueIsNot,
     invoke,
 )
+from partsafe.specs.rules import calculate_assignments
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
 
@@ -261,13 +260,6 @@ class Member(NamedTuple):
 
 def _majority(voters: Nodes, peers: Nodes) -> bool:
     return len(voters & peers) * 2 > len(peers)
-
-
-def calculate_assignments(data_nodes: Iterable[str], partition: int, replicas: int) -> Nodes:
-    """Rendezvous assignment (REBALANCE.md §3): data nodes ranked by a hash of (node, partition),
-    the first `replicas` of them."""
-    ranked = sorted(data_nodes, key=lambda n: (mmh3.hash64(f"{n}:{partition}", signed=False)[0], n))
-    return frozenset(ranked[:replicas])
 
 
 def _sorted(nodes: Iterable[str]) -> tuple[str, ...]:
