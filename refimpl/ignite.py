@@ -1,32 +1,32 @@
 """Apache Ignite 3: in-memory raft group reconfiguration on node failure (seed 001, IGNITE-16668),
 as node handlers over a metastore node, for one partition.
 
-What each piece implements (seed 001 and ../shared/ignite/REBALANCE.md, "§" below):
+What each piece implements (seed 001, and the Ignite 3 and JRaft code it names):
 
 - the metastore (refimpl/metastore.py) is one node, `METASTORE`, reached over reliable channels:
   it runs invokes atomically, answers linearizable reads, and sends every change to every node as
-  a watch event, in revision order (§2);
-- the trigger (`updatePendingAssignmentsKeys`, §3): every node handles a data-nodes change with
+  a watch event, in revision order;
+- the trigger (`updatePendingAssignmentsKeys`): every node handles a data-nodes change with
   one nested invoke guarded by the change trigger; the first writes pending or planned, the
   others find the trigger taken;
-- the pending handler (§4): a node of the pending set that is not in stable starts its raft node
+- the pending handler: a node of the pending set that is not in stable starts its raft node
   with the old stable configuration; the leader asks raft to change peers, with the pending's
   revision as sequence token;
-- raft (§4 "Raft side"): terms, RequestVote with `votedFor` persisted only for persistent storage,
+- raft (JRaft): terms, RequestVote with `votedFor` persisted only for persistent storage,
   leader election, and configuration changes in JRaft's stages: a joint entry that needs
   majorities of the old and the new peers, then the new configuration alone, after which the
   change is done; a new leader writes its configuration again in its term and re-drives the
-  pending rebalance (§10); the leader's replicators send the log again to a peer that has not
+  pending rebalance; the leader's replicators send the log again to a peer that has not
   acknowledged it (one whose restart lost it in flight, once its raft node runs again);
-- rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done", §5): read every key, then
+- rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done"): read every key, then
   one invoke guarded by the revisions read (the data nodes' too), in the design's priority order:
   switch.append, then switch.reduce, then planned, then finish (which also clear switch.reduce);
   retried on a failed guard;
-- the restart handler (seed 001 "On in-memory partition restart", §8.1): a node restarted with
+- the restart handler (seed 001 "On in-memory partition restart"): a node restarted with
   in-memory storage asks the stable peers whether they have data; with a majority it adds itself
   to switch.reduce in the retry loop and does not start raft; when every peer is empty it starts
   normally (full partition restart); otherwise it does nothing;
-- the switch.reduce watch (`handleReduceChanged`, §8.2) and the stable watch (§7);
+- the switch.reduce watch (`handleReduceChanged`) and the stable watch;
 - optionally the `onDisappeared` removal (seed 001: "only an optimization"): the leader asks for
   the removal of a member that disappeared.
 
@@ -38,8 +38,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from typing import ClassVar, NamedTuple, cast
-
-import mmh3
 
 from partsafe.refimpl.actor import NodeId, Protocol, Step, message
 from partsafe.refimpl.metastore import (
@@ -69,6 +67,7 @@ from partsafe.refimpl.metastore import (
     ValueIsNot,
     invoke,
 )
+from partsafe.specs.rules import calculate_assignments
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
 
@@ -143,9 +142,9 @@ class ReadReply(NamedTuple):
 
 @message
 class Watch(NamedTuple):
-    """The changes of one revision, to every node in revision order (REBALANCE.md §2), with the
-    store at that revision: the node's local copy of the metastore when it handles the event
-    ("read stable locally at the event revision", §4)."""
+    """The changes of one revision, to every node in revision order, with the store at that
+    revision: the node's local copy of the metastore when it handles the event ("read stable
+    locally at the event revision")."""
 
     changes: tuple[Entry, ...]
     store: Store
@@ -183,7 +182,7 @@ class Appended(NamedTuple):
 
 @message
 class HasData(NamedTuple):
-    """``HasDataRequest`` of the restart poll (REBALANCE.md §8.1)."""
+    """``HasDataRequest`` of the restart poll (seed 001 "On in-memory partition restart")."""
 
 
 @message
@@ -261,13 +260,6 @@ class Member(NamedTuple):
 
 def _majority(voters: Nodes, peers: Nodes) -> bool:
     return len(voters & peers) * 2 > len(peers)
-
-
-def calculate_assignments(data_nodes: Iterable[str], partition: int, replicas: int) -> Nodes:
-    """Rendezvous assignment (REBALANCE.md §3): data nodes ranked by a hash of (node, partition),
-    the first `replicas` of them."""
-    ranked = sorted(data_nodes, key=lambda n: (mmh3.hash64(f"{n}:{partition}", signed=False)[0], n))
-    return frozenset(ranked[:replicas])
 
 
 def _sorted(nodes: Iterable[str]) -> tuple[str, ...]:
@@ -527,7 +519,7 @@ class IgniteRebalance(Protocol):
         """RequestVote, standing for JRaft's pre-vote and vote together: a node refuses a
         candidate outside its configuration (either half of a joint entry), which is
         ``handlePreVoteRequest``'s first check ("Node {} ignore PreVoteRequest from {} as it is
-        not in conf <{}>.", LOG_FORMATS.md §7), and one whose leader's lease holds, then grants
+        not in conf <{}>.", JRaft's log line), and one whose leader's lease holds, then grants
         one vote per term to a candidate whose log is at least as up to date as its own. The one
         JRaft run the merge leaves out: a node that refused the pre-vote grants the vote after
         it, in place of a node that granted the pre-vote and then refuses the vote."""
@@ -815,7 +807,7 @@ class IgniteRebalance(Protocol):
     # -- the restart handler -------------------------------------------------------------------
 
     def _restart_read(self, out: _Out, values: dict[str, Entry]) -> None:
-        """The restart handler's decision on the keys it read (REBALANCE.md §8.1): a member of
+        """The restart handler's decision on the keys it read (seed 001): a member of
         stable polls the other members of stable for data (or, alone in it, starts a full
         partition restart); any other node starts raft as a joining node if pending names it,
         and does nothing otherwise. Membership is the stable key's, which lags the raft
@@ -1050,7 +1042,7 @@ _SWITCH_KEYS = (STABLE, PENDING, PLANNED, REDUCE, APPEND, DATA_NODES)
 
 def trigger_invoke(target: Nodes, rev: int, zone_stable: Nodes | None,
                    guarded: bool = True) -> Iif:
-    """The invoke of ``updatePendingAssignmentsKeys`` (REBALANCE.md §3) for an event at `rev`
+    """The invoke of ``updatePendingAssignmentsKeys`` for an event at `rev`
     whose calculated assignments are `target`; `zone_stable` is the stable set the caller
     knows (the zone configuration's), which decides when the metastore has no stable key."""
     stamp = Put(TRIGGER, rev)

@@ -10,21 +10,24 @@ One partition table, two ways of versioning it:
 - **4.1** ("Parallel Independent Migrations", 003 §1): one version per partition. Receivers
   compare partition by partition and may apply part of a table (003 §1.2); whole tables are
   compared by their *stamp*, Hazelcast's 64-bit ``HashUtil.MurmurHash3_x64_64`` of all partition
-  versions (003 §1.3, :func:`stamp`).
+  versions (003 §1.3): the design's rule :func:`partsafe.specs.rules.stamp`, which PAR-STAMP
+  judges by too.
 
 :class:`PartitionTable` keeps both counters under either protocol, with the arithmetic of the
-current source for the per-partition versions (PLANNER.md §1 "Partition version increments";
-TESTS.md ``InternalPartitionImplTest``): every changed replica slot adds 1, a swap of two slots
-adds 2, a migration adds :func:`migration_increment`. The global version rises by 1 per applied
+current source for the per-partition versions (Hazelcast's ``InternalPartitionImpl`` and
+``MigrationInfo.getPartitionVersionIncrement``, pinned by ``InternalPartitionImplTest``): every
+changed replica slot adds 1, a swap of two slots adds 2, a migration adds
+:func:`migration_increment`. The global version rises by 1 per applied
 table update (000 §1.1, §2.1 step 1). ``protocol`` says which counter members compare
 (:func:`accept`).
 
-The master's updates (000 §1.1; PLANNER.md §5): :func:`apply_migration` for a committed
-migration, :func:`fail_migration` for a failed one (000 §2.1 step 4 or the current source, chosen
-by ``rule``), :func:`remove_member` for the repair task's nulls, :func:`promote` for a first backup
-becoming owner, :func:`assign_lost_owner` for a partition whose replicas all left. The lower level
+The master's updates (000 §1.1; Hazelcast's ``MigrationManager``): :func:`apply_migration` for a
+committed migration, :func:`fail_migration` for a failed one (000 §2.1 step 4 or the current
+source, chosen by ``rule``), :func:`remove_member` for the repair task's nulls, :func:`promote`
+for a first backup becoming owner, :func:`assign_lost_owner` for a partition whose replicas all
+left. The lower level
 :func:`set_replicas`, :func:`set_replica` and :func:`swap_replicas` are ``InternalPartitionImpl``'s
-setters. :func:`distance` is ``PartitionTableView.distanceOf`` (TESTS.md).
+setters. :func:`distance` is ``PartitionTableView.distanceOf`` (``PartitionTableViewTest``).
 
 A table is a frozen, hashable value of tuples of strings, ``None`` and ints: every operation
 returns a table and leaves its argument as it was, so tables can be states of an explored model
@@ -33,10 +36,8 @@ and keys of dicts and sets.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from partsafe.refimpl.planner import (
@@ -47,9 +48,9 @@ from partsafe.refimpl.planner import (
     format_replicas,
     parse_replicas,
 )
+from partsafe.specs.rules import stamp
 
 __all__ = [
-    "DEFAULT_MURMUR_SEED",
     "FAILURE_RULES",
     "PROTOCOLS",
     "PartitionTable",
@@ -62,14 +63,11 @@ __all__ = [
     "fail_migration",
     "failure_increment",
     "migration_increment",
-    "murmur_hash3_x64_64",
     "promote",
     "promotion_index",
     "remove_member",
     "set_replica",
     "set_replicas",
-    "stamp",
-    "stamp_bytes",
     "swap_replicas",
 ]
 
@@ -78,152 +76,15 @@ __all__ = [
 PROTOCOLS: tuple[str, ...] = ("3.7", "4.1")
 
 #: How a failed migration or commit raises the version (:func:`fail_migration`): ``"source"`` is
-#: the current source (PLANNER.md §1, §5), ``"design"`` is 000 §2.1 step 4.
+#: the current source (Hazelcast's ``MigrationManager``), ``"design"`` is 000 §2.1 step 4.
 FAILURE_RULES: tuple[str, ...] = ("source", "design")
 
-#: ``com.hazelcast.internal.util.HashUtil.DEFAULT_MURMUR_SEED``, the seed
-#: ``HashUtil.MurmurHash3_x64_64(byte[], int, int)`` hashes with (:func:`murmur_hash3_x64_64`).
-DEFAULT_MURMUR_SEED = 0x01000193
-
-_INT_MIN = -(2**31)
 _INT_MAX = 2**31 - 1
 
 
 class PartitionTableError(ValueError):
     """A malformed table, an unknown protocol or rule, or an update the master would not make
     (a promotion with an owner present, a lost-owner assignment with a replica left)."""
-
-
-# --- the stamp (003 §1.3) ----------------------------------------------------------------------
-
-
-def stamp_bytes(versions: Sequence[int]) -> bytes:
-    """The byte array ``calculateStamp`` hashes (003 §1.3): 4 bytes per partition, the version of
-    partition ``p`` written big-endian (``Bits.writeIntB``) at offset ``p * 4``.
-
-    A version is a Java ``int``: values outside ``-2**31 .. 2**31 - 1`` are rejected, negative
-    ones are written in two's complement as Java would.
-    """
-    out = bytearray(4 * len(versions))
-    for p, v in enumerate(versions):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise PartitionTableError(f"version of partition {p} is {v!r}, not an int")
-        if not _INT_MIN <= v <= _INT_MAX:
-            raise PartitionTableError(f"version {v} of partition {p} does not fit a Java int")
-        struct.pack_into(">i", out, 4 * p, v)
-    return bytes(out)
-
-
-# ``HashUtil.MurmurHash3_x64_64``'s constants: the start values of h1 and h2 (each XORed with the
-# seed), the start values of the mixing constants c1 and c2 and how they move on after each
-# 16-byte block, and the per-block additions to h1 and h2.
-_M64 = (1 << 64) - 1
-_H1_START = 0x9368E53C2F6AF274
-_H2_START = 0x586DCD208F7CD3FD
-_C1_START = 0x87C37B91114253D5
-_C2_START = 0x4CF5AD432745937F
-_C1_ADD = 0x7B7D159C
-_C2_ADD = 0x6BCE6396
-_H1_ADD = 0x52DCE729
-_H2_ADD = 0x38495AB5
-
-
-def _fmix64(k: int) -> int:
-    """``HashUtil.MurmurHash3_fmix(long)``, the 64-bit finalisation mix (unsigned arithmetic)."""
-    k ^= k >> 33
-    k = (k * 0xFF51AFD7ED558CCD) & _M64
-    k ^= k >> 33
-    k = (k * 0xC4CEB9FE1A85EC53) & _M64
-    return k ^ (k >> 33)
-
-
-def murmur_hash3_x64_64(data: bytes, seed: int = DEFAULT_MURMUR_SEED) -> int:
-    """``com.hazelcast.internal.util.HashUtil.MurmurHash3_x64_64`` (``com.hazelcast.util.HashUtil``
-    before 4.0) over all of ``data`` with a Java ``int`` seed, as a signed Java ``long``.
-
-    This is not the published MurmurHash3 x64 128 (``mmh3.hash64``) cut to 64 bits: Hazelcast
-    kept an early draft of MurmurHash3 ("bmix"). Each 16-byte block is read as two
-    little-endian longs (``EndiannessUtil.readLongL``) and mixed as::
-
-        k1 *= c1; k1 = rotl(k1, 23); k1 *= c2; h1 ^= k1; h1 += h2
-        h2 = rotl(h2, 41)
-        k2 *= c2; k2 = rotl(k2, 23); k2 *= c1; h2 ^= k2; h2 += h1
-        h1 = h1 * 3 + 0x52dce729; h2 = h2 * 3 + 0x38495ab5
-        c1 = c1 * 5 + 0x7b7d159c; c2 = c2 * 5 + 0x6bce6396
-
-    from ``h1 = 0x9368e53c2f6af274 ^ seed``, ``h2 = 0x586dcd208f7cd3fd ^ seed``,
-    ``c1 = 0x87c37b91114253d5``, ``c2 = 0x4cf5ad432745937f``. The 1 to 15 tail bytes are XORed
-    into k1 (bytes 0-7) and k2 (bytes 8-14) *sign-extended* (Java ``(long) byte << 8 * i``), then
-    mixed once more like a block, without moving c1 and c2 on. The end:
-    ``h2 ^= len; h1 += h2; h2 += h1; h1 = fmix(h1); h2 = fmix(h2); return h1 + h2``.
-    All arithmetic wraps at 64 bits.
-    """
-    if isinstance(seed, bool) or not isinstance(seed, int) or not _INT_MIN <= seed <= _INT_MAX:
-        raise PartitionTableError(f"seed {seed!r} is not a Java int")
-    n = len(data)
-    s = seed & _M64  # a Java int widened to long: sign-extended
-    h1 = _H1_START ^ s
-    h2 = _H2_START ^ s
-    c1 = _C1_START
-    c2 = _C2_START
-    body = n & ~15
-    words = struct.unpack_from(f"<{body // 8}Q", data)
-    for i in range(0, len(words), 2):
-        k1 = (words[i] * c1) & _M64
-        k1 = (((k1 << 23) | (k1 >> 41)) * c2) & _M64
-        h1 = ((h1 ^ k1) + h2) & _M64
-        h2 = ((h2 << 41) | (h2 >> 23)) & _M64
-        k2 = (words[i + 1] * c2) & _M64
-        k2 = (((k2 << 23) | (k2 >> 41)) * c1) & _M64
-        h2 = ((h2 ^ k2) + h1) & _M64
-        h1 = (h1 * 3 + _H1_ADD) & _M64
-        h2 = (h2 * 3 + _H2_ADD) & _M64
-        c1 = (c1 * 5 + _C1_ADD) & _M64
-        c2 = (c2 * 5 + _C2_ADD) & _M64
-    if n & 15:
-        k1 = k2 = 0
-        for i, b in enumerate(data[body:]):
-            widened = ((b - 256 if b & 0x80 else b) << (8 * (i & 7))) & _M64
-            if i < 8:
-                k1 ^= widened
-            else:
-                k2 ^= widened
-        k1 = (k1 * c1) & _M64
-        k1 = (((k1 << 23) | (k1 >> 41)) * c2) & _M64
-        h1 = ((h1 ^ k1) + h2) & _M64
-        h2 = ((h2 << 41) | (h2 >> 23)) & _M64
-        k2 = (k2 * c2) & _M64
-        k2 = (((k2 << 23) | (k2 >> 41)) * c1) & _M64
-        h2 = ((h2 ^ k2) + h1) & _M64
-        h1 = (h1 * 3 + _H1_ADD) & _M64
-        h2 = (h2 * 3 + _H2_ADD) & _M64
-    h2 ^= n
-    h1 = (h1 + h2) & _M64
-    h2 = (h2 + h1) & _M64
-    h = (_fmix64(h1) + _fmix64(h2)) & _M64
-    return h - (1 << 64) if h >> 63 else h
-
-
-@lru_cache(maxsize=1 << 16)
-def _cached_stamp(versions: tuple[int, ...]) -> int:
-    return murmur_hash3_x64_64(stamp_bytes(versions), DEFAULT_MURMUR_SEED)
-
-
-def stamp(versions: Sequence[int]) -> int:
-    """``PartitionStampUtil.calculateStamp`` (003 §1.3): Hazelcast's
-    ``HashUtil.MurmurHash3_x64_64(byte[], 0, len)`` (:func:`murmur_hash3_x64_64`, seed
-    ``HashUtil.DEFAULT_MURMUR_SEED = 0x01000193``) of :func:`stamp_bytes`, a signed Java ``long``.
-
-    The hash is Hazelcast's own early-draft MurmurHash3, not the published x64 128 cut to 64 bits,
-    so the numbers are the ones a real member computes and prints. Results are cached by the tuple
-    of versions (the explorer asks for the stamp of the same tables again and again); a sequence
-    holding anything but plain ``int`` s bypasses the cache, so that ``True`` or ``1.0`` is still
-    rejected by :func:`stamp_bytes` rather than found equal to a cached ``1``.
-    """
-    key = tuple(versions)
-    if all(type(v) is int for v in key):
-        return _cached_stamp(key)
-    return murmur_hash3_x64_64(stamp_bytes(key), DEFAULT_MURMUR_SEED)
 
 
 # --- validation -----------------------------------------------------------------------------------
@@ -289,7 +150,8 @@ class PartitionTable:
     """The master's partition table (000 §1; 003 §1), an immutable, hashable value.
 
     ``replicas[p]`` is partition ``p``'s replica array (index 0 the owner, ``None`` an empty
-    index; PLANNER.md §1), all of one length (``MAX_REPLICA_COUNT`` = 7 by default).
+    index; Hazelcast's ``InternalPartition``), all of one length (``MAX_REPLICA_COUNT`` = 7 by
+    default).
     ``versions[p]`` is partition ``p``'s version (003 §1.2), ``version`` the global version
     (000 §1.1). ``protocol`` (``"3.7"`` or ``"4.1"``) says which of the two the members compare;
     both are kept under either.
@@ -353,7 +215,7 @@ class PartitionTable:
         reads it; shorter arrays are padded with ``None`` to ``replica_count``).
 
         It is :meth:`initial` followed by ``setReplicas`` on every partition, so each partition's
-        version is its number of non-empty indices (TESTS.md ``InternalPartitionImplTest``: a
+        version is its number of non-empty indices (Hazelcast's ``InternalPartitionImplTest``: a
         first assignment of one slot gives 1), and the assignment is one table update: the
         global version is 1, or 0 if nothing was assigned (000 §1.1).
         """
@@ -383,7 +245,8 @@ class PartitionTable:
 
     @property
     def stamp(self) -> int:
-        """The partition table stamp, :func:`stamp` of ``versions`` (003 §1.3). Defined under
+        """The partition table stamp, :func:`~partsafe.specs.rules.stamp` of ``versions`` (003
+        §1.3). Defined under
         both protocols; only 4.1 members compare it."""
         return stamp(self.versions)
 
@@ -437,7 +300,7 @@ class PartitionTable:
         return "\n".join(lines)
 
 
-# --- low-level setters (InternalPartitionImpl; TESTS.md) ----------------------------------------
+# --- low-level setters (InternalPartitionImpl; InternalPartitionImplTest) ------------------------
 
 
 def changed_slots(old: Sequence[str | None], new: Sequence[str | None]) -> int:
@@ -469,7 +332,7 @@ def _same_length(table: PartitionTable, partition_id: int, arr: Replicas, what: 
 def set_replicas(table: PartitionTable, partition_id: int,
                  replicas: Sequence[str | None]) -> PartitionTable:
     """``InternalPartitionImpl.setReplicas``: the partition's version rises by the number of
-    changed slots, +0 if none changed (TESTS.md ``InternalPartitionImplTest``). A change is one
+    changed slots, +0 if none changed (``InternalPartitionImplTest``). A change is one
     table update for the global version (000 §1.1)."""
     pid = table._pid(partition_id)
     arr = _check_replicas(replicas, "replicas")
@@ -483,7 +346,7 @@ def set_replicas(table: PartitionTable, partition_id: int,
 def set_replica(table: PartitionTable, partition_id: int, index: int,
                 member: str | None) -> PartitionTable:
     """``InternalPartitionImpl.setReplica``: +1 if the index changes, +0 if it already holds
-    ``member`` (TESTS.md ``InternalPartitionImplTest``)."""
+    ``member`` (``InternalPartitionImplTest``)."""
     pid = table._pid(partition_id)
     old = table.replicas[pid]
     _check_count(index, "index", 0, len(old) - 1)
@@ -495,8 +358,8 @@ def set_replica(table: PartitionTable, partition_id: int, index: int,
 def swap_replicas(table: PartitionTable, partition_id: int, index1: int,
                   index2: int) -> PartitionTable:
     """``InternalPartitionImpl.swapReplicas``: exchange two indices; the version rises by 2
-    whatever the indices hold, as in the source (TESTS.md: ``swapReplicas(1,0)`` gives +2;
-    PLANNER.md §6 ``processPromotionCommitResult``)."""
+    whatever the indices hold, as in the source (``InternalPartitionImplTest``:
+    ``swapReplicas(1,0)`` gives +2; ``MigrationManager.processPromotionCommitResult``)."""
     pid = table._pid(partition_id)
     old = table.replicas[pid]
     _check_count(index1, "index1", 0, len(old) - 1)
@@ -508,13 +371,12 @@ def swap_replicas(table: PartitionTable, partition_id: int, index1: int,
     return _update(table, pid, tuple(new), 2)
 
 
-# --- the master's updates (000 §1.1, §2.1; PLANNER.md §1, §5) -----------------------------------
+# --- the master's updates (000 §1.1, §2.1; Hazelcast's MigrationManager) -----------------------
 
 
 def migration_increment(decision: Decision) -> int:
-    """``MigrationInfo.getPartitionVersionIncrement()`` (PLANNER.md §1 "Partition version
-    increments"): 1, plus 1 if ``source_new_index > -1``, plus 1 if
-    ``destination_current_index > -1``; the number of slots the migration changes. A clear
+    """``MigrationInfo.getPartitionVersionIncrement()``: 1, plus 1 if ``source_new_index > -1``,
+    plus 1 if ``destination_current_index > -1``; the number of slots the migration changes. A clear
     (``destination is None``) gives 1, as its ``setReplica(index, null)`` does."""
     return (1 + (1 if decision.source_new_index > -1 else 0)
             + (1 if decision.destination_current_index > -1 else 0))
@@ -522,10 +384,11 @@ def migration_increment(decision: Decision) -> int:
 
 def apply_migration(table: PartitionTable, partition_id: int,
                     decision: Decision) -> PartitionTable:
-    """A committed migration (000 §2.1 step 3; PLANNER.md §1, §5): the partition's replicas
-    become :func:`partsafe.refimpl.planner.apply` of the decision, its version rises by
-    :func:`migration_increment` (``getFinalPartitionVersion() = initial + increment``), and the
-    global version by 1 (000 §2.1 step 1 "increases the partition table version by 1").
+    """A committed migration (000 §2.1 step 3; ``MigrationManager.applyMigration``): the
+    partition's replicas become :func:`partsafe.refimpl.planner.apply` of the decision, its
+    version rises by :func:`migration_increment` (``getFinalPartitionVersion() = initial +
+    increment``), and the global version by 1 (000 §2.1 step 1 "increases the partition table
+    version by 1").
 
     Like ``applyMigration`` this does not check that the members sit where the decision says;
     :func:`changed_slots` of the two arrays equals the increment when they do.
@@ -549,12 +412,13 @@ def fail_migration(table: PartitionTable, partition_id: int, decision: Decision,
                    rule: str) -> PartitionTable:
     """A failed migration or commit: the replicas stay, the versions rise.
 
-    - ``rule="source"``, the current source (PLANNER.md §1 "On a failed migration or commit",
-      §5 ``MigrationPlanTask``; also what a new master does to an active migration it marks
-      FAILED): the partition's version rises by ``migration_increment(decision) + 1``.
+    - ``rule="source"``, the current source (Hazelcast's ``MigrationManager`` on a failed
+      migration or commit, ``MigrationPlanTask``; also what a new master does to an active
+      migration it marks FAILED): the partition's version rises by
+      ``migration_increment(decision) + 1``.
     - ``rule="design"``, 000 §2.1 step 4: "MASTER does not update its partition table but it
       increments its partition table [version] by 2". Under 4.1 the +2 goes to the partition's
-      version (PLANNER.md §7).
+      version (003 §1.2).
 
     The global version rises by the same amount. Under 3.7 a commit raises the global version
     by 1, so +2 stays above any version a destination that applied the commit can hold. Under
@@ -568,7 +432,7 @@ def fail_migration(table: PartitionTable, partition_id: int, decision: Decision,
 
 
 def remove_member(table: PartitionTable, member: str) -> PartitionTable:
-    """The repair task's first step (PLANNER.md §5 ``RepairPartitionTableTask``; 000 §1.1 "assigns
+    """The repair task's first step (Hazelcast's ``RepairPartitionTableTask``; 000 §1.1 "assigns
     NULL to a ... replica index ... when the corresponding node ... has left"): every index
     ``member`` holds becomes ``None``, the owner's included (:func:`promote` fills it later).
     Each nulled slot adds 1 to its partition's version; the removal is one table update for the
@@ -601,7 +465,7 @@ def promotion_index(table: PartitionTable, partition_id: int) -> int:
 
 def promote(table: PartitionTable, partition_id: int) -> PartitionTable:
     """A promotion (000 §1.1: the first backup "promotes itself as the partition owner only when
-    it receives the updated partition table from master"; PLANNER.md §5, §6): the partition has
+    it receives the updated partition table from master"; ``MigrationManager``): the partition has
     no owner, and its first non-empty backup index ``j`` is swapped with index 0,
     ``swapReplicas(0, j)``: +2 on the partition's version, +1 on the global version.
 
@@ -621,7 +485,7 @@ def promote(table: PartitionTable, partition_id: int) -> PartitionTable:
 
 def assign_lost_owner(table: PartitionTable, partition_id: int, member: str) -> PartitionTable:
     """A new owner for a partition whose owner and backups all left (000 §1.1 third case;
-    PLANNER.md §5 ``assignLostPartitionOwner``): ``setReplica(0, member)``, +1 on the partition's
+    ``MigrationManager.assignLostPartitionOwner``): ``setReplica(0, member)``, +1 on the partition's
     version and on the global version. Raises :class:`PartitionTableError` if some index still
     holds a replica (then the partition is promoted instead)."""
     pid = table._pid(partition_id)
@@ -646,14 +510,15 @@ def _check_comparable(a: PartitionTable, b: PartitionTable) -> None:
 
 
 def distance(a: PartitionTable, b: PartitionTable) -> int:
-    """``a.distanceOf(b)``, ``PartitionTableView.distanceOf`` (TESTS.md ``PartitionTableViewTest``;
-    used to pick the nearest persistence snapshot, PLANNER.md §5 step 2).
+    """``a.distanceOf(b)``, ``PartitionTableView.distanceOf`` (``PartitionTableViewTest``; used
+    to pick the nearest persistence snapshot when a cluster restarts from persistence).
 
     Summed over partitions and indices ``i``: 0 where both hold the same (or both are empty);
     ``MAX_REPLICA_COUNT`` (7) where exactly one is empty; where both hold different members,
     ``|j - i|`` if ``a``'s member sits at index ``j`` of ``b``'s array, else 7. So identical
     tables give 0, swapping indices 0 and 1 of one partition gives 2, nulling ``k`` indices of
-    one partition gives ``7 * k`` (the rows TESTS.md lists). Versions are not compared.
+    one partition gives ``7 * k`` (the rows ``PartitionTableViewTest`` checks). Versions are not
+    compared.
     """
     _check_comparable(a, b)
     total = 0

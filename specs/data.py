@@ -1,5 +1,5 @@
 """Replica data and graceful shutdown specs (Hazelcast 3.7, seeds 000 and 004), and the
-quiescence check that the table reaches the planner's target.
+quiescence check that the table reaches a target the master's repartitioning would keep.
 
 These monitors follow what the events say about the cluster:
 
@@ -18,10 +18,9 @@ publication showed.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 
-from partsafe.refimpl.planner import Replicas, plan
-from partsafe.refimpl.repartition import repartition
 from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
@@ -43,6 +42,9 @@ from partsafe.traces.events import (
     ShutdownRequested,
     ShutdownRequestHandled,
 )
+
+#: one partition's replica array: index 0 the owner, then the backups, ``None`` an empty index
+Replicas = tuple[str | None, ...]
 
 #: the current table: per partition ``(version, replicas)``, with the global version for 3.7
 Table = tuple[int | None, Pairs]
@@ -312,16 +314,72 @@ def view_after(views: Pairs, event: Event) -> Pairs:
     return views
 
 
-class Target(BackupsMonitor):
-    """PT-TARGET: once faults stop, the table reaches the planner's target.
+def target_breach(current: Sequence[Replicas], eligible: Sequence[str], backups: int) -> str | None:
+    """What keeps `current` from being a table the master's repartitioning would keep, or None.
 
-    000 §3.2, PLANNER.md §5: the master repartitions after every change until planning finds
-    nothing to do. Judged at quiescence on the current table and the member list of the master
-    that published it last: no replica names a member that ended or is leaving, every partition
-    has an owner, and planning toward the repartitioning of the table over that master's live
-    members not leaving (in its list's age order) makes no decision (a target the planner reaches
-    only through a cycle is kept as it is, 000 §3.2.1). Not judged while that master's list is
-    unknown. State: current table, roster, member lists, the last publisher.
+    000 §3.2 step 3 ("Run regular repartitioning algorithm") and 004: the master assigns every
+    partition to the members that are not leaving, with backups + 1 replicas where there are
+    enough members, spread evenly, and plans migrations toward that until there is nothing left
+    to do; migrations that only pass replicas round within a partition are cancelled (000
+    §3.2.1), so what the design fixes at the end is, per partition, which members hold it, not
+    at which index. Derived from that statement alone, without the repartitioning or the
+    planner of the reference implementation, with ``E = len(eligible)``, ``P`` partitions and
+    ``r = min(backups + 1, E)``:
+
+    - every replica names an eligible member, and every partition has an owner;
+    - no member holds two indices of one partition;
+    - every partition names exactly ``r`` members, at the hottest indices ``0 .. r-1``;
+    - every eligible member holds ``floor(r*P/E)`` or ``ceil(r*P/E)`` replicas in all.
+
+    The first breach found is described, partition by partition, then member by member in the
+    order of `eligible`.
+    """
+    allowed = set(eligible)
+    needed = min(backups + 1, len(eligible))
+    for p, arr in enumerate(current):
+        gone = [r for r in arr if r is not None and r not in allowed]
+        if gone:
+            return (f"partition {p} {_names(arr)} still names {', '.join(gone)}, which "
+                    "ended, is leaving or is no member of the master's list")
+        if not arr or arr[0] is None:
+            return f"partition {p} {_names(arr)} has no owner"
+        named = [r for r in arr if r is not None]
+        twice = sorted(m for m, n in Counter(named).items() if n > 1)
+        if twice:
+            return (f"partition {p} {_names(arr)} names {', '.join(twice)} at two replica "
+                    "indices")
+        if len(named) != needed:
+            return (f"partition {p} {_names(arr)} has {len(named)} replica(s), where "
+                    f"{needed} are required ({backups} backup(s), {len(eligible)} member(s) "
+                    "not leaving)")
+        gap = next((i for i in range(needed) if arr[i] is None), None)
+        if gap is not None:
+            return (f"partition {p} {_names(arr)} leaves replica index {gap} empty while a "
+                    "colder index holds a replica")
+    held = Counter(r for arr in current for r in arr if r is not None)
+    low, extra = divmod(needed * len(current), len(eligible))
+    high = low + (1 if extra else 0)
+    for m in eligible:
+        if not low <= held[m] <= high:
+            bound = f"{low}" if low == high else f"{low} or {high}"
+            return (f"{m} holds {held[m]} replica(s) of the {len(current)} partition(s), where "
+                    f"each of the {len(eligible)} member(s) not leaving holds {bound} "
+                    f"({needed} replica(s) per partition)")
+    return None
+
+
+class Target(BackupsMonitor):
+    """PT-TARGET: once faults stop, the table is one the master's repartitioning keeps.
+
+    000 §3.2 and Hazelcast's ``MigrationManager``: the master repartitions after every change
+    until planning finds nothing to do. Judged at quiescence on the current table (the most
+    recent one published) and the member list of the master that published it last: over that
+    master's live members that are not leaving, the table must have the shape and balance
+    :func:`target_breach` states. The expected values come from the design's statement, not
+    from the repartitioning and the planner of the reference implementation, so that a
+    repartitioning or a planner that stops short (a missing backup, a member left out, an
+    uneven spread) breaks this spec rather than agreeing with it. Not judged while that
+    master's list is unknown. State: current table, roster, member lists, the last publisher.
     """
 
     spec = "PT-TARGET"
@@ -346,23 +404,8 @@ class Target(BackupsMonitor):
         eligible = [m for m in view if m not in roster[1] and m not in roster[2]]
         if not eligible:
             return None
-        current = [replicas[p] for p in range(len(replicas))]
-        for p, arr in enumerate(current):
-            gone = [r for r in arr if r is not None and r not in eligible]
-            if gone:
-                return (f"partition {p} {_names(arr)} still names {', '.join(gone)}, which "
-                        "ended, is leaving or is no member of the master's list")
-            if arr[0] is None:
-                return f"partition {p} {_names(arr)} has no owner"
-        target = repartition(current, eligible, self.backups)
-        for p, (arr, goal) in enumerate(zip(current, target, strict=True)):
-            goal = tuple(goal[:len(arr)]) + (None,) * (len(arr) - len(goal))
-            pending = plan(arr, goal, partition_id=p).decisions
-            if pending:
-                return (f"partition {p} is {_names(arr)}, but planning toward "
-                        f"{_names(goal)} over {', '.join(eligible)} still has "
-                        f"{len(pending)} decision(s) to make")
-        return None
+        return target_breach([replicas[p] for p in range(len(replicas))], eligible,
+                             self.backups)
 
 
 # --- SHUT-ONLY-SOURCE, SHUT-LEAVE-EMPTY, SHUT-NO-LOSS --------------------------------------------
@@ -544,12 +587,13 @@ register(Spec(
               "keeps it after the commit, holds a copy no one updates: stale reads after a "
               "later promotion, and memory that is never given back."))
 register(Spec(
-    id="PT-TARGET", title="The table reaches the planner's target",
+    id="PT-TARGET", title="The table reaches the repartitioning's target",
     statement="Once nothing but faults can happen, the current table names only live members "
-              "that are not leaving, every partition has an owner, and planning toward its "
-              "repartitioning over those members makes no decision.",
-    seed="000", section="§3.2 Migration Planning; PLANNER.md §5", kind="event monitor "
-    "(quiescence)", monitor=Target,
+              "that are not leaving, every partition has an owner and exactly min(backups + 1, "
+              "members) distinct replicas at its hottest indices, and every such member holds "
+              "floor or ceil of (replicas x partitions / members) replicas in all.",
+    seed="000", section="§3.2 Migration Planning; Hazelcast's MigrationManager",
+    kind="event monitor (quiescence)", monitor=Target,
     rationale="Planning restarts after every change (stateless); a master that stops before the "
               "target leaves partitions without backups or members without their share."))
 register(Spec(

@@ -1,4 +1,4 @@
-"""Ignite 3 rebalance specs (seed 001, IGNITE-16668; ../shared/ignite/INVARIANTS.md).
+"""Ignite 3 rebalance specs (seed 001, IGNITE-16668; the invariants S1 to S8 and L1 to L3).
 
 Each monitor watches the events of the metastore (`metastore_invoke`, `assignments_changed`) and of
 raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Monitor
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import NamedTuple, cast
 
-from partsafe.refimpl.ignite import calculate_assignments
 from partsafe.refimpl.metastore import (
     APPEND,
     DATA_NODES,
@@ -24,6 +23,7 @@ from partsafe.refimpl.metastore import (
 )
 from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
+from partsafe.specs.rules import calculate_assignments
 from partsafe.traces.events import (
     AssignmentsChanged,
     Event,
@@ -48,7 +48,7 @@ def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
 
 
 class OneLeader(Monitor):
-    """IGN-ONE-LEADER (INVARIANTS.md S1): at most one raft leader per term. A full partition
+    """IGN-ONE-LEADER (invariant S1): at most one raft leader per term. A full partition
     restart (every peer of stable restarted in memory and reports EMPTY, seed 001) starts the
     group again from term 0 with nothing of the old one left, so it forgets the old leaders."""
 
@@ -79,7 +79,7 @@ RESTARTED, REMOVED = 1, 2
 
 
 class Restart(Monitor):
-    """IGN-RESTART (INVARIANTS.md S2): no leader counts a vote that a node restarted with
+    """IGN-RESTART (invariant S2): no leader counts a vote that a node restarted with
     in-memory storage granted after its restart, until a configuration without it and then one
     with it were put in place. A node that restarts outside the peers (the latest configuration
     put in place leaves it out: removed for an earlier restart, or never a peer) has the first
@@ -177,7 +177,7 @@ def _carried(keys: Pairs, node: str) -> bool:
 
 
 class NoLostReduction(Monitor):
-    """IGN-NO-LOST-REDUCTION (INVARIANTS.md S8): once a node's removal is requested, it stays
+    """IGN-NO-LOST-REDUCTION (invariant S8): once a node's removal is requested, it stays
     recorded (in switch.reduce, or in a pending or planned assignment without the node) until a
     stable assignment without the node is written; no write may drop it.
 
@@ -229,7 +229,7 @@ class NoLostReduction(Monitor):
 
 
 class StaleTrigger(Monitor):
-    """IGN-STALE-TRIGGER (INVARIANTS.md S5): every write of the change trigger is strictly
+    """IGN-STALE-TRIGGER (invariant S5): every write of the change trigger is strictly
     greater than its previous value: a stale trigger event never writes."""
 
     spec = "IGN-STALE-TRIGGER"
@@ -294,10 +294,16 @@ class _Converge(NamedTuple):
 
 
 class Converge(Monitor):
-    """IGN-CONVERGE (INVARIANTS.md L1): once faults stop, while a live leader of the latest
+    """IGN-CONVERGE (invariant L1): once faults stop, while a live leader of the latest
     configuration exists and the configuration keeps a live majority, stable equals the
     calculated assignments of the data nodes, and pending, planned and both switch keys are
-    empty."""
+    empty.
+
+    The calculated assignments are a rule of the design, not protocol behaviour:
+    :func:`partsafe.specs.rules.calculate_assignments` (rendezvous hashing over the data nodes),
+    which the rebalance applies too and tests pin. This spec takes the data nodes from the
+    metastore's own events and judges the stable key the rebalance left there against the rule,
+    so a rebalance that writes any other target, or stops short of it, breaks it."""
 
     spec = "IGN-CONVERGE"
     observes = frozenset({AssignmentsChanged.TYPE, RaftLeader.TYPE, RaftVote.TYPE,
@@ -385,7 +391,7 @@ register(Spec(
     statement="For the partition's raft group and every term, at most one node becomes leader, "
               "restarts of in-memory nodes included; a full partition restart (every peer "
               "restarted empty) starts the group again from term 0.",
-    seed="001", section="Problem (Upd 1); INVARIANTS.md S1", kind="event monitor",
+    seed="001", section="Problem (Upd 1); invariant S1", kind="event monitor",
     monitor=OneLeader,
     rationale="Raft persists term and votedFor so that a node votes once per term. An in-memory "
               "raft node forgets both on restart: it can vote for A in term t, restart, and vote "
@@ -395,7 +401,7 @@ register(Spec(
     statement="No leader counts the vote of a node restarted with in-memory storage until a "
               "configuration without it and then one with it were put in place by a leader; a "
               "full partition restart (every peer empty) is exempt.",
-    seed="001", section="Solution; INVARIANTS.md S2, S2'", kind="event monitor",
+    seed="001", section="Solution; invariants S2, S2'", kind="event monitor",
     monitor=Restart,
     rationale="\"It's possible to remove and then return back the restarting node from the peers "
               "of the corresponding raft group. The peer-removal process should be finished "
@@ -405,7 +411,7 @@ register(Spec(
     statement="Once a node's removal is requested, it stays recorded (in switch.reduce, or as a "
               "pending or planned assignment without the node) until a stable assignment "
               "without the node is written.",
-    seed="001", section="the assignments.planned example; INVARIANTS.md S8",
+    seed="001", section="the assignments.planned example; invariant S8",
     kind="event monitor", monitor=NoLostReduction,
     rationale="With a single planned key, the addition [A,B,C,D] overwrites the reduction "
               "[A,B,D] and no raft reconfiguration takes place: the restarted node stays a "
@@ -415,7 +421,7 @@ register(Spec(
     id="IGN-STALE-TRIGGER", title="A stale trigger never overwrites newer assignments",
     statement="Every write of the change trigger revision is strictly greater than its previous "
               "value: an event older than one already handled writes nothing.",
-    seed="001", section="On assignments.switch.reduce change; INVARIANTS.md S5",
+    seed="001", section="On assignments.switch.reduce change; invariant S5",
     kind="event monitor", monitor=StaleTrigger,
     rationale="Every node handles every watch event; the trigger guard lets the first act and "
               "turns a late or replayed event into OUTDATED_UPDATE_RECEIVED."))
@@ -423,7 +429,7 @@ register(Spec(
     id="IGN-CAS", title="A stale invoke changes nothing",
     statement="An invoke whose revision guards no longer hold (a key it read changed since) "
               "changes no key.",
-    seed="001", section="On rebalance done (retryPreconditions); INVARIANTS.md S6, S7",
+    seed="001", section="On rebalance done (retryPreconditions); invariants S6, S7",
     kind="event monitor", monitor=Cas,
     rationale="The stable switch and the peer removal are read-compute-write loops; only the "
               "revision guards keep a concurrent writer's change from being overwritten."))
@@ -433,7 +439,7 @@ register(Spec(
               "both the latest and the stable configuration keep a live majority, stable "
               "equals the calculated assignments of the data nodes and pending, planned, "
               "switch.reduce and switch.append are empty.",
-    seed="001", section="the design's convergence claim; INVARIANTS.md L1",
+    seed="001", section="the design's convergence claim; invariant L1",
     kind="quiescence check", monitor=Converge,
     rationale="Every trigger must end in a stable switch to its target; keys left behind start "
               "spurious rebalances later."))
@@ -441,7 +447,7 @@ register(Spec(
     id="IGN-FINITE", title="Each trigger leads to finitely many stable switches",
     statement="No reachable cycle of the state graph writes stable: a lasso is a rebalance that "
               "never ends.",
-    seed="001", section="On rebalance done; INVARIANTS.md L3", kind="lasso",
+    seed="001", section="On rebalance done; invariant L3", kind="lasso",
     rationale="A switch.append that the final branch never clears would select the append "
               "branch at every later stable switch, with the same peers, for ever "
-              "(REBALANCE.md §11)."))
+              "(Ignite 3's doStableKeySwitch)."))

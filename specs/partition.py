@@ -2,8 +2,8 @@
 
 PT-VERSION and PAR-STAMP judge the tables members apply; MIG-COMMIT-ORDER and MIG-ATOMIC judge
 the decisions the master and the two participants take on one migration id; PAR-ONE-PER-PARTITION,
-PAR-MAX-PARALLEL and PAR-VERSION judge the master's parallel migration schedule (003 §2.2,
-PLANNER.md §5).
+PAR-MAX-PARALLEL and PAR-VERSION judge the master's parallel migration schedule (003 §2.2;
+Hazelcast's ``MigrationPlanTask``).
 
 Monitor states are small immutable values: frozensets of ``(key, value)`` pairs read and written
 with `lookup` and `assign` of specs/monitor.py, and tuples. A field an event does not carry, or an
@@ -16,10 +16,10 @@ from abc import abstractmethod
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from partsafe.refimpl.partition_table import PartitionTableError, stamp
 from partsafe.specs import data
 from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
+from partsafe.specs.rules import StampError, stamp
 from partsafe.traces.events import (
     Event,
     MemberCrashed,
@@ -134,9 +134,12 @@ class Stamp(Monitor):
     """PAR-STAMP: a table's stamp is the 003 §1.3 stamp of its partition versions.
 
     Judged on every `partition_table_applied` that carries both `partition_versions` and `stamp`:
-    the stamp must equal :func:`partsafe.refimpl.partition_table.stamp` of the versions
-    (Hazelcast's ``HashUtil.MurmurHash3_x64_64``, an early-draft MurmurHash3, of the big-endian
-    versions), the number a real member computes and logs. Stateless.
+    the stamp must equal :func:`partsafe.specs.rules.stamp` of the versions (Hazelcast's
+    ``HashUtil.MurmurHash3_x64_64``, an early-draft MurmurHash3, of the big-endian versions), the
+    number a real member computes and logs. The stamp is a rule of the design, not protocol
+    behaviour: the partition table computes it with the same function, which tests pin to a
+    real member's numbers; what this spec judges is that the stamp a member applies is that of
+    the versions it applies with it. Stateless.
     """
 
     spec = "PAR-STAMP"
@@ -151,7 +154,7 @@ class Stamp(Monitor):
             return state, None
         try:
             expected = stamp(event.partition_versions)
-        except PartitionTableError as exc:
+        except StampError as exc:
             return state, (f"{event.member} applies a partition table with stamp "
                            f"{event.stamp}: {exc}")
         if event.stamp != expected:
@@ -427,7 +430,7 @@ class RejectStale(Monitor):
     """MIG-REJECT-STALE: a participant refuses a migration while it has an undecided one or a
     stale table.
 
-    000 §2.1 (TESTS.md §5): a source or destination starts a migration only if it has no
+    000 §2.1: a source or destination starts a migration only if it has no
     undecided migration (3.7, `serial`; 4.1: none of the same partition, 003 §1.2) and its table
     has the version the migration was planned on. A violation is a ``migration_started`` of role
     source, owner or destination at member M while M started another migration (of the same
@@ -483,8 +486,9 @@ class RejectStale(Monitor):
 
 
 def source_endpoint(event: MigrationStarted) -> str | None:
-    """The member that sends a migration's data (PLANNER.md §5): `source_endpoint` when the event
-    shows it, else `source_member` when its current replica index is 0; otherwise unknown."""
+    """The member that sends a migration's data (the owner, in Hazelcast's ``MigrationManager``):
+    `source_endpoint` when the event shows it, else `source_member` when its current replica
+    index is 0; otherwise unknown."""
     if event.source_endpoint is not None:
         return event.source_endpoint
     if event.source_current_index == 0:
@@ -497,7 +501,7 @@ class _InFlight(Monitor):
 
     A migration is in flight at master M from M's `migration_started(role="master")` until M's
     `migration_committed` or `migration_rolled_back` of it (role master). The plan task waits for
-    every migration it started before the master plans again (PLANNER.md §5), so M's
+    every migration it started before the master plans again (``MigrationPlanTask``), so M's
     `repartitioning` or `migrations_completed` ends all of M's migrations; so does M's crash.
     State: pairs ``((master, migration), (partition, endpoints))``.
     """
@@ -557,13 +561,13 @@ class OnePerPartition(_InFlight):
 class MaxParallel(_InFlight):
     """PAR-MAX-PARALLEL: at most `max_parallel` migrations in flight per member.
 
-    003 §2.2, PLANNER.md §5: the master starts a migration only when its destination and its
-    source endpoint each have fewer than `max_parallel` migrations in flight. Every migration in
-    flight at the master counts once against each of its endpoints that its start event shows:
-    the destination, and the source endpoint (`source_endpoint`, or `source_member` when its
-    current replica index is 0; the owner otherwise, which only `source_endpoint` can show). A
-    violation is a start after which some endpoint has more than `max_parallel` migrations in
-    flight.
+    003 §2.2 and Hazelcast's ``MigrationPlanTask``: the master starts a migration only when its
+    destination and its source endpoint each have fewer than `max_parallel` migrations in
+    flight. Every migration in flight at the master counts once against each of its endpoints
+    that its start event shows: the destination, and the source endpoint (`source_endpoint`, or
+    `source_member` when its current replica index is 0; the owner otherwise, which only
+    `source_endpoint` can show). A violation is a start after which some endpoint has more than
+    `max_parallel` migrations in flight.
     """
 
     spec = "PAR-MAX-PARALLEL"
@@ -621,9 +625,9 @@ MONITORS: tuple[type[Monitor], ...] = (MasterOnly, TableVersion, MostRecent, Sta
 class MigrationStats(PerMember):
     """MIG-STATS: the master's migration statistics add up.
 
-    LOG_FORMATS.md §9: ``Repartitioning cluster data. Migration tasks count: N`` starts a rebalance
-    of N planned migrations (``MigrationStats.markNewRepartition``), and its end logs the
-    statistics: planned = completed + remaining always, and a rebalance that reports all tasks
+    The master's log line ``Repartitioning cluster data. Migration tasks count: N`` starts a
+    rebalance of N planned migrations (``MigrationStats.markNewRepartition``), and its end logs
+    the statistics: planned = completed + remaining always, and a rebalance that reports all tasks
     completed has nothing remaining; the planned count is the N of the member's last
     repartitioning, when that was seen. State: per member, the planned count of its last
     repartitioning.
@@ -712,7 +716,7 @@ register(Spec(
     statement="At the master, no member is the destination or the source endpoint (the source "
               "when it is the owner, else the partition owner) of more than "
               "hazelcast.partition.max.parallel.migrations (default 10) migrations in flight.",
-    seed="003", section="§2.2 Parallel Migrations Mechanism; PLANNER.md §5",
+    seed="003", section="§2.2 Parallel Migrations Mechanism; Hazelcast's MigrationPlanTask",
     kind="event monitor", monitor=MaxParallel,
     rationale="The limit keeps heap use and network load under control during rebalancing; "
               "backup data is sent by the owner, so the owner is the endpoint of a backup "
@@ -781,7 +785,8 @@ register(Spec(
               "planned = completed + remaining; a rebalance reported complete has nothing "
               "remaining, and its planned count is the task count of the repartitioning that "
               "started it.",
-    seed="000", section="§3 (repartitioning); LOG_FORMATS.md §9", kind="event monitor",
+    seed="000", section="§3 (repartitioning); Hazelcast's migration statistics log line",
+    kind="event monitor",
     monitor=MigrationStats,
     rationale="The statistics are what an operator reads to know whether a rebalance finished; "
               "counts that do not add up mean migrations were lost from the plan or counted "

@@ -37,7 +37,6 @@ from partsafe.refimpl.ignite import (
     RequestVote,
     Vote,
     Watch,
-    calculate_assignments,
     trigger_invoke,
 )
 from partsafe.refimpl.metastore import (
@@ -67,6 +66,7 @@ from partsafe.refimpl.metastore import (
 )
 from partsafe.specs import ignite as specs
 from partsafe.specs.monitor import run
+from partsafe.specs.rules import calculate_assignments
 from partsafe.traces.events import (
     AssignmentsChanged,
     MetastoreInvoke,
@@ -136,7 +136,7 @@ def test_calculated_assignments_rank_by_hash() -> None:
     assert calculate_assignments("ABCD", 0, 1) <= three
 
 
-# --- the trigger: ZoneRebalanceUtilUpdateAssignmentsTest's table (INVARIANTS.md §5) -------------
+# --- the trigger: Ignite 3's ZoneRebalanceUtilUpdateAssignmentsTest table -------------------------
 
 A = {k: N({f"node{k}"}) for k in range(1, 5)}
 _ = None
@@ -240,7 +240,7 @@ def test_restart_keeps_peer_variant_starts_raft_with_its_vote_forgotten() -> Non
 def test_a_node_votes_only_for_a_candidate_in_its_configuration() -> None:
     """JRaft's pre-vote: a node ignores a candidate outside its configuration, either half of a
     joint entry counting ("Node {} ignore PreVoteRequest from {} as it is not in conf <{}>.",
-    LOG_FORMATS.md §7), and keeps its term; a candidate inside gets the vote."""
+    JRaft's ``NodeImpl``), and keeps its term; a candidate inside gets the vote."""
     p = proto()
     request = RequestVote(2, 1, 2)
     for log, granted in (((Conf(0, N("A"), None, 0),), False),
@@ -256,9 +256,10 @@ def test_a_node_votes_only_for_a_candidate_in_its_configuration() -> None:
 
 
 def test_a_change_is_done_only_when_the_new_configuration_alone_commits() -> None:
-    """STAGE_JOINT, then STAGE_STABLE (REBALANCE.md §4): the leader A, leaving [A,B,C] for [C],
-    commits the joint entry with A and C, then appends [C] alone; the stable switch starts and A
-    steps down only once C holds that entry, so C never needs a vote of the old peers again."""
+    """STAGE_JOINT, then STAGE_STABLE (JRaft's configuration change): the leader A, leaving
+    [A,B,C] for [C], commits the joint entry with A and C, then appends [C] alone; the stable
+    switch starts and A steps down only once C holds that entry, so C never needs a vote of the
+    old peers again."""
     p = proto()
     c0 = Conf(0, N("ABC"), None, 0)
     joint = Conf(1, N("C"), N("ABC"), 5)
@@ -374,7 +375,8 @@ def switch(p: IgniteRebalance, applied: frozenset[str], s: Store) -> tuple[str, 
 
 
 def test_worked_trace_of_a_reentry() -> None:
-    """REBALANCE.md §8.4: C restarts; [A,B] is applied, then [A,B,C]."""
+    """The restart handler (seed 001 "On in-memory partition restart"): C restarts; [A,B] is
+    applied, then [A,B,C]."""
     for variant, append_left in (("fixed", None), ("ig-source-keeps-append", N("C"))):
         p = proto(variant)
         s = store(stable=N("ABC"), pending=N("AB"), reduce=N("C"), data=N("ABC"))
@@ -689,7 +691,7 @@ def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_c
     leader. B's reduction runs, the operator removes A from the baseline, and the stable switch
     writes stable [A,C], pending [B,C]; B starts raft as a joining node and takes the joint
     entry [B,C]/[A,C]. B restarts in memory outside stable, so the restart handler (which
-    reenters stable members only, INVARIANTS.md S2') starts it again as a joining node; its
+    reenters stable members only, the restart rule S2') starts it again as a joining node; its
     acknowledgement from before the restart commits the joint entry first, so B starts inside
     the committed configuration, which S2'(b) rules out. B then leads term 2, and IGN-RESTART
     breaks. The hazard stays latent at three nodes: no vote is counted twice (S2), and B holds

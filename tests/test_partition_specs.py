@@ -7,7 +7,6 @@ import itertools
 
 import pytest
 
-from partsafe.refimpl.partition_table import stamp
 from partsafe.specs.monitor import Monitor, run
 from partsafe.specs.partition import (
     MONITORS,
@@ -21,6 +20,7 @@ from partsafe.specs.partition import (
     source_endpoint,
 )
 from partsafe.specs.registry import DESIGNS, all_specs, get
+from partsafe.specs.rules import stamp
 from partsafe.traces.events import (
     Event,
     MemberCrashed,

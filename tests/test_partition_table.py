@@ -1,16 +1,16 @@
-"""The partition table value (000 §1, §2.1; 003 §1; PLANNER.md §1, §5; TESTS.md)."""
+"""The partition table value (000 §1, §2.1; 003 §1; Hazelcast's ``InternalPartitionImpl``,
+``MigrationManager`` and their tests)."""
 
 from __future__ import annotations
 
 import dataclasses
-import struct
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_rules import java_stamp
 
 from partsafe.refimpl.partition_table import (
-    DEFAULT_MURMUR_SEED,
     PartitionTable,
     PartitionTableError,
     accept,
@@ -21,239 +21,20 @@ from partsafe.refimpl.partition_table import (
     fail_migration,
     failure_increment,
     migration_increment,
-    murmur_hash3_x64_64,
     promote,
     promotion_index,
     remove_member,
     set_replica,
     set_replicas,
-    stamp,
-    stamp_bytes,
     swap_replicas,
 )
 from partsafe.refimpl.planner import Decision, apply, parse_replicas, plan
+from partsafe.specs.rules import stamp
 
 R = parse_replicas
 PT = PartitionTable
 
-# --- HashUtil.MurmurHash3_x64_64, transcribed line by line from the Java -------------------------
-#
-# A second, deliberately literal reading of ``com.hazelcast.internal.util.HashUtil`` (the
-# ``byte[]`` overload, ``ByteArrayLoadStrategy``): Java ``long`` arithmetic emulated by wrapping
-# every result to a signed 64-bit value, ``>>>`` as an unsigned shift, bytes read as signed Java
-# ``byte`` s, the tail ``switch`` with its fall-through written as a loop from the case down.
-
-
-def _jlong(x: int) -> int:
-    """Wrap to a signed Java ``long``."""
-    x &= (1 << 64) - 1
-    return x - (1 << 64) if x >= 1 << 63 else x
-
-
-def _ushr(x: int, n: int) -> int:
-    """Java ``x >>> n`` on a ``long``."""
-    return _jlong((x & ((1 << 64) - 1)) >> n)
-
-
-def _jbyte(data: bytes, i: int) -> int:
-    """``buf[(int) offset]``: a signed Java ``byte``."""
-    return data[i] - 256 if data[i] >= 128 else data[i]
-
-
-def _read_long_l(data: bytes, off: int) -> int:
-    """``EndiannessUtil.readLongL``: byte ``off`` is the least significant."""
-    return _jlong(sum((_jbyte(data, off + i) & 0xFF) << (8 * i) for i in range(8)))
-
-
-def _java_fmix(k: int) -> int:
-    k ^= _ushr(k, 33)
-    k = _jlong(k * _jlong(0xFF51AFD7ED558CCD))
-    k ^= _ushr(k, 33)
-    k = _jlong(k * _jlong(0xC4CEB9FE1A85EC53))
-    k ^= _ushr(k, 33)
-    return k
-
-
-def java_murmur(data: bytes, seed: int) -> int:
-    """``MurmurHash3_x64_64(loader, data, 0, len, seed)`` as the Java source reads."""
-    length = len(data)
-    tail_start = length & ~(16 - 1)
-    h1 = _jlong(0x9368E53C2F6AF274) ^ seed
-    h2 = _jlong(0x586DCD208F7CD3FD) ^ seed
-    c1 = _jlong(0x87C37B91114253D5)
-    c2 = _jlong(0x4CF5AD432745937F)
-
-    def bmix(k1: int, k2: int) -> None:
-        nonlocal h1, h2
-        k1 = _jlong(k1 * c1)
-        k1 = _jlong((k1 << 23) | _ushr(k1, 64 - 23))
-        k1 = _jlong(k1 * c2)
-        h1 ^= k1
-        h1 = _jlong(h1 + h2)
-        h2 = _jlong((h2 << 41) | _ushr(h2, 64 - 41))
-        k2 = _jlong(k2 * c2)
-        k2 = _jlong((k2 << 23) | _ushr(k2, 64 - 23))
-        k2 = _jlong(k2 * c1)
-        h2 ^= k2
-        h2 = _jlong(h2 + h1)
-        h1 = _jlong(h1 * 3 + 0x52DCE729)
-        h2 = _jlong(h2 * 3 + 0x38495AB5)
-
-    for block in range(0, tail_start, 16):
-        bmix(_read_long_l(data, block), _read_long_l(data, block + 8))
-        c1 = _jlong(c1 * 5 + 0x7B7D159C)
-        c2 = _jlong(c2 * 5 + 0x6BCE6396)
-
-    k1 = k2 = 0
-    case = length & 15
-    for c in range(case, 0, -1):  # case 15 falls through to case 1
-        if c >= 9:
-            k2 ^= _jlong(_jbyte(data, tail_start + c - 1) << (8 * (c - 9)))
-        else:
-            k1 ^= _jlong(_jbyte(data, tail_start + c - 1) << (8 * (c - 1)))
-    if case:
-        bmix(k1, k2)
-
-    h2 ^= length
-    h1 = _jlong(h1 + h2)
-    h2 = _jlong(h2 + h1)
-    h1 = _java_fmix(h1)
-    h2 = _java_fmix(h2)
-    return _jlong(h1 + h2)
-
-
-def java_stamp(versions: list[int]) -> int:
-    """``PartitionStampUtil.calculateStamp``: ``Bits.writeIntB`` of each version at
-    ``partitionId * Integer.BYTES``, then ``HashUtil.MurmurHash3_x64_64(bb, 0, bb.length)``."""
-    bb = bytearray(4 * len(versions))
-    for p, v in enumerate(versions):
-        for i in range(4):
-            bb[4 * p + i] = (v >> (24 - 8 * i)) & 0xFF
-    return java_murmur(bytes(bb), 0x01000193)
-
-
-versions_st = st.lists(st.integers(min_value=0, max_value=2**31 - 1), max_size=40)
-
-
-# --- the stamp (003 §1.3) -------------------------------------------------------------------------
-
-
-def test_stamp_is_the_stamp_a_real_hazelcast_member_computes() -> None:
-    # calculateStamp of an empty table and of versions 1, 2, 3, taken from a real Hazelcast member
-    assert stamp([]) == 9168145165656307917
-    assert stamp([1, 2, 3]) == -8678199626870256215
-    assert java_stamp([]) == 9168145165656307917
-    assert java_stamp([1, 2, 3]) == -8678199626870256215
-
-
-# Computed by the Java of HashUtil.MurmurHash3_x64_64 and Bits.writeIntB (byte[] overload,
-# ByteArrayLoadStrategy), compiled and run on Java 17.
-JAVA_STAMPS: list[tuple[list[int], int]] = [
-    ([0], 8884473748190128367),
-    ([-1], 1078075173422733640),
-    ([0, 0, 0], 43771932531391253),
-    ([2, 2, 1], 982409531139907066),
-    ([1, 2, 3, 4], -7864335391781653257),
-    ([1, 2, 3, 4, 5], -2807833039833918220),
-    ([-(2**31), 2**31 - 1, -7, 0, 9], -2918184683188438940),
-    ([0] * 271, -1991270704151068896),
-    ([1] * 271, -8661523421455686299),
-]
-
-
-@pytest.mark.parametrize(("versions", "expected"), JAVA_STAMPS)
-def test_stamp_pinned_values(versions: list[int], expected: int) -> None:
-    assert DEFAULT_MURMUR_SEED == 0x01000193
-    assert stamp(versions) == expected
-    assert stamp(tuple(versions)) == expected
-    assert java_stamp(versions) == expected
-
-
-# Tails of every kind, bytes with the high bit set (the Java sign-extends them), more than one
-# block: HashUtil.MurmurHash3_x64_64 of these bytes with the default seed, run in Java 17.
-JAVA_HASHES: list[tuple[str, int]] = [
-    ("ff", -7534605271843799917),
-    ("80ff7f01feff0001ab", -8908820318483380903),
-    ("00112233445566778899aabbccddeeff0102030405060708090a0b0c0d0e0f10fe",
-     -6609134864531246941),
-]
-
-
-@pytest.mark.parametrize(("hex_bytes", "expected"), JAVA_HASHES)
-def test_hash_pinned_values_with_odd_tails(hex_bytes: str, expected: int) -> None:
-    data = bytes.fromhex(hex_bytes)
-    assert murmur_hash3_x64_64(data) == expected
-    assert java_murmur(data, DEFAULT_MURMUR_SEED) == expected
-
-
-@settings(max_examples=300)
-@given(st.binary(max_size=80), st.integers(min_value=-(2**31), max_value=2**31 - 1))
-def test_hash_agrees_with_the_java_transcription(data: bytes, seed: int) -> None:
-    assert murmur_hash3_x64_64(data, seed) == java_murmur(data, seed)
-
-
-def test_hash_rejects_a_seed_that_is_not_a_java_int() -> None:
-    with pytest.raises(PartitionTableError, match="seed 2147483648 is not a Java int"):
-        murmur_hash3_x64_64(b"", 2**31)
-    with pytest.raises(PartitionTableError, match="not a Java int"):
-        murmur_hash3_x64_64(b"", True)
-
-
-@settings(max_examples=400)
-@given(versions_st)
-def test_stamp_agrees_with_the_java_transcription(versions: list[int]) -> None:
-    assert stamp(versions) == java_stamp(versions)
-
-
-@pytest.mark.parametrize("n", range(0, 13))
-def test_stamp_agrees_on_every_tail_length(n: int) -> None:
-    # 4 bytes per partition: tails of 0, 4, 8 and 12 bytes, one and more body blocks
-    versions = [(7919 * p + 3) % 1000 for p in range(n)]
-    assert stamp(versions) == java_stamp(versions)
-
-
-def test_cached_stamp_still_rejects_what_equals_a_cached_int() -> None:
-    assert stamp((1, 1)) == java_stamp([1, 1])
-    with pytest.raises(PartitionTableError, match="version of partition 0 is True, not an int"):
-        stamp((True, 1))
-    with pytest.raises(PartitionTableError, match=r"version of partition 1 is 1\.0, not an int"):
-        stamp((1, 1.0))
-
-
-def test_stamp_bytes_layout() -> None:
-    assert stamp_bytes([]) == b""
-    assert stamp_bytes([1, 2, 3]).hex() == "000000010000000200000003"
-    assert stamp_bytes([0x01020304, 0]) == b"\x01\x02\x03\x04\x00\x00\x00\x00"
-    assert stamp_bytes([0, 0, 0x0A0B0C0D])[8:] == b"\x0a\x0b\x0c\x0d"
-    assert stamp_bytes([-1]) == b"\xff\xff\xff\xff"
-    assert stamp([-1]) == murmur_hash3_x64_64(b"\xff\xff\xff\xff", DEFAULT_MURMUR_SEED)
-
-
-@pytest.mark.parametrize("versions", [[1], [1, 2, 3], [7, 0, 5], [300, 2, 65536, 9]])
-def test_big_endian_layout_matters(versions: list[int]) -> None:
-    little = struct.pack(f"<{len(versions)}i", *versions)
-    assert little != stamp_bytes(versions)
-    assert murmur_hash3_x64_64(little, DEFAULT_MURMUR_SEED) != stamp(versions)
-
-
-@settings(max_examples=300)
-@given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=30),
-       st.data())
-def test_any_version_change_changes_the_stamp(versions: list[int], data: st.DataObject) -> None:
-    p = data.draw(st.integers(min_value=0, max_value=len(versions) - 1))
-    delta = data.draw(st.integers(min_value=1, max_value=5))
-    changed = list(versions)
-    changed[p] += delta
-    assert stamp(changed) != stamp(versions)
-
-
-def test_stamp_rejects_what_is_not_a_java_int() -> None:
-    with pytest.raises(PartitionTableError):
-        stamp([2**31])
-    with pytest.raises(PartitionTableError):
-        stamp([-(2**31) - 1])
-    with pytest.raises(PartitionTableError):
-        stamp([True])
+# --- the table's stamp (003 §1.3; the rule and its pins are in test_rules.py) ---------------
 
 
 def test_table_stamp_is_the_stamp_of_its_versions() -> None:
@@ -320,7 +101,7 @@ def test_constructor_validates(fields: dict[str, object]) -> None:
         PT(**fields)  # type: ignore[arg-type]
 
 
-# --- version arithmetic (TESTS.md InternalPartitionImplTest) ------------------------------------
+# --- version arithmetic (InternalPartitionImplTest) ---------------------------------------------
 
 
 def test_set_replicas_counts_changed_slots() -> None:
@@ -363,7 +144,7 @@ def test_swap_replicas_is_plus_two() -> None:
         swap_replicas(t, 0, 1, 1)
 
 
-# --- migrations (PLANNER.md §1) ------------------------------------------------------------------
+# --- migrations (MigrationInfo.getPartitionVersionIncrement) -------------------------------------
 
 
 def D(kind: str, source: str | None, sc: int, sn: int, dest: str | None, dc: int,
@@ -435,7 +216,7 @@ def test_a_plan_raises_the_version_by_its_changed_slots(
     assert t.version == start_version + len(p.decisions)
 
 
-# --- failed migrations (000 §2.1 step 4; PLANNER.md §1) -----------------------------------------
+# --- failed migrations (000 §2.1 step 4; Hazelcast's MigrationManager) ----------------------------
 
 
 @pytest.mark.parametrize(("decision", "current", "after", "increment"), MIGRATIONS)
@@ -475,7 +256,7 @@ def test_fail_migration_rejects_an_unknown_rule() -> None:
         fail_migration(t, 0, D("MOVE", "A", 0, -1, "C", -1, 0), rule="both")
 
 
-# --- repair: remove, promote, lost owner (000 §1.1; PLANNER.md §5) ------------------------------
+# --- repair: remove, promote, lost owner (000 §1.1; Hazelcast's MigrationManager) ----------------
 
 
 def test_remove_member_nulls_every_index_it_holds() -> None:
@@ -532,7 +313,7 @@ def test_a_left_owner_costs_one_plus_two() -> None:
     assert u.version == t.version + 2
 
 
-# --- distance (TESTS.md PartitionTableViewTest) --------------------------------------------------
+# --- distance (PartitionTableViewTest) ------------------------------------------------------------
 
 
 def test_distance_of_identical_tables_is_zero() -> None:
