@@ -13,18 +13,20 @@ One partition table, two ways of versioning it:
   versions (003 §1.3, :func:`stamp`).
 
 :class:`PartitionTable` keeps both counters under either protocol, with the arithmetic of the
-current source for the per-partition versions (PLANNER.md §1 "Partition version increments";
-TESTS.md ``InternalPartitionImplTest``): every changed replica slot adds 1, a swap of two slots
+current source for the per-partition versions (``MigrationInfo.getPartitionVersionIncrement``,
+``InternalPartitionImpl``, pinned by Hazelcast's ``InternalPartitionImplTest``): every changed
+replica slot adds 1, a swap of two slots
 adds 2, a migration adds :func:`migration_increment`. The global version rises by 1 per applied
 table update (000 §1.1, §2.1 step 1). ``protocol`` says which counter members compare
 (:func:`accept`).
 
-The master's updates (000 §1.1; PLANNER.md §5): :func:`apply_migration` for a committed
-migration, :func:`fail_migration` for a failed one (000 §2.1 step 4 or the current source, chosen
-by ``rule``), :func:`remove_member` for the repair task's nulls, :func:`promote` for a first backup
-becoming owner, :func:`assign_lost_owner` for a partition whose replicas all left. The lower level
-:func:`set_replicas`, :func:`set_replica` and :func:`swap_replicas` are ``InternalPartitionImpl``'s
-setters. :func:`distance` is ``PartitionTableView.distanceOf`` (TESTS.md).
+The master's updates (000 §1.1; Hazelcast's ``MigrationManager``): :func:`apply_migration` for a
+committed migration, :func:`fail_migration` for a failed one (000 §2.1 step 4 or the current
+source, chosen by ``rule``), :func:`remove_member` for the repair task's nulls, :func:`promote` for
+a first backup becoming owner, :func:`assign_lost_owner` for a partition whose replicas all
+left. The lower level :func:`set_replicas`, :func:`set_replica` and :func:`swap_replicas` are
+``InternalPartitionImpl``'s setters. :func:`distance` is ``PartitionTableView.distanceOf``
+(pinned by Hazelcast's ``PartitionTableViewTest``).
 
 A table is a frozen, hashable value of tuples of strings, ``None`` and ints: every operation
 returns a table and leaves its argument as it was, so tables can be states of an explored model
@@ -78,7 +80,7 @@ __all__ = [
 PROTOCOLS: tuple[str, ...] = ("3.7", "4.1")
 
 #: How a failed migration or commit raises the version (:func:`fail_migration`): ``"source"`` is
-#: the current source (PLANNER.md §1, §5), ``"design"`` is 000 §2.1 step 4.
+#: the current source (``MigrationManager``: increment + 1), ``"design"`` is 000 §2.1 step 4.
 FAILURE_RULES: tuple[str, ...] = ("source", "design")
 
 #: ``com.hazelcast.internal.util.HashUtil.DEFAULT_MURMUR_SEED``, the seed
@@ -289,7 +291,7 @@ class PartitionTable:
     """The master's partition table (000 §1; 003 §1), an immutable, hashable value.
 
     ``replicas[p]`` is partition ``p``'s replica array (index 0 the owner, ``None`` an empty
-    index; PLANNER.md §1), all of one length (``MAX_REPLICA_COUNT`` = 7 by default).
+    index; 000 §3), all of one length (``MAX_REPLICA_COUNT`` = 7 by default).
     ``versions[p]`` is partition ``p``'s version (003 §1.2), ``version`` the global version
     (000 §1.1). ``protocol`` (``"3.7"`` or ``"4.1"``) says which of the two the members compare;
     both are kept under either.
@@ -353,7 +355,7 @@ class PartitionTable:
         reads it; shorter arrays are padded with ``None`` to ``replica_count``).
 
         It is :meth:`initial` followed by ``setReplicas`` on every partition, so each partition's
-        version is its number of non-empty indices (TESTS.md ``InternalPartitionImplTest``: a
+        version is its number of non-empty indices (Hazelcast's ``InternalPartitionImplTest``: a
         first assignment of one slot gives 1), and the assignment is one table update: the
         global version is 1, or 0 if nothing was assigned (000 §1.1).
         """
@@ -437,7 +439,7 @@ class PartitionTable:
         return "\n".join(lines)
 
 
-# --- low-level setters (InternalPartitionImpl; TESTS.md) ----------------------------------------
+# --- low-level setters (InternalPartitionImpl; Hazelcast's InternalPartitionImplTest) -----------
 
 
 def changed_slots(old: Sequence[str | None], new: Sequence[str | None]) -> int:
@@ -469,7 +471,7 @@ def _same_length(table: PartitionTable, partition_id: int, arr: Replicas, what: 
 def set_replicas(table: PartitionTable, partition_id: int,
                  replicas: Sequence[str | None]) -> PartitionTable:
     """``InternalPartitionImpl.setReplicas``: the partition's version rises by the number of
-    changed slots, +0 if none changed (TESTS.md ``InternalPartitionImplTest``). A change is one
+    changed slots, +0 if none changed (Hazelcast's ``InternalPartitionImplTest``). A change is one
     table update for the global version (000 §1.1)."""
     pid = table._pid(partition_id)
     arr = _check_replicas(replicas, "replicas")
@@ -483,7 +485,7 @@ def set_replicas(table: PartitionTable, partition_id: int,
 def set_replica(table: PartitionTable, partition_id: int, index: int,
                 member: str | None) -> PartitionTable:
     """``InternalPartitionImpl.setReplica``: +1 if the index changes, +0 if it already holds
-    ``member`` (TESTS.md ``InternalPartitionImplTest``)."""
+    ``member`` (Hazelcast's ``InternalPartitionImplTest``)."""
     pid = table._pid(partition_id)
     old = table.replicas[pid]
     _check_count(index, "index", 0, len(old) - 1)
@@ -495,8 +497,9 @@ def set_replica(table: PartitionTable, partition_id: int, index: int,
 def swap_replicas(table: PartitionTable, partition_id: int, index1: int,
                   index2: int) -> PartitionTable:
     """``InternalPartitionImpl.swapReplicas``: exchange two indices; the version rises by 2
-    whatever the indices hold, as in the source (TESTS.md: ``swapReplicas(1,0)`` gives +2;
-    PLANNER.md §6 ``processPromotionCommitResult``)."""
+    whatever the indices hold, as in the source (``InternalPartitionImplTest``:
+    ``swapReplicas(1,0)`` gives +2; ``MigrationManager.processPromotionCommitResult`` swaps the
+    promoted backup with the owner this way)."""
     pid = table._pid(partition_id)
     old = table.replicas[pid]
     _check_count(index1, "index1", 0, len(old) - 1)
@@ -508,13 +511,12 @@ def swap_replicas(table: PartitionTable, partition_id: int, index1: int,
     return _update(table, pid, tuple(new), 2)
 
 
-# --- the master's updates (000 §1.1, §2.1; PLANNER.md §1, §5) -----------------------------------
+# --- the master's updates (000 §1.1, §2.1; MigrationManager) ------------------------------------
 
 
 def migration_increment(decision: Decision) -> int:
-    """``MigrationInfo.getPartitionVersionIncrement()`` (PLANNER.md §1 "Partition version
-    increments"): 1, plus 1 if ``source_new_index > -1``, plus 1 if
-    ``destination_current_index > -1``; the number of slots the migration changes. A clear
+    """``MigrationInfo.getPartitionVersionIncrement()``: 1, plus 1 if ``source_new_index > -1``,
+    plus 1 if ``destination_current_index > -1``; the number of slots the migration changes. A clear
     (``destination is None``) gives 1, as its ``setReplica(index, null)`` does."""
     return (1 + (1 if decision.source_new_index > -1 else 0)
             + (1 if decision.destination_current_index > -1 else 0))
@@ -522,10 +524,10 @@ def migration_increment(decision: Decision) -> int:
 
 def apply_migration(table: PartitionTable, partition_id: int,
                     decision: Decision) -> PartitionTable:
-    """A committed migration (000 §2.1 step 3; PLANNER.md §1, §5): the partition's replicas
-    become :func:`partsafe.refimpl.planner.apply` of the decision, its version rises by
-    :func:`migration_increment` (``getFinalPartitionVersion() = initial + increment``), and the
-    global version by 1 (000 §2.1 step 1 "increases the partition table version by 1").
+    """A committed migration (000 §2.1 step 3; ``MigrationManager.applyMigration``): the
+    partition's replicas become :func:`partsafe.refimpl.planner.apply` of the decision, its version
+    rises by :func:`migration_increment` (``getFinalPartitionVersion() = initial + increment``),
+    and the global version by 1 (000 §2.1 step 1 "increases the partition table version by 1").
 
     Like ``applyMigration`` this does not check that the members sit where the decision says;
     :func:`changed_slots` of the two arrays equals the increment when they do.
@@ -549,12 +551,13 @@ def fail_migration(table: PartitionTable, partition_id: int, decision: Decision,
                    rule: str) -> PartitionTable:
     """A failed migration or commit: the replicas stay, the versions rise.
 
-    - ``rule="source"``, the current source (PLANNER.md §1 "On a failed migration or commit",
-      §5 ``MigrationPlanTask``; also what a new master does to an active migration it marks
-      FAILED): the partition's version rises by ``migration_increment(decision) + 1``.
+    - ``rule="source"``, the current source (``MigrationManager`` on a failed migration or
+      commit, in ``MigrationPlanTask``; also what a new master's
+      ``FetchMostRecentPartitionTableTask`` does to an active migration it marks FAILED): the
+      partition's version rises by ``migration_increment(decision) + 1``.
     - ``rule="design"``, 000 §2.1 step 4: "MASTER does not update its partition table but it
       increments its partition table [version] by 2". Under 4.1 the +2 goes to the partition's
-      version (PLANNER.md §7).
+      version (the global version became per-partition versions in 003 §1).
 
     The global version rises by the same amount. Under 3.7 a commit raises the global version
     by 1, so +2 stays above any version a destination that applied the commit can hold. Under
@@ -568,8 +571,8 @@ def fail_migration(table: PartitionTable, partition_id: int, decision: Decision,
 
 
 def remove_member(table: PartitionTable, member: str) -> PartitionTable:
-    """The repair task's first step (PLANNER.md §5 ``RepairPartitionTableTask``; 000 §1.1 "assigns
-    NULL to a ... replica index ... when the corresponding node ... has left"): every index
+    """The repair task's first step (``MigrationManager.RepairPartitionTableTask``; 000 §1.1
+    "assigns NULL to a ... replica index ... when the corresponding node ... has left"): every index
     ``member`` holds becomes ``None``, the owner's included (:func:`promote` fills it later).
     Each nulled slot adds 1 to its partition's version; the removal is one table update for the
     global version. A member that holds nothing leaves the table unchanged."""
@@ -601,7 +604,8 @@ def promotion_index(table: PartitionTable, partition_id: int) -> int:
 
 def promote(table: PartitionTable, partition_id: int) -> PartitionTable:
     """A promotion (000 §1.1: the first backup "promotes itself as the partition owner only when
-    it receives the updated partition table from master"; PLANNER.md §5, §6): the partition has
+    it receives the updated partition table from master"; ``RepairPartitionTableTask`` and
+    ``MigrationManager.processPromotionCommitResult``): the partition has
     no owner, and its first non-empty backup index ``j`` is swapped with index 0,
     ``swapReplicas(0, j)``: +2 on the partition's version, +1 on the global version.
 
@@ -621,9 +625,9 @@ def promote(table: PartitionTable, partition_id: int) -> PartitionTable:
 
 def assign_lost_owner(table: PartitionTable, partition_id: int, member: str) -> PartitionTable:
     """A new owner for a partition whose owner and backups all left (000 §1.1 third case;
-    PLANNER.md §5 ``assignLostPartitionOwner``): ``setReplica(0, member)``, +1 on the partition's
-    version and on the global version. Raises :class:`PartitionTableError` if some index still
-    holds a replica (then the partition is promoted instead)."""
+    ``MigrationManager.assignLostPartitionOwner``): ``setReplica(0, member)``, +1 on the
+    partition's version and on the global version. Raises :class:`PartitionTableError` if some
+    index still holds a replica (then the partition is promoted instead)."""
     pid = table._pid(partition_id)
     arr = table.replicas[pid]
     if any(r is not None for r in arr):
@@ -646,14 +650,16 @@ def _check_comparable(a: PartitionTable, b: PartitionTable) -> None:
 
 
 def distance(a: PartitionTable, b: PartitionTable) -> int:
-    """``a.distanceOf(b)``, ``PartitionTableView.distanceOf`` (TESTS.md ``PartitionTableViewTest``;
-    used to pick the nearest persistence snapshot, PLANNER.md §5 step 2).
+    """``a.distanceOf(b)``, ``PartitionTableView.distanceOf`` (Hazelcast's
+    ``PartitionTableViewTest``; ``RedoPartitioningTask`` uses it to pick the nearest persistence
+    snapshot).
 
     Summed over partitions and indices ``i``: 0 where both hold the same (or both are empty);
     ``MAX_REPLICA_COUNT`` (7) where exactly one is empty; where both hold different members,
     ``|j - i|`` if ``a``'s member sits at index ``j`` of ``b``'s array, else 7. So identical
     tables give 0, swapping indices 0 and 1 of one partition gives 2, nulling ``k`` indices of
-    one partition gives ``7 * k`` (the rows TESTS.md lists). Versions are not compared.
+    one partition gives ``7 * k`` (the cases ``PartitionTableViewTest`` asserts). Versions are not
+    compared.
     """
     _check_comparable(a, b)
     total = 0

@@ -1,4 +1,5 @@
-"""The partition table value (000 §1, §2.1; 003 §1; PLANNER.md §1, §5; TESTS.md)."""
+"""The partition table value (000 §1, §2.1; 003 §1; Hazelcast's ``MigrationManager``,
+``InternalPartitionImplTest`` and ``PartitionTableViewTest``)."""
 
 from __future__ import annotations
 
@@ -320,7 +321,7 @@ def test_constructor_validates(fields: dict[str, object]) -> None:
         PT(**fields)  # type: ignore[arg-type]
 
 
-# --- version arithmetic (TESTS.md InternalPartitionImplTest) ------------------------------------
+# --- version arithmetic (Hazelcast's InternalPartitionImplTest) ----------------------------------
 
 
 def test_set_replicas_counts_changed_slots() -> None:
@@ -363,7 +364,7 @@ def test_swap_replicas_is_plus_two() -> None:
         swap_replicas(t, 0, 1, 1)
 
 
-# --- migrations (PLANNER.md §1) ------------------------------------------------------------------
+# --- migrations (MigrationInfo.getPartitionVersionIncrement, MigrationManager.applyMigration) ----
 
 
 def D(kind: str, source: str | None, sc: int, sn: int, dest: str | None, dc: int,
@@ -435,7 +436,7 @@ def test_a_plan_raises_the_version_by_its_changed_slots(
     assert t.version == start_version + len(p.decisions)
 
 
-# --- failed migrations (000 §2.1 step 4; PLANNER.md §1) -----------------------------------------
+# --- failed migrations (000 §2.1 step 4; MigrationManager: increment + 1) -------------------------
 
 
 @pytest.mark.parametrize(("decision", "current", "after", "increment"), MIGRATIONS)
@@ -475,7 +476,7 @@ def test_fail_migration_rejects_an_unknown_rule() -> None:
         fail_migration(t, 0, D("MOVE", "A", 0, -1, "C", -1, 0), rule="both")
 
 
-# --- repair: remove, promote, lost owner (000 §1.1; PLANNER.md §5) ------------------------------
+# --- repair: remove, promote, lost owner (000 §1.1; MigrationManager.RepairPartitionTableTask) ---
 
 
 def test_remove_member_nulls_every_index_it_holds() -> None:
@@ -532,7 +533,7 @@ def test_a_left_owner_costs_one_plus_two() -> None:
     assert u.version == t.version + 2
 
 
-# --- distance (TESTS.md PartitionTableViewTest) --------------------------------------------------
+# --- distance (Hazelcast's PartitionTableViewTest) -----------------------------------------------
 
 
 def test_distance_of_identical_tables_is_zero() -> None:
