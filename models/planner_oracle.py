@@ -1,7 +1,7 @@
 """A Z3 oracle for the migration planner: the least number of migrations of a safe plan.
 
 For one partition, given the `current` replica array and the `target` array (index 0 is the
-owner, a smaller index is *hotter*, ``None`` is an empty index; 000 §3, PLANNER.md §1), the oracle
+owner, a smaller index is *hotter*, ``None`` is an empty index; 000 §3), the oracle
 answers whether *some* sequence of migrations and clears turns `current` into `target` while every
 intermediate array keeps the PLAN safety specs (000 §3.2 "Performing Migrations With Maintaining
 Data Safety"), and what the least number of migrations of such a plan is. It is independent of
@@ -9,7 +9,7 @@ Hazelcast's ``MigrationPlanner``: it searches all plans, so it can tell whether 
 cycle cancelling (000 §3.2.1) and ordering (000 §3.2.2) are ever more conservative or longer than
 necessary.
 
-Steps (PLANNER.md §1, "How one callback changes the partition table", i.e.
+Steps (how one planner callback changes the partition table: Hazelcast's
 ``MigrationManager.applyMigration``), over an array ``S`` of ``n`` indices:
 
 * A **migration** has the six fields of ``MigrationDecisionCallback.migrate``:
@@ -27,13 +27,15 @@ Steps (PLANNER.md §1, "How one callback changes the partition table", i.e.
   and of Hazelcast: 000 §3.1.3 shifts the old holder *down* ("shifted down in the replica
   indices"), atomically only into an empty index (§3.1.3.1), while §3.1.3.2 (the index is
   occupied) is done as two MOVEs; ``MigrationPlanner`` passes a source new index only where
-  ``state[k] == null``, with ``k > i`` asserted in case (e); in the chain helper (PLANNER.md
-  §2) it can only do so at ``cur == i``, where every hotter index already matches the target, so
-  there too the new index is colder. Without it one migration may swap two replicas (``[A, B] ->
-  [B, A]`` in one step), which 000 §3.2.1 rules out ("we can not perform them without decreasing
-  the available replica count"), or move the source up to a hotter index.
-* A **clear** empties one non-empty index. Hazelcast applies clears at once (PLANNER.md §5); they
-  are not migrations and do not count toward a plan's length.
+  ``state[k] == null``, with ``k > i`` asserted in case (e); in the chain helper
+  (``planMigrations(…, currentIndex)``) it can only do so at ``cur == i``, where every hotter
+  index already matches the target, so there too the new index is colder. Without it one
+  migration may swap two replicas (``[A, B] -> [B, A]`` in one step), which 000 §3.2.1 rules out
+  ("we can not perform them without decreasing the available replica count"), or move the source
+  up to a hotter index.
+* A **clear** empties one non-empty index. Hazelcast applies clears at once (``MigrationManager``'s
+  ``MigrationCollector``: ``partition.setReplica(index, null)``); they are not migrations and do
+  not count toward a plan's length.
 
 Safety specs, judged on every array ``S_0 = current, S_1, ..., S_k = target`` (one array per
 step, so after every clear too):
@@ -93,7 +95,7 @@ from partsafe.specs.planner import ARRAY_SPECS, count
 Replicas = tuple[str | None, ...]
 Step = dict[str, object]
 
-#: Replica arrays have 1 to ``InternalPartition.MAX_REPLICA_COUNT`` = 7 indices (PLANNER.md §1).
+#: Replica arrays have 1 to ``InternalPartition.MAX_REPLICA_COUNT`` = 7 indices.
 MAX_REPLICAS = 7
 
 NO_DECREASE = "PLAN-NO-DECREASE"
@@ -107,7 +109,7 @@ SAFETY_SPECS = frozenset({"PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-NO-DUPL
 
 MIGRATION = "migration"
 CLEAR = "clear"
-#: The keys of a step dict (the fields of ``MigrationDecisionCallback.migrate``, PLANNER.md §1).
+#: The keys of a step dict (the fields of Hazelcast's ``MigrationDecisionCallback.migrate``).
 STEP_FIELDS: tuple[str, ...] = ("source", "source_current_index", "source_new_index",
                                 "destination", "destination_current_index",
                                 "destination_new_index")
@@ -263,7 +265,7 @@ def _index(step: Mapping[str, object], key: str, low: int, n: int) -> int:
 def apply_step(array: Sequence[str | None], step: Mapping[str, object],
                members: Iterable[str] | None = None, *,
                strict_shift_down: bool = True) -> Replicas:
-    """The array after one step (PLANNER.md §1, ``MigrationManager.applyMigration``; a clear
+    """The array after one step (``MigrationManager.applyMigration``; a clear
     empties ``source_current_index``). Raises ``ValueError`` if the step is not allowed on
     ``array``; ``members``, if given, are the allowed destinations."""
     s = _array("array", array, distinct=False)
@@ -398,7 +400,7 @@ class _Unrolled:
         self.goals.append(goal)
 
     def extend(self) -> None:
-        """Unroll one more macro step: clears, then one migration (PLANNER.md §1)."""
+        """Unroll one more macro step: clears, then one migration (``applyMigration``)."""
         s, t, n, add = self.arrays[-1], len(self.clears), len(self.current), self.solver.add
         flags = [z3.Bool(f"clear_{t}_{j}") for j in range(n)]
         for j in range(n):
@@ -461,8 +463,8 @@ class _Unrolled:
 
 
 def _clear(source: str | None, index: int) -> Step:
-    """A "just clear this replica index" step (PLANNER.md §1: ``migrate(source, i, -1, null, -1,
-    -1)``)."""
+    """A "just clear this replica index" step (the planner's callback
+    ``migrate(source, i, -1, null, -1, -1)``)."""
     return {"type": CLEAR, "source": source, "source_current_index": index,
             "source_new_index": -1, "destination": None, "destination_current_index": -1,
             "destination_new_index": -1}

@@ -1,5 +1,6 @@
-"""Ignite 3's metastore as the rebalance protocol uses it (seed 001; ../shared/ignite/REBALANCE.md
-§2): a linearizable key-value store with revisions, one atomic conditional invoke, and watches.
+"""Ignite 3's metastore as the rebalance protocol uses it (001, IGNITE-16668; Ignite 3's
+``MetaStorageManager``): a linearizable key-value store with revisions, one atomic conditional
+invoke, and watches.
 
 - Every key holds a value and the revision of its last change; a put or remove makes a new
   revision, one per invoke, and the invoke's changes are one watch event at that revision.

@@ -39,7 +39,7 @@ from partsafe.refimpl.planner import MAX_REPLICA_COUNT, Replicas
 
 __all__ = ["MAX_BACKUP_COUNT", "is_balanced", "repartition"]
 
-#: ``IPartition.MAX_BACKUP_COUNT`` (PLANNER.md §1).
+#: ``IPartition.MAX_BACKUP_COUNT`` (6: ``InternalPartition.MAX_REPLICA_COUNT`` less the owner).
 MAX_BACKUP_COUNT = MAX_REPLICA_COUNT - 1
 
 

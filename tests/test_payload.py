@@ -1,9 +1,10 @@
-"""Tests of traces/payload.py: Hazelcast member log payloads to events (LOG_FORMATS.md §2-§12).
+"""Tests of traces/payload.py: Hazelcast member log payloads to events (the message families
+§2-§12 of docs/validation.md, "The messages read").
 
-Payloads are written in the exact wordings of LOG_FORMATS.md and of the real excerpts in
-tests/data/logs (the member lists of hz_05, hz_06, hz_08 and hz_28 verbatim, with their tabs, spaces
-and redacted placeholders). Each family is a table of ``(payload, expected events)``; all the
-payloads together feed the KEYWORDS test and the mutation test.
+Payloads are written in the exact wordings of the Hazelcast classes that log them and of the real
+excerpts in tests/data/logs (the member lists of hz_05, hz_06, hz_08 and hz_28 verbatim, with their
+tabs, spaces and redacted placeholders). Each family is a table of ``(payload, expected events)``;
+all the payloads together feed the KEYWORDS test and the mutation test.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The migration planner (000 §3.2; PLANNER.md) and repartitioning (000 §3.2 step 3; 004)."""
+"""The migration planner (000 §3.2; Hazelcast's ``MigrationPlanner``) and repartitioning (000 §3.2
+step 3; 004)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_example_4_shift_ups_into_empty_slots() -> None:
 
 
 def test_example_5_moves_from_the_coldest_index() -> None:
-    # also PLANNER.md §2 "Order of output": MOVE 3, then MOVE 2, then MOVE 1 (chain, "MOVE-2")
+    # also the order MigrationPlanner emits: MOVE 3, then MOVE 2, then MOVE 1 (chain, "MOVE-2")
     p = plan(R("A,B,C,D"), R("A,C,D,E"))
     assert list(p.decisions) == [
         D("MOVE", "D", 3, -1, "E", -1, 3),
@@ -88,8 +89,8 @@ def test_example_5_moves_from_the_coldest_index() -> None:
 
 
 def test_example_6_shift_up_passes_the_displaced_holder_as_source() -> None:
-    # PLANNER.md §7: "SHIFT UP D from 3 to 1" is migrate(B, 1, -1, D, 3, 1); B comes back by
-    # the MOVE migrate(A, 0, -1, B, -1, 0)
+    # 000's "SHIFT UP D from 3 to 1" is, in MigrationPlanner, migrate(B, 1, -1, D, 3, 1); B comes
+    # back by the MOVE migrate(A, 0, -1, B, -1, 0)
     p = plan(R("A,B,C,D"), R("B,D,C,-"))
     assert list(p.decisions) == [
         D("SHIFT_UP", "B", 1, -1, "D", 3, 1),
@@ -99,7 +100,7 @@ def test_example_6_shift_up_passes_the_displaced_holder_as_source() -> None:
     assert p.steps == (R("A,D,C,-"), R("B,D,C,-"))
 
 
-# --- cycles (000 §3.2.1; PLANNER.md §3) ---------------------------------------------------------
+# --- cycles (000 §3.2.1; MigrationPlanner.isCyclic, fixCycle) -----------------------------------
 
 
 @pytest.mark.parametrize(("current", "target"), [
@@ -148,7 +149,7 @@ def test_is_cyclic_at_needs_a_target_member() -> None:
         is_cyclic_at(R("A,B"), R("A,-"), 1)
 
 
-# --- each decision case of PLANNER.md §2 --------------------------------------------------------
+# --- each decision case of MigrationPlanner.planMigrations ---------------------------------------
 
 
 def test_case_a_clear_is_applied_at_once_and_never_queued() -> None:
@@ -205,14 +206,14 @@ def test_chain_move_2_at_a_colder_index() -> None:
 
 
 def test_chain_branch_with_an_empty_current_slot_as_in_the_source() -> None:
-    # unreachable from plan_decisions (PLANNER.md §2), so only the helper itself is exercised
+    # unreachable from plan_decisions (as from planMigrations), so only the helper is exercised
     helper = pl._Planner(R("-,-,B"), R("B,-,-"))
     helper.chain(0)
     assert helper.decisions == [D("SHIFT_UP", None, 0, -1, "B", 2, 0)]
     assert helper.state == list(R("B,-,-"))
 
 
-# --- apply (PLANNER.md §1 "How one callback changes the partition table") ------------------------
+# --- apply (MigrationManager.applyMigration: how one callback changes the partition table) --------
 
 
 def test_apply_rules() -> None:
@@ -245,7 +246,7 @@ def test_decision_data() -> None:
         D("SWAP", "A", 0, -1, "B", -1, 0)
 
 
-# --- prioritization (000 §3.2.3; PLANNER.md §4) -------------------------------------------------
+# --- prioritization (000 §3.2.3; MigrationPlanner.prioritizeCopiesAndShiftUps) -----------------
 
 
 MOVE_0 = D("MOVE", "A", 0, -1, "D", -1, 0)
@@ -442,7 +443,8 @@ def test_plan_reaches_the_cycle_fixed_target(current: Replicas, target: Replicas
 @given(arrays(), arrays())
 def test_only_clears_and_holder_dropping_shift_ups_lower_the_count(
         current: Replicas, target: Replicas) -> None:
-    # PLANNER.md §2 "Key property", checked: no other decision lowers the replica count
+    # the "key property" of MigrationPlanner's Javadoc, which no assertion of it checks: no other
+    # decision lowers the replica count
     state = current
     for d in plan_decisions(current, target)[1]:
         after = apply(state, d)

@@ -31,7 +31,7 @@ def arr(text: str) -> Replicas:
     return tuple(None if c == "." else c for c in text)
 
 
-# --- an independent model of the steps and specs (PLANNER.md §1, 000 §3.2) -----------------------
+# --- an independent model of the steps and specs (MigrationManager.applyMigration, 000 §3.2) ------
 
 
 def step_once(s: Replicas, step: Mapping[str, object]) -> Replicas:

@@ -5,8 +5,9 @@ Every event is an immutable, hashable record with the member that observed it, a
 its `Source` (file and line). The canonical serialisation is one JSON object per line:
 ``{"type": ..., "member": ..., ...fields, "order": ..., "source": {"file": ..., "line": ...}}``.
 
-Names follow DESIGN.md ("Events: the shared vocabulary") and the seeds: 002 (membership),
-000/003/004 (partition table, migrations, shutdown) and 001 (Ignite 3 rebalance).
+Names follow the designs: 002 (membership), 000/003/004 (partition table, migrations, shutdown)
+and 001 (Ignite 3 rebalance); the monitors of specs/ read these events and nothing else, from the
+explorer and from logs alike (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -246,7 +247,8 @@ class MigrationStarted(Event):
     The optional fields are what the master's ``MigrationInfo`` says, when the event shows it:
     the `source_member` (the inherited `source` is where the event was read) and `destination`,
     the source's current replica index, the `source_endpoint` that sends the data (the source
-    when it is the owner, else the partition owner; PLANNER.md §5), the partition version the
+    when it is the owner, else the partition owner, as Hazelcast's ``MigrationPlanTask`` counts
+    it), the partition version the
     migration was planned on and the partition version it runs on.
     """
 

@@ -1,7 +1,8 @@
 """Layouts: where a Hazelcast message sits in a log line, whatever wrote the line.
 
 Every Hazelcast member message carries the prefix ``[host]:port [cluster-name] [version] ``
-(LOG_FORMATS.md §0, ``hazelcast.logging.details.enabled``), and whatever the logging framework put
+(Hazelcast's ``LoggingServiceImpl``, with ``hazelcast.logging.details.enabled``, the default;
+docs/validation.md, "Layouts"), and whatever the logging framework put
 before it (log4j and log4j2 patterns, the distribution's ``[%5p] [%t] [%c]:``, Spring Boot's
 console line, java.util.logging's two-line records in any locale, test-harness layouts) is the
 layout's header. So the prefix anchors the message in every layout at once; what stays
@@ -22,7 +23,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-#: the member prefix of LOG_FORMATS.md §0; ``[LOCAL]`` before the member's address is known
+#: the member prefix ``LoggingServiceImpl`` writes; ``[LOCAL]`` before the member's address is
+#: known
 PREFIX_PATTERN = (
     r"\[(?P<host>[^\]\s]+)\]:(?P<port>\d{1,5}|<[^>\s]{1,32}>) \[(?P<cluster>[^\]]*)\] "
     r"\[(?P<version>[^\]\s]+)\] ?"

@@ -1,12 +1,15 @@
-"""Events from the message payloads of Hazelcast member log lines (LOG_FORMATS.md §2-§12).
+"""Events from the message payloads of Hazelcast member log lines (the message families §2-§12
+of docs/validation.md, "The messages read"; each handler below names the Hazelcast class that logs
+its message).
 
-A payload is the text after the member prefix ``[host]:port [cluster-name] [version] `` (§0): the
-caller strips the log layout and the prefix and joins the lines of a multi-line record (a member
-list) with ``"\\n"``. :func:`parse_payload` recognises the message family from its fixed wording
-with one precompiled regex, reads the simple fields of one-line messages with a regex built from
-the grammar's own terminals, and runs the lark grammar ``hazelcast.lark`` (one LALR parser with
-several start rules) over the structured parts: member lists, ``MembersView``/``MemberInfo``,
-``MigrationInfo``, ``MigrationStats``, ``PartitionLostEventImpl``, ``ClusterState`` changes.
+A payload is the text after the member prefix ``[host]:port [cluster-name] [version] `` (written by
+Hazelcast's ``LoggingServiceImpl``, family §0): the caller strips the log layout and the prefix
+and joins the lines of a multi-line record (a member list) with ``"\\n"``. :func:`parse_payload`
+recognises the message family from its fixed wording with one precompiled regex, reads the simple
+fields of one-line messages with a regex built from the grammar's own terminals, and runs the lark
+grammar ``hazelcast.lark`` (one LALR parser with several start rules) over the structured parts:
+member lists, ``MembersView``/``MemberInfo``, ``MigrationInfo``, ``MigrationStats``,
+``PartitionLostEventImpl``, ``ClusterState`` changes.
 
 Addresses are normalised to ``host:port`` (``[10.0.0.1]:5701`` -> ``10.0.0.1:5701``, redacted
 ``[<ip>]:<portA>`` -> ``<ip>:<portA>``, ``[fe80::1%eth0]:5701`` -> ``fe80::1%eth0:5701``).
@@ -108,7 +111,8 @@ KEYWORDS: tuple[str, ...] = (
 
 
 class _Ref(NamedTuple):
-    """A member, replica or address as the grammar reads it (LOG_FORMATS.md §1)."""
+    """A member, replica or address as the grammar reads it (the ``toString`` forms of family §1:
+    ``Address``, ``AbstractMember``, ``PartitionReplica``)."""
 
     address: str
     uuid: str | None = None
@@ -117,14 +121,16 @@ class _Ref(NamedTuple):
 
 
 class _Obj(NamedTuple):
-    """A Java ``Name{key=value, ...}`` toString (LOG_FORMATS.md §1)."""
+    """A Java ``Name{key=value, ...}`` toString (family §1: ``MigrationInfo``, ``MembersView``,
+    ``PartitionLostEventImpl``, ``ClusterState`` ...)."""
 
     name: str
     fields: dict[str, Any]
 
 
 class _MemberList(NamedTuple):
-    """A member list (LOG_FORMATS.md §2); `version` is None for the legacy format."""
+    """A member list (``ClusterServiceImpl.printMemberList``, family §2); `version` is None for the
+    legacy format."""
 
     version: int | None
     size: int
@@ -132,7 +138,7 @@ class _MemberList(NamedTuple):
 
 
 def _address(token: str) -> str:
-    """``[host]:port`` (or 3.0's ``Address[host]:port``) as ``host:port`` (LOG_FORMATS.md §1)."""
+    """``[host]:port`` (``Address.toString``; 3.0's ``Address[host]:port``) as ``host:port``."""
     cut = token.rindex("]:")
     return f"{token[token.index('[') + 1 : cut]}:{token[cut + 2 :]}"
 
@@ -144,7 +150,7 @@ _SEPARATORS = ", \t\r\n"
 def _split_member(text: str) -> _Ref:
     """The parts of a MEMBER token ``Member [h]:p[ - uuid][ this][ lite]``, a REPLICA token
     ``[h]:p - uuid`` or an ADDRESS token: the terminal's regex fixed their shape, so splitting at
-    blanks is exact (LOG_FORMATS.md §1)."""
+    blanks is exact (``AbstractMember.toString``, ``PartitionReplica.toString``)."""
     parts = text.removeprefix("Member").rstrip(_SEPARATORS).split()
     uuid = parts[2] if len(parts) > 2 and parts[1] == "-" else None
     flags = parts[3:] if uuid is not None else parts[1:]
@@ -152,7 +158,7 @@ def _split_member(text: str) -> _Ref:
 
 
 class _Tokens(Transformer):
-    """Token callbacks: a token becomes its value when the parser shifts it (LOG_FORMATS.md §1).
+    """Token callbacks: a token becomes its value when the parser shifts it (family §1).
     A simple field token ``key=value`` becomes the pair ``(key, value)``."""
 
     def ADDRESS(self, tok: Token) -> _Ref:
@@ -306,7 +312,7 @@ _RX_SIZE = re.compile(r"\s*Members[ \t]*(?:\{[ \t]*size[ \t]*:[ \t]*(\d+)|\[[ \t
 
 def declared_size(text: str) -> int | None:
     """The size a member-list header states (`N` of ``Members {size:N, ...`` or ``Members [N]``),
-    or None when `text` is no member list (LOG_FORMATS.md §2). The caller may compare it with the
+    or None when `text` is no member list (family §2). The caller may compare it with the
     number of members of the event to warn about a list that does not match its header."""
     m = _RX_SIZE.match(text)
     if m is None:
@@ -341,7 +347,7 @@ def _addr(value: Any, what: str) -> str | None:
 
 
 class _Migration(NamedTuple):
-    """The fields of a ``MigrationInfo`` the events need (LOG_FORMATS.md §1)."""
+    """The fields of a ``MigrationInfo`` the events need (``MigrationInfo.toString``)."""
 
     uuid: str
     partition: int | None
@@ -355,7 +361,7 @@ class _Migration(NamedTuple):
 
 def _migration(obj: _Obj) -> _Migration:
     """Read a ``MigrationInfo{...}`` of any version: generic key=value, absent fields None
-    (LOG_FORMATS.md §1; 3.x adds ``sourceUuid=``, ``processing=`` and has no versions)."""
+    (``MigrationInfo.toString``; 3.x adds ``sourceUuid=``, ``processing=`` and has no versions)."""
     if not obj.name.endswith("MigrationInfo"):
         raise PayloadError(f"expected a MigrationInfo, found {obj.name[:40]!r}")
     f = obj.fields
@@ -383,7 +389,8 @@ def _lead_migration(text: str, at: int) -> tuple[_Migration, str]:
 
 def _members_view(obj: Any) -> tuple[int | None, tuple[str, ...]]:
     """Version and member addresses of a ``MembersView{version=V, members=[MemberInfo{...}]}``
-    (LOG_FORMATS.md §1, §5); MemberInfo fields are read generically (3.9 has no cpMemberUUID)."""
+    (``MembersView.toString``, in the claim messages of family §5); MemberInfo fields are read
+    generically (3.9 has no cpMemberUUID)."""
     if not isinstance(obj, _Obj) or obj.name != "MembersView":
         raise PayloadError("expected a MembersView{version=..., members=[...]}")
     members = obj.fields.get("members", ())
@@ -401,9 +408,9 @@ def _members_view(obj: Any) -> tuple[int | None, tuple[str, ...]]:
 def _stats_event(
     text: str, at: int, outcome: str, tasks: int | None, origin: Origin
 ) -> list[Event]:
-    """``MigrationsCompleted`` from the ``(MigrationStats)`` after position `at` (LOG_FORMATS.md
-    §1, §9). Only planned/completed/remaining are required; a line without any parenthesis (an
-    older release) gives no event."""
+    """``MigrationsCompleted`` from the ``(MigrationStats)`` after position `at`
+    (``MigrationStats.formatToString``, family §9). Only planned/completed/remaining are required; a
+    line without any parenthesis (an older release) gives no event."""
     opening = text.find("(", at)
     if opening < 0:
         return []
@@ -432,7 +439,7 @@ def _stats_event(
 
 def _state_name(value: Any, what: str) -> str | None:
     """The state of a ``ClusterState{state=X, ...}``, a ``ClusterStateChange{..., newState=X}``
-    or a bare ``X`` (LOG_FORMATS.md §12); None for a cluster *version* change."""
+    or a bare ``X`` (``CommitClusterStateOp``, family §12); None for a cluster *version* change."""
     if isinstance(value, str):
         return value
     if isinstance(value, _Obj):
@@ -460,8 +467,8 @@ _Handler = Callable[[str, int, Origin], "list[Event] | None"]
 
 
 def _member_list(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §2 ``Members {size:N, ver:V} [`` ... ``]`` and legacy ``Members [N] {`` ...
-    ``}``."""
+    """``Members {size:N, ver:V} [`` ... ``]`` and legacy ``Members [N] {`` ... ``}``
+    (``ClusterServiceImpl.printMemberList``, family §2)."""
     parsed: _MemberList = _parse(text, "member_list", "member list")
     members = tuple(m.address for m in parsed.members)
     uuids = tuple(m.uuid for m in parsed.members if m.uuid is not None)
@@ -487,8 +494,9 @@ def _recognised(_text: str, _end: int, _origin: Origin) -> list[Event]:
 
 
 def _removing(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §3 ``Removing Member [h]:p - uuid`` (master); with more text (``... because
-    it has disconnected ...``, ``... from members removed in not joinable state.``) no event."""
+    """``Removing Member [h]:p - uuid`` (``MembershipManager``, on the master, family §3); with more
+    text (``... because it has disconnected ...``, ``... from members removed in not joinable
+    state.``) no event."""
     m = _RX_REMOVING.match(text)
     if m is None:
         raise PayloadError("member removal names no readable member")
@@ -498,9 +506,11 @@ def _removing(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _member_verb(text: str, _end: int, origin: Origin) -> list[Event] | None:
-    """LOG_FORMATS.md §4 ``Member ... is suspected to be dead[ for reason: r]``; §3 ``Member ...
-    is removed. Publishing new member list.`` and §11 ``Member ... requested to shutdown but
-    still in partition table`` give no event; any other ``Member ...`` sentence is not ours."""
+    """``Member ... is suspected to be dead[ for reason: r]`` (``MembershipManager``, on a
+    non-master, family §4); ``Member ... is removed. Publishing new member list.``
+    (``MembershipManager``, §3) and ``Member ... requested to shutdown but still in partition
+    table`` (``MigrationManager``, §11) give no event; any other ``Member ...`` sentence is not
+    ours."""
     m = _RX_MEMBER_VERB.match(text)
     if m is None:
         return None
@@ -517,7 +527,8 @@ def _member_verb(text: str, _end: int, origin: Origin) -> list[Event] | None:
 
 
 def _removed_suspicion(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §4 ``Removed suspicion of Member [h]:p - uuid. Reason: r``."""
+    """``Removed suspicion of Member [h]:p - uuid. Reason: r`` (``MembershipManager``, family
+    §4)."""
     m = _RX_REMOVED_SUSPICION.match(text)
     if m is None:
         raise PayloadError("suspicion removal names no readable member")
@@ -525,8 +536,8 @@ def _removed_suspicion(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _explicit(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §4 ``Received suspicion request from: [h]:p`` (the caller asks to be
-    suspected)."""
+    """``Received suspicion request from: [h]:p`` (``ExplicitSuspicionOp``, family §4: the caller
+    asks to be suspected)."""
     m = _RX_EXPLICIT.match(text)
     if m is None:
         raise PayloadError("explicit suspicion request names no readable address")
@@ -534,8 +545,8 @@ def _explicit(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _suspecting(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §4 ``Suspecting Member ... because it has not sent any heartbeats since
-    ...``."""
+    """``Suspecting Member ... because it has not sent any heartbeats since ...``
+    (``ClusterHeartbeatManager``, family §4)."""
     m = _RX_SUSPECTING.match(text)
     if m is None:
         raise PayloadError("heartbeat suspicion names no readable member")
@@ -545,9 +556,9 @@ def _suspecting(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _claim_local(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §5 ``Local MembersView{...} with suspected members: [...] and initial
-    addresses to ask: [...]``: the claim starts; `suspected` are the suspected members in their
-    printed order."""
+    """``Local MembersView{...} with suspected members: [...] and initial addresses to ask:
+    [...]`` (``MembershipManager``, family §5): the claim starts; `suspected` are the suspected
+    members in their printed order."""
     view, suspected = _parse(text, "claim_local", "mastership claim start")
     _members_view(view)
     if not isinstance(suspected, tuple):
@@ -557,14 +568,15 @@ def _claim_local(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _claimed(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §5 ``Mastership is claimed with: MembersView{...}``."""
+    """``Mastership is claimed with: MembersView{...}`` (``MembershipManager``, family §5)."""
     view, _tail = _parse(text[end:].lstrip(), "lead_object", "claimed MembersView")
     version, members = _members_view(view)
     return [MastershipClaimed(**_meta(origin), version=version, members=members)]
 
 
 def _accepted(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §5 ``Mastership of [h]:p is accepted. Response: MembersView{...}``."""
+    """``Mastership of [h]:p is accepted. Response: MembersView{...}`` (``ClusterServiceImpl``, on
+    a member accepting the claim, family §5)."""
     m = _RX_ACCEPTED.match(text)
     if m is None:
         raise PayloadError("mastership acceptance names no readable candidate")
@@ -609,13 +621,15 @@ def _origin_of(origin: Origin, address: str) -> Origin:
 
 
 def _banner(text: str, _end: int, _origin: Origin) -> list[Event] | None:
-    """LOG_FORMATS.md §3 ``Hazelcast 3.9.4 (20180420 - b8001d5) starting at [h]:p``: no event
+    """``Hazelcast 3.9.4 (20180420 - b8001d5) starting at [h]:p`` (``DefaultNodeExtension``, family
+    §3): no event
     (the ``is STARTING`` line gives it)."""
     return [] if _RX_BANNER.match(text) else None
 
 
 def _fetch(phase: str) -> _Handler:
-    """LOG_FORMATS.md §7 the new master's partition-table fetch: ``Fetching partition tables from
+    """The new master's partition-table fetch (``MigrationManager``'s
+    ``FetchMostRecentPartitionTableTask``, family §7): ``Fetching partition tables from
     cluster ...`` (3.x ``Fetching most recent partition table! ...``), ``Most recent partition
     table is determined.`` (3.x ``Most recent partition table version: V``), ``Applying the most
     recent of partition state...``."""
@@ -628,8 +642,8 @@ def _fetch(phase: str) -> _Handler:
 
 
 def _marking(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §7 ``Marking active migration MigrationInfo{...} as FAILED`` (the new
-    master)."""
+    """``Marking active migration MigrationInfo{...} as FAILED`` (the new master's
+    ``FetchMostRecentPartitionTableTask``, family §7)."""
     mig, _tail = _lead_migration(text, end)
     return [
         MigrationFailed(
@@ -642,8 +656,9 @@ def _marking(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _repartitioning(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``Repartitioning cluster data. Migration tasks count: N`` (3.x
-    ``Re-partitioning cluster data... Migration queue size: N``)."""
+    """``Repartitioning cluster data. Migration tasks count: N`` (``MigrationManager``'s
+    ``RedoPartitioningTask``, family §9; 3.x ``Re-partitioning cluster data... Migration queue size:
+    N``)."""
     m = _RX_TASKS.match(text, end)
     if m is None:
         raise PayloadError("repartitioning line has no migration task count")
@@ -651,25 +666,27 @@ def _repartitioning(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _balanced(_text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``Partition balance is ok, no need to repartition.``: nothing planned."""
+    """``Partition balance is ok, no need to repartition.`` (``MigrationManager``, family §9):
+    nothing planned."""
     return [Repartitioning(**_meta(origin), planned=0)]
 
 
 def _all_completed(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``All migration tasks have been completed. (stats)``."""
+    """``All migration tasks have been completed. (stats)`` (``MigrationManager``, family §9)."""
     return _stats_event(text, end, "completed", None, origin)
 
 
 def _rebalance(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``Rebalance process was failed|aborted. Ignoring remaining migrations.
-    Will recalculate the new migration plan. (stats)``."""
+    """``Rebalance process was failed|aborted. Ignoring remaining migrations. Will recalculate the
+    new migration plan. (stats)`` (``MigrationManager``, family §9)."""
     outcome = "failed" if text.startswith("failed", end - 6) else "aborted"
     return _stats_event(text, end, outcome, None, origin)
 
 
 def _remaining(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``Remaining migration tasks: N. (stats)`` (older releases: ``Remaining
-    migration tasks in queue => N``, with or without the statistics; without them no event)."""
+    """``Remaining migration tasks: N. (stats)`` (``PublishPartitionRuntimeStateTask``, on the
+    master, family §9; older releases: ``Remaining migration tasks in queue => N``, with or without
+    the statistics; without them no event)."""
     m = _RX_REMAINING.match(text)
     if m is None:
         raise PayloadError("remaining migration tasks line has no task count")
@@ -677,7 +694,8 @@ def _remaining(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _starting_migration(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``Starting Migration: MigrationInfo{...}`` (master, FINE)."""
+    """``Starting Migration: MigrationInfo{...}`` (``MigrationManager``, on the master, FINE,
+    family §9)."""
     mig, _tail = _lead_migration(text, end)
     return [
         MigrationStarted(
@@ -694,8 +712,8 @@ def _starting_migration(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _finished_migration(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §9 ``Finished Migration: MigrationInfo{... status=SUCCESS|FAILED}``
-    (master, FINE)."""
+    """``Finished Migration: MigrationInfo{... status=SUCCESS|FAILED}`` (``MigrationManager``, on
+    the master, FINE, family §9)."""
     mig, _tail = _lead_migration(text, end)
     if mig.status == "SUCCESS":
         return [
@@ -716,9 +734,9 @@ def _finished_migration(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _applying_completed(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §8 ``Applying completed migration MigrationInfo{...}``: the partition's
-    version becomes ``initialPartitionVersion + partitionVersionIncrement`` (4.1+; older forms:
-    no event)."""
+    """``Applying completed migration MigrationInfo{...}`` (``InternalPartitionServiceImpl``, FINE,
+    family §8): the partition's version becomes ``initialPartitionVersion +
+    partitionVersionIncrement`` (4.1+; older forms: no event)."""
     mig, _tail = _lead_migration(text, end)
     if mig.partition is None or mig.initial_version is None or mig.increment is None:
         return []
@@ -730,10 +748,11 @@ def _applying_completed(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _failure(reason: str) -> _Handler:
-    """LOG_FORMATS.md §9 "Migration failure, rollback and commit errors": ``Failed migration from
-    {member} for MigrationInfo{...}``, ``Migration failed: ...``, ``Error during ...``, ``Cannot
-    commit ...``, ``Migration commit failed for ... since destination ... left the cluster`` (or
-    ``since this node is shutting down.``), ``Migration commit to [h]:p failed for ...``."""
+    """Migration failures and commit errors (``MigrationManager``, family §9): ``Failed migration
+    from {member} for MigrationInfo{...}``, ``Migration failed: ...``, ``Error during ...``,
+    ``Cannot commit ...``, ``Migration commit failed for ... since destination ... left the
+    cluster`` (or ``since this node is shutting down.``), ``Migration commit to [h]:p failed for
+    ...``."""
 
     def handler(text: str, end: int, origin: Origin) -> list[Event] | None:
         at = text.find("MigrationInfo{", end)
@@ -756,9 +775,10 @@ def _failure(reason: str) -> _Handler:
 
 
 def _partition_id(text: str, _end: int, origin: Origin) -> list[Event] | None:
-    """LOG_FORMATS.md §10 ``partitionId=P is completely lost!`` (lost event with lostBackupCount
-    6, the MAX_BACKUP_COUNT) and ``partitionId=P owner is removed. replicaIndex=i will be shifted
-    up to 0. {Partition}`` (``... there is no other replica to shift up.``: no event)."""
+    """``partitionId=P is completely lost!`` (``MigrationManager``'s repair task, family §10; lost
+    event with lostBackupCount 6, the MAX_BACKUP_COUNT) and ``partitionId=P owner is removed.
+    replicaIndex=i will be shifted up to 0. {Partition}`` (``... there is no other replica to shift
+    up.``: no event)."""
     m = _RX_PARTITION_ID.match(text)
     if m is None:
         return None
@@ -771,10 +791,10 @@ def _partition_id(text: str, _end: int, origin: Origin) -> list[Event] | None:
 
 
 def _replica_lost(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §10 ``Partition replica is lost! partitionId=P namespace: ns lost
-    replicaIndex=L ...`` (FinalizePromotionOperation). The printed index is already ``i - 1`` for
-    a promotion from backup index ``i`` and is the lostBackupCount of the lost event fired next,
-    so it is taken as printed (promotion from index 1 prints 0)."""
+    """``Partition replica is lost! partitionId=P namespace: ns lost replicaIndex=L ...``
+    (``FinalizePromotionOperation``, family §10). The printed index is already ``i - 1`` for a
+    promotion from backup index ``i`` and is the lostBackupCount of the lost event fired next, so it
+    is taken as printed (promotion from index 1 prints 0)."""
     m = _RX_REPLICA_LOST.match(text)
     if m is None:
         raise PayloadError("lost replica line has no partitionId or lost replicaIndex")
@@ -787,8 +807,9 @@ def _replica_lost(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _lost_event(text: str, at: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §1/§10 any text holding ``PartitionLostEventImpl{partitionId=P,
-    lostBackupCount=N, eventSource=[h]:p}`` (3.x ``PartitionLostEvent{...}``)."""
+    """Any text holding ``PartitionLostEventImpl{partitionId=P, lostBackupCount=N,
+    eventSource=[h]:p}`` (its ``toString``, families §1 and §10; 3.x
+    ``PartitionLostEvent{...}``)."""
     obj, _tail = _parse(text[at:], "lead_object", "PartitionLostEventImpl")
     partition = _int(obj.fields.get("partitionId"), "PartitionLostEventImpl partitionId")
     if partition is None:
@@ -798,7 +819,8 @@ def _lost_event(text: str, at: int, origin: Origin) -> list[Event]:
 
 
 def _shutdown_handled(text: str, _end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §11 ``Shutdown request of Member [h]:p - uuid is handled`` (master)."""
+    """``Shutdown request of Member [h]:p - uuid is handled`` (``MigrationManager``, on the master,
+    family §11)."""
     m = _RX_SHUTDOWN.match(text)
     if m is None:
         raise PayloadError("handled shutdown request names no readable member")
@@ -806,9 +828,10 @@ def _shutdown_handled(text: str, _end: int, origin: Origin) -> list[Event]:
 
 
 def _state_change(text: str, end: int, origin: Origin) -> list[Event]:
-    """LOG_FORMATS.md §12 ``Changing cluster state from ClusterState{state=X, lock=...} to
+    """``Changing cluster state from ClusterState{state=X, lock=...} to
     ClusterStateChange{type=..., newState=Y}, initiator: [h]:p, transient: b`` (also bare ``from
-    X to Y``); a change of the cluster *version* gives no event."""
+    X to Y``) (``CommitClusterStateOp``, family §12); a change of the cluster *version* gives no
+    event."""
     old, new = _parse(text[end:], "state_change", "cluster state change")
     old_name, new_name = _state_name(old, "the old cluster state"), _state_name(new, "the change")
     if old_name is None or new_name is None:
@@ -882,7 +905,8 @@ _LOST_EVENT = re.compile(r"PartitionLostEvent(?:Impl)?\{")
 
 
 def parse_payload(text: str, origin: Origin) -> list[Event] | None:
-    """The events of one Hazelcast log payload (LOG_FORMATS.md §2-§12).
+    """The events of one Hazelcast log payload (the message families §2-§12 of
+    docs/validation.md, "The messages read").
 
     Returns None when `text` is not a protocol message we model, a list of events (possibly
     empty) when it is, and raises :class:`PayloadError` when it is recognisably one of ours but

@@ -9,15 +9,15 @@ keyword has its layout peeled (`partsafe.traces.layout`), its payload found afte
 prefix and parsed by the lark grammar (`partsafe.traces.payload`). Multi-line records are
 assembled around it, within its own stream (a docker-compose service):
 
-- a member list (LOG_FORMATS.md §2): the prefix line whose message is empty, the blank lines,
-  the ``Members`` header, one line per member, the closing bracket;
+- a member list (``ClusterServiceImpl.printMemberList``): the prefix line whose message is
+  empty, the blank lines, the ``Members`` header, one line per member, the closing bracket;
 - a hard-wrapped message: the lines after it that do not start a record, joined back;
 - stack traces are lines of their own and are ignored.
 
-Accounting (DESIGN.md, "Bad input"): ``lines = parsed_lines + ignored_lines + len(malformed)``.
-A line is *parsed* when it belongs to a record the grammar understood, *malformed* when it belongs
-to one of our messages that does not parse (a member list cut off, a member line with no header),
-*ignored* otherwise.
+Accounting (docs/validation.md, "Accounting"): ``lines = parsed_lines + ignored_lines +
+len(malformed)``. A line is *parsed* when it belongs to a record the grammar understood,
+*malformed* when it belongs to one of our messages that does not parse (a member list cut off, a
+member line with no header), *ignored* otherwise.
 """
 
 from __future__ import annotations
@@ -522,7 +522,8 @@ class _LogFile:
                      order: int | None) -> bool:
         """A member list from its ``Members`` header line (`numbers` holds the lines before it
         that belong to it: the prefix line and blank lines): the lines after it up to the closing
-        bracket are the members (LOG_FORMATS.md §2)."""
+        bracket are the members (``ClusterServiceImpl.printMemberList``: one
+        ``\tMember [host]:port - uuid[ this][ lite]`` line each)."""
         number = numbers[-1]
         lines = [header.strip()]
         pos, n = le + 1, number

@@ -1,13 +1,15 @@
 """From events back to Hazelcast log text (the inverse of `partsafe.traces.payload`).
 
-Each event that Hazelcast logs is written in the wording of LOG_FORMATS.md, after the member
-prefix, in the rolling-file layout of the distribution (``%d [%5p] [%t] [%c{.1}]: %m%n``, §0).
-Events Hazelcast does not log (a crash writes nothing, tables are not printed) are skipped and
-counted. Member names that are not addresses (the explorer's ``A``, ``B``, ...) become
-``10.0.0.N:5701`` and get a fixed UUID, so that a trace written and read back names the same
-members. A caller that simulates incarnations sets each member's current UUID in `uuids` and its
-instance name in `instances` (threads are then ``hz.<instance>.<thread>`` as in §0, else
-``hz.main``), and may give each line its time in milliseconds.
+Each event that Hazelcast logs is written in the wording of the Hazelcast class that logs it
+(the message families of docs/validation.md, "The messages read"), after the member prefix, in the
+rolling-file layout of the distribution's ``config/log4j2.properties``
+(``%d [%5p] [%t] [%c{.1}]: %m%n``, family §0). Events Hazelcast does not log (a crash writes
+nothing, tables are not printed) are skipped and counted. Member names that are not addresses (the
+explorer's ``A``, ``B``, ...) become ``10.0.0.N:5701`` and get a fixed UUID, so that a trace
+written and read back names the same members. A caller that simulates incarnations sets each
+member's current UUID in `uuids` and its instance name in `instances` (threads are then
+``hz.<instance>.<thread>``, as Hazelcast names its threads, else ``hz.main``), and may give each
+line its time in milliseconds.
 """
 
 from __future__ import annotations
@@ -258,7 +260,7 @@ _SECONDS: dict[int, str] = {}
 
 
 def layout_time(ms: int) -> str:
-    """``yyyy-MM-dd HH:mm:ss,SSS`` (UTC) of epoch milliseconds: log4j2's ``%d`` (§0); the
+    """``yyyy-MM-dd HH:mm:ss,SSS`` (UTC) of epoch milliseconds: log4j2's ``%d``; the
     seconds are formatted once and cached, as simulated logs ask for millions of them."""
     second, milli = divmod(ms, 1000)
     text = _SECONDS.get(second)
