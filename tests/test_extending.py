@@ -120,7 +120,7 @@ def test_a_row_and_a_branch_make_a_variant_the_zoo_finds(toy: tuple[ModelEntry, 
     assert (doc["variant"], doc["violations"], doc["incomplete_reason"]) == ("fixed", [], None)
     # `partsafe explain` names it among the variants that break the spec (TwoPhase's
     # TC-CONSISTENT is the calibration model's own, not a spec of the catalogue)
-    listed = {"model": entry.name, "variant": name, "doc": row.doc}
+    listed = {"model": entry.name, "variant": name, "doc": row.doc, "zoo_scope": scope}
     assert listed in catalog.variants_breaking(spec)
     if spec in {s.id for s in all_specs()}:
         r = invoke("explain", spec, "--json")

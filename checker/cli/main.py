@@ -625,7 +625,7 @@ def _planner_zoo(strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any], bo
     scope = {"replicas": PLANNER_DEFAULT_REPLICAS}
     entries = []
     found_all = True
-    for flaw in list(PLANNER_VARIANTS.values()):
+    for flaw in PLANNER_VARIANTS.values():
         if flaw.breaks is None:
             continue
         run = check_planner(PLANNER_DEFAULT_REPLICAS, flaw.name)
@@ -997,8 +997,11 @@ def explain(spec_id: str, as_json: bool) -> None:
     if breaking:
         console.print(Text("\nbroken in the bug zoo by:", style="bold"))
         for v in breaking:
-            console.print(Text.assemble(f"  {check_command(v['model'], v['variant'])}: ",
-                                        (v["doc"], "dim")))
+            command = check_command(v["model"], v["variant"], v["zoo_scope"])
+            console.print(Text(f"  {command}"), soft_wrap=True)  # one line, to copy
+            doc_text = textwrap.fill(v["doc"], width=max(console.width, 40), break_on_hyphens=False,
+                                     initial_indent="    ", subsequent_indent="    ")
+            console.print(Text(doc_text, style="dim"), soft_wrap=True)
 
 
 @main.command()

@@ -11,6 +11,8 @@ by checker/planner/, not by a search, and is not one of `MODELS`; its variant ta
 
 from __future__ import annotations
 
+from typing import Any
+
 from partsafe.checker.protocols.entry import ModelEntry, Param, Variant
 from partsafe.checker.protocols.ignite import IGNITE
 from partsafe.checker.protocols.membership import MEMBERSHIP
@@ -50,9 +52,9 @@ def variant_groups() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     return [(tuple(models), names) for names, models in groups.items()]
 
 
-def variants_breaking(spec_id: str) -> list[dict[str, str]]:
-    """The variants the bug zoo expects to break spec `spec_id`: model, variant and doc of each,
-    from the variant tables."""
-    return [{"model": model, "variant": name, "doc": v.doc}
+def variants_breaking(spec_id: str) -> list[dict[str, Any]]:
+    """The variants the bug zoo expects to break spec `spec_id`: model, variant, doc and the
+    zoo's scope overrides of each, from the variant tables."""
+    return [{"model": model, "variant": name, "doc": v.doc, "zoo_scope": dict(v.zoo_scope)}
             for model, variants in _offered() for name, v in variants.items()
             if v.breaks == spec_id and v.in_zoo_of(model)]
