@@ -1,7 +1,7 @@
 """Apache Ignite 3: in-memory raft group reconfiguration on node failure (seed 001, IGNITE-16668),
 as node handlers over a metastore node, for one partition.
 
-What each piece implements (seed 001, and the Ignite 3 and JRaft code it names):
+What each piece implements (seed 001, and the Ignite 3 source by the names of its methods):
 
 - the metastore (refimpl/metastore.py) is one node, `METASTORE`, reached over reliable channels:
   it runs invokes atomically, answers linearizable reads, and sends every change to every node as
@@ -12,12 +12,13 @@ What each piece implements (seed 001, and the Ignite 3 and JRaft code it names):
 - the pending handler: a node of the pending set that is not in stable starts its raft node
   with the old stable configuration; the leader asks raft to change peers, with the pending's
   revision as sequence token;
-- raft (JRaft): terms, RequestVote with `votedFor` persisted only for persistent storage,
-  leader election, and configuration changes in JRaft's stages: a joint entry that needs
-  majorities of the old and the new peers, then the new configuration alone, after which the
-  change is done; a new leader writes its configuration again in its term and re-drives the
-  pending rebalance; the leader's replicators send the log again to a peer that has not
-  acknowledged it (one whose restart lost it in flight, once its raft node runs again);
+- raft (JRaft's `NodeImpl`): terms, RequestVote with `votedFor` persisted only for persistent
+  storage, leader election, and configuration changes in JRaft's stages: a joint entry that
+  needs majorities of the old and the new peers, then the new configuration alone, after which
+  the change is done; a new leader writes its configuration again in its term and re-drives the
+  pending rebalance (`onLeaderElected`); the leader's replicators send the log again to a peer
+  that has not acknowledged it (one whose restart lost it in flight, once its raft node runs
+  again);
 - rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done"): read every key, then
   one invoke guarded by the revisions read (the data nodes' too), in the design's priority order:
   switch.append, then switch.reduce, then planned, then finish (which also clear switch.reduce);
@@ -30,8 +31,8 @@ What each piece implements (seed 001, and the Ignite 3 and JRaft code it names):
 - optionally the `onDisappeared` removal (seed 001: "only an optimization"): the leader asks for
   the removal of a member that disappeared.
 
-The variants are the design's hazards (seed 001; INVARIANTS.md §4) and the current source's
-finish branch (REBALANCE.md §11): see `VARIANT_DOCS`.
+The variants are the design's hazards (seed 001) and the current source's finish branch
+(`doStableKeySwitch`): see `VARIANT_TABLE`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from partsafe.refimpl.metastore import (
     ValueIsNot,
     invoke,
 )
+from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.specs.rules import calculate_assignments
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
@@ -78,30 +80,37 @@ HAS_DATA_TIMEOUT = ("has-data-timeout",)
 REPLICATE = ("replicate",)
 Nodes = frozenset[str]
 
-VARIANT_DOCS = {
-    "fixed": "the design of IGNITE-16668: reentry through switch.reduce and switch.append",
-    "ig-restart-keeps-peer": "a restarted in-memory node starts raft at once in its old group, "
-                             "with its vote forgotten (seed 001 \"Problem\")",
-    "ig-single-planned": "the reduction goes through the single planned key, so the addition "
-                         "that returns the node overwrites it (seed 001, the [A,B,D] example)",
-    "ig-no-trigger-guard": "trigger invokes without the change trigger revision guard (the "
-                           "design's, with no other): a stale watch event replays an old "
-                           "rebalance (INVARIANTS.md §4.3)",
-    "ig-source-keeps-append": "the current source's planned and finish branches write neither "
-                              "switch key (REBALANCE.md §5, §11): a node that is to come back "
-                              "stays in switch.append",
-    "ig-design-keeps-reduce": "the design's planned and finish branches write switch.append but "
-                              "not switch.reduce (seed 001 \"On rebalance done\"): a finished "
-                              "reduction of a node that also left the data nodes stays behind",
-    "ig-stale-reduce-event": "the switch.reduce watch's invoke guarded by the change trigger and "
-                             "an empty pending alone, as in the design and the source (seed 001, "
-                             "REBALANCE.md §8.2): a reduction request acted on after the reentry "
-                             "it asked for finished removes the node again (finding IGN-11, "
-                             "docs/findings.md)",
-    "ig-switch-ignores-data-nodes": "the stable switch's retry preconditions leave out the data "
-                                    "nodes (seed 001 \"On rebalance done\"): a switch computed "
-                                    "before a baseline change adds back a node that just left",
-}
+#: the variants (refimpl/variants.py): the design's hazards first (the zoo's three), then the
+#: current source's and the design's branches that this model found wanting (docs/findings.md)
+VARIANT_TABLE: dict[str, Variant] = variant_table(
+    Variant("fixed", "the design of IGNITE-16668: reentry through switch.reduce and "
+            "switch.append"),
+    Variant("ig-restart-keeps-peer", "a restarted in-memory node starts raft at once in its old "
+            "group, with its vote forgotten (seed 001 \"Problem\")", breaks="IGN-RESTART"),
+    Variant("ig-no-trigger-guard", "trigger invokes without the change trigger revision guard "
+            "(the design's, with no other): a stale watch event replays an old rebalance (the "
+            "hazard IGN-STALE-TRIGGER guards against)", breaks="IGN-STALE-TRIGGER"),
+    # it needs a baseline change as well as a restart; without elections after the first
+    # (max-term 1) the fixed design's clean run at that scope takes about 25 s
+    Variant("ig-single-planned", "the reduction goes through the single planned key, so the "
+            "addition that returns the node overwrites it (seed 001, the [A,B,D] example)",
+            breaks="IGN-NO-LOST-REDUCTION", zoo_scope={"baseline-changes": 1, "max-term": 1}),
+    Variant("ig-source-keeps-append", "the current source's planned and finish branches write "
+            "neither switch key (Ignite 3's `doStableKeySwitch`): a node that is to come back "
+            "stays in switch.append"),
+    Variant("ig-design-keeps-reduce", "the design's planned and finish branches write "
+            "switch.append but not switch.reduce (seed 001 \"On rebalance done\"): a finished "
+            "reduction of a node that also left the data nodes stays behind"),
+    Variant("ig-stale-reduce-event", "the switch.reduce watch's invoke guarded by the change "
+            "trigger and an empty pending alone, as in the design and the source (seed 001, "
+            "Ignite 3's `handleReduceChanged`): a reduction request acted on after the reentry it "
+            "asked for finished removes the node again (finding IGN-11, docs/findings.md)"),
+    Variant("ig-switch-ignores-data-nodes", "the stable switch's retry preconditions leave out "
+            "the data nodes (seed 001 \"On rebalance done\"): a switch computed before a "
+            "baseline change adds back a node that just left"),
+)
+#: the names and docs of `VARIANT_TABLE` as they were at import
+VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 
@@ -144,7 +153,7 @@ class ReadReply(NamedTuple):
 class Watch(NamedTuple):
     """The changes of one revision, to every node in revision order, with the store at that
     revision: the node's local copy of the metastore when it handles the event ("read stable
-    locally at the event revision")."""
+    locally at the event revision", as the pending handler does)."""
 
     changes: tuple[Entry, ...]
     store: Store
@@ -182,7 +191,7 @@ class Appended(NamedTuple):
 
 @message
 class HasData(NamedTuple):
-    """``HasDataRequest`` of the restart poll (seed 001 "On in-memory partition restart")."""
+    """``HasDataRequest`` of the restart poll."""
 
 
 @message
@@ -295,7 +304,7 @@ class IgniteRebalance(Protocol):
     def __init__(self, nodes: int = 3, spares: int = 1, replicas: int = 3,
                  variant: str = "fixed", persistent: bool = False,
                  on_disappeared: bool = False, max_term: int = 4) -> None:
-        if variant not in VARIANT_DOCS:
+        if variant not in VARIANT_TABLE:
             raise ValueError(f"unknown variant {variant!r}")
         self.variant = variant
         self.members = tuple(chr(ord("A") + i) for i in range(nodes + spares))
@@ -425,7 +434,7 @@ class IgniteRebalance(Protocol):
         return out.step()
 
     def on_restart(self, node: NodeId, state: Hashable) -> Step | None:
-        """The node stops and starts again (§8.1). In-memory storage loses the data and the raft
+        """The node stops and starts again. In-memory storage loses the data and the raft
         meta (term, vote, log); persistent storage keeps both and starts raft normally."""
         if node == METASTORE:
             return None
@@ -519,7 +528,7 @@ class IgniteRebalance(Protocol):
         """RequestVote, standing for JRaft's pre-vote and vote together: a node refuses a
         candidate outside its configuration (either half of a joint entry), which is
         ``handlePreVoteRequest``'s first check ("Node {} ignore PreVoteRequest from {} as it is
-        not in conf <{}>.", JRaft's log line), and one whose leader's lease holds, then grants
+        not in conf <{}>.", JRaft's `NodeImpl`), and one whose leader's lease holds, then grants
         one vote per term to a candidate whose log is at least as up to date as its own. The one
         JRaft run the merge leaves out: a node that refused the pre-vote grants the vote after
         it, in place of a node that granted the pre-vote and then refuses the vote."""
@@ -580,7 +589,7 @@ class IgniteRebalance(Protocol):
             self._stage_stable(out)  # a committed joint configuration goes on to STAGE_STABLE
         else:
             self._broadcast(out)
-        # onLeaderElected: a linearizable read of pending re-drives the rebalance (§10)
+        # onLeaderElected: a linearizable read of pending re-drives the rebalance
         out.st = out.st._replace(elected=True)
         out.sends.append((METASTORE, Read("elected", (PENDING,))))
 
@@ -630,7 +639,7 @@ class IgniteRebalance(Protocol):
         if conf.old is not None:
             self._stage_stable(out)
             return
-        # STAGE_STABLE done, onNewPeersConfigurationApplied: the stable switch (§5); a leader
+        # STAGE_STABLE done, onNewPeersConfigurationApplied: the stable switch; a leader
         # that is no longer a peer steps down
         self._start_switch(out, conf.peers)
         if out.node not in conf.peers:
@@ -643,7 +652,7 @@ class IgniteRebalance(Protocol):
 
     def _stage_stable(self, out: _Out) -> None:
         """The joint entry is committed (``STAGE_JOINT`` done): the leader appends the new
-        configuration alone (``STAGE_STABLE``, §4), which commits on a majority of the new peers;
+        configuration alone (``STAGE_STABLE``), which commits on a majority of the new peers;
         only then is the change done."""
         raft = cast(Raft, out.st.raft)
         conf = raft.last
@@ -653,7 +662,7 @@ class IgniteRebalance(Protocol):
         self._maybe_commit(out)
 
     def _change_peers(self, out: _Out, peers: Nodes, token: int) -> None:
-        """``changePeersAndLearnersAsync(peers, term, token)`` at the leader (§4)."""
+        """``changePeersAndLearnersAsync(peers, term, token)`` at the leader."""
         raft = out.st.raft
         if raft is None or raft.role != LEADER:
             return  # EPERM: not the leader
@@ -711,14 +720,14 @@ class IgniteRebalance(Protocol):
         return All(()) if self.variant == "ig-no-trigger-guard" else Below(TRIGGER, rev)
 
     def _trigger(self, out: _Out, view: Store, data_nodes: Nodes, rev: int) -> None:
-        """``updatePendingAssignmentsKeys`` (§3): one nested invoke guarded by the trigger."""
+        """``updatePendingAssignmentsKeys``: one nested invoke guarded by the trigger."""
         target = calculate_assignments(data_nodes, PARTITION, self.replicas)
         iif = trigger_invoke(target, rev, cast(Nodes | None, view.value(STABLE)),
                              guarded=self.variant != "ig-no-trigger-guard")
         out.sends.append((METASTORE, Invoke("trigger", iif, answer=False)))
 
     def _reduce_changed(self, out: _Out, view: Store, reduce: Nodes, rev: int) -> None:
-        """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"; §8.2), on
+        """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"), on
         every node as in the source. The invoke acts only while switch.reduce is still at the
         event's revision: the trigger alone lets a request whose reentry has finished (through
         switch.append, which leaves the trigger where it was) remove the node again (finding
@@ -737,7 +746,7 @@ class IgniteRebalance(Protocol):
         out.sends.append((METASTORE, Invoke("reduce", iif, answer=False)))
 
     def _pending_changed(self, out: _Out, view: Store, pending: Nodes, rev: int) -> None:
-        """The pending handler (§4): start raft if joining; the leader changes peers."""
+        """The pending handler: start raft if joining; the leader changes peers."""
         st = out.st
         stable = cast(Nodes | None, view.value(STABLE)) or frozenset()
         if out.node in pending and out.node not in stable and st.raft is None:
@@ -747,7 +756,7 @@ class IgniteRebalance(Protocol):
             self._change_peers(out, pending, rev)
 
     def _stable_changed(self, out: _Out, view: Store, stable: Nodes) -> None:
-        """The stable handler (§7): a node in neither stable nor pending stops its replica."""
+        """The stable handler: a node in neither stable nor pending stops its replica."""
         pending = cast(Nodes | None, view.value(PENDING)) or frozenset()
         if out.node not in stable and out.node not in pending and out.st.raft is not None:
             out.st = out.st._replace(raft=None, data=False)
@@ -807,7 +816,7 @@ class IgniteRebalance(Protocol):
     # -- the restart handler -------------------------------------------------------------------
 
     def _restart_read(self, out: _Out, values: dict[str, Entry]) -> None:
-        """The restart handler's decision on the keys it read (seed 001): a member of
+        """The restart handler's decision on the keys it read: a member of
         stable polls the other members of stable for data (or, alone in it, starts a full
         partition restart); any other node starts raft as a joining node if pending names it,
         and does nothing otherwise. Membership is the stable key's, which lags the raft
@@ -859,7 +868,7 @@ class IgniteRebalance(Protocol):
         return timer == HAS_DATA_TIMEOUT
 
     def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
-        """The poll's 3 s timeout (§8.1): peers that did not answer count as UNKNOWN. The
+        """The poll's 3 s timeout: peers that did not answer count as UNKNOWN. The
         leader's replicators: JRaft keeps one per peer, which sends the log again until the peer
         answers; a periodic task here, which the explorer fires when a resend would take effect
         (a peer that lost the log in flight to its restart and has started raft since)."""
@@ -934,7 +943,7 @@ class IgniteRebalance(Protocol):
         out.sends.append((METASTORE, Read("switch", _SWITCH_KEYS)))
 
     def _switch_invoke(self, out: _Out, values: dict[str, Entry]) -> None:
-        """``doStableKeySwitch`` (seed 001 "On rebalance done"; §5): the design's set arithmetic
+        """``doStableKeySwitch`` (seed 001 "On rebalance done"): the design's set arithmetic
         and branches, guarded by the revisions read."""
         applied = cast(tuple[Nodes, str], out.st.switch)[0]
         pending = values[PENDING]

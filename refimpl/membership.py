@@ -9,7 +9,7 @@ suspected member lifts the suspicion (002 Removing Suspicion).
 
 Nodes are named "A", "B", ... in age order: the initial members first, then the joiners, which are
 dormant until `on_join`. The historical flaws of 002 are variants, switched by flags inside the
-handlers (`VARIANTS`, `VARIANT_DOCS`).
+handlers (`VARIANT_TABLE`).
 """
 
 from __future__ import annotations
@@ -19,29 +19,30 @@ from collections.abc import Hashable, Iterable
 from typing import NamedTuple, cast
 
 from partsafe.refimpl.actor import NodeId, Protocol, Send, Step, message
+from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
 
-VARIANTS: tuple[str, ...] = (
-    "fixed",
-    "hz38-unordered-members",
-    "hz38-stale-master-list",
-    "hz38-local-removal",
-    "mutant-no-self-check",
+#: the variants (refimpl/variants.py): each flaw of 002's Background as a flag in the handlers
+VARIANT_TABLE: dict[str, Variant] = variant_table(
+    Variant("fixed", "the 3.9 design: versioned lists applied only from the master, slaves only "
+            "suspect, claims discover newer lists (002 Technical Design)"),
+    Variant("hz38-unordered-members", "member lists carry no version, so a periodic publish "
+            "overtaken by a removal re-adds the removed member (002 Background, problem 1)",
+            breaks="MEM-VIEW-ORDER", zoo_scope={"suspicions": 0, "publishes": 1}),
+    Variant("hz38-stale-master-list", "a new master publishes its own, possibly stale, list at "
+            "its own version + 1 without discovering newer lists (002 Background, problem 3)",
+            breaks="MEM-VIEW-AGREEMENT", zoo_scope={"suspicions": 0}),
+    Variant("hz38-local-removal", "a slave removes a member it suspects from its own list at "
+            "once (002 Member Suspicion & Removal, \"In the previous implementation...\")",
+            breaks="MEM-MASTER-ONLY", zoo_scope={"joins": 0}),
+    Variant("mutant-no-self-check", "not historical: the removed member is sent the list "
+            "without it and members apply lists that omit themselves (breaks 002 Theory, M3 View "
+            "Integrity)", breaks="MEM-VIEW-INTEGRITY", zoo_scope={"joins": 0}),
 )
-
-VARIANT_DOCS: dict[str, str] = {
-    "fixed": "the 3.9 design: versioned lists applied only from the master, slaves only suspect, "
-    "claims discover newer lists (002 Technical Design)",
-    "hz38-unordered-members": "member lists carry no version, so a periodic publish overtaken by a "
-    "removal re-adds the removed member (002 Background, problem 1)",
-    "hz38-stale-master-list": "a new master publishes its own, possibly stale, list at its own "
-    "version + 1 without discovering newer lists (002 Background, problem 3)",
-    "hz38-local-removal": "a slave removes a member it suspects from its own list at once "
-    "(002 Member Suspicion & Removal, \"In the previous implementation...\")",
-    "mutant-no-self-check": "not historical: the removed member is sent the list without it and "
-    "members apply lists that omit themselves (breaks 002 Theory, M3 View Integrity)",
-}
+#: the names and docs of `VARIANT_TABLE` as they were at import
+VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
+VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
 
 
 # --- node state -------------------------------------------------------------------------------
@@ -161,9 +162,9 @@ class Membership(Protocol):
                 f"at most {len(string.ascii_uppercase)} nodes (members + joiners), "
                 f"got {members + joiners}"
             )
-        if variant not in VARIANTS:
+        if variant not in VARIANT_TABLE:
             raise ValueError(
-                f"unknown membership variant {variant!r}; known: {', '.join(VARIANTS)}"
+                f"unknown membership variant {variant!r}; known: {', '.join(VARIANT_TABLE)}"
             )
         self.variant = variant
         self.initial_members: tuple[str, ...] = tuple(string.ascii_uppercase[:members])

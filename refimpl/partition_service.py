@@ -23,16 +23,16 @@ one admitted from the state it collects, and a member that greets a new master w
 know it (``MasterHello``) is told it is out (``Removed``) and restarts empty. The 3.9 membership
 protocol under this is checked on its own (refimpl/membership.py).
 
-Migration (000 §2.1; PLANNER.md §5): the master sends ``MigrationRequest`` to the source endpoint
-(the partition owner, which sends the data), which checks that the request comes from its master,
-that its version is the one the migration was started on and that it has no undecided migration,
-and sends the data to the destination (``MigrationData``); the destination checks the same,
-installs the data and answers the master. The master prepares a copy of its table with the
-migration applied, sends it with ``MigrationCommit`` to the destination (retried until the
+Migration (000 §2.1; Hazelcast's ``MigrationManager``): the master sends ``MigrationRequest`` to
+the source endpoint (the partition owner, which sends the data), which checks that the request
+comes from its master, that its version is the one the migration was started on and that it has no
+undecided migration, and sends the data to the destination (``MigrationData``); the destination
+checks the same, installs the data and answers the master. The master prepares a copy of its table
+with the migration applied, sends it with ``MigrationCommit`` to the destination (retried until the
 destination answers or leaves), and only then applies it, adds it to its completed migrations and
 publishes. Members finalise (commit or roll back, with the ``PartitionMigrationEvent`` current /
-new replica index rule) when the completed list they receive names a migration they took part in.
-A failed migration raises the version (``failure_rule``: the current source's ``increment + 1`` or
+new replica index rule) when the completed list they receive names a migration they took part in. A
+failed migration raises the version (``failure_rule``: the current source's ``increment + 1`` or
 000 §2.1 step 4's ``+2``) and planning restarts from scratch (000 §3.2, stateless).
 
 Master crash (000 §1.2, §2.2): the new master asks every member for its table, completed and
@@ -44,7 +44,7 @@ Graceful shutdown (004): the member asks the master (retried, idempotent); the m
 without the shutdown-requested members, so they are only migration sources, and tells a member it
 may leave once the table no longer names it and no migration involves it.
 
-The historical flaws are variants (:data:`VARIANT_DOCS`).
+The historical flaws are variants (:data:`VARIANT_TABLE`).
 """
 
 from __future__ import annotations
@@ -58,33 +58,50 @@ from partsafe.refimpl.actor import NodeId, Protocol, Send, Step, message
 from partsafe.refimpl.partition_table import PartitionTable
 from partsafe.refimpl.planner import Decision, format_replicas, plan
 from partsafe.refimpl.repartition import repartition
+from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
 
-VARIANT_DOCS: dict[str, str] = {
-    "fixed": "the design: master-only table updates, safe commit, most recent table after a "
-    "master change, backup migrations, graceful shutdown through migrations (000, 003, 004)",
-    "hz37-local-promotion": "a member that notices a leave removes the member from its own table "
-    "and shifts the replicas up; a master table that still names it a backup makes it clear its "
-    "data and sync from the owner that left (000 Problems)",
-    "hz37-stale-master-table": "a new master publishes its own table without collecting the "
-    "others' (000 Problems, §1.2)",
-    "hz37-independent-commit": "no commit to the destination first: the master applies and "
-    "publishes, participants commit when they see the table and roll back on their own when the "
-    "master leaves (000 §2.1 Problems)",
-    "hz37-backup-clear-first": "backup changes are applied to the table directly: the old backup "
-    "clears its data at once and the new one syncs from the owner later (000 Problems, issue "
-    "5444)",
-    "hz36-shutdown": "a member shuts down once the first backups of its partitions are assigned, "
-    "without migrating its replicas (004 Problems)",
-    "hz40-global-order-parallel": "parallel migrations publishing one partition at a time, but "
-    "compared by one global version (003 §1)",
-    "fail-plus-two": "design question: a failed migration raises the version by 2 as 000 §2.1 "
-    "step 4 says, not by the current source's increment + 1",
-    "no-prioritize": "design question: migrations run in planner order, COPY and SHIFT UP not "
-    "moved ahead (000 §3.2.3)",
-}
-VARIANTS: tuple[str, ...] = tuple(VARIANT_DOCS)
+#: the variants (refimpl/variants.py): the historical flaws of 000, 003 and 004 and two design
+#: questions. The 3.7 models (migration, shutdown) and the 4.1 one (parallel) share the table;
+#: each flaw is found by the zoo of the model whose design it breaks
+VARIANT_TABLE: dict[str, Variant] = variant_table(
+    Variant("fixed", "the design: master-only table updates, safe commit, most recent table "
+            "after a master change, backup migrations, graceful shutdown through migrations "
+            "(000, 003, 004)"),
+    Variant("hz37-local-promotion", "a member that notices a leave removes the member from its "
+            "own table and shifts the replicas up; a master table that still names it a backup "
+            "makes it clear its data and sync from the owner that left (000 Problems)",
+            breaks="PT-MASTER-ONLY", zoo_scope={"joins": 0}, zoo_model="migration"),
+    Variant("hz37-stale-master-table", "a new master publishes its own table without collecting "
+            "the others' (000 Problems, §1.2)",
+            breaks="PT-MOST-RECENT", zoo_scope={"joins": 0, "partitions": 3, "shutdowns": 1},
+            zoo_model="migration"),
+    Variant("hz37-independent-commit", "no commit to the destination first: the master applies "
+            "and publishes, participants commit when they see the table and roll back on their "
+            "own when the master leaves (000 §2.1 Problems)",
+            breaks="MIG-COMMIT-ORDER", zoo_scope={"joins": 0, "shutdowns": 1},
+            zoo_model="migration"),
+    Variant("hz37-backup-clear-first", "backup changes are applied to the table directly: the "
+            "old backup clears its data at once and the new one syncs from the owner later (000 "
+            "Problems, issue 5444)",
+            breaks="DATA-REPLICAS", zoo_scope={"crashes": 0}, zoo_model="migration"),
+    Variant("hz36-shutdown", "a member shuts down once the first backups of its partitions are "
+            "assigned, without migrating its replicas (004 Problems)",
+            breaks="SHUT-LEAVE-EMPTY", zoo_scope={"crashes": 0}, zoo_model="shutdown"),
+    # it runs 4.1's parallel schedule, so only the 4.1 model offers it
+    Variant("hz40-global-order-parallel", "parallel migrations publishing one partition at a "
+            "time, but compared by one global version (003 §1)",
+            breaks="PT-MASTER-ONLY", zoo_scope={"crashes": 0, "joins": 0, "shutdowns": 1},
+            models=("parallel",)),
+    Variant("fail-plus-two", "design question: a failed migration raises the version by 2 as 000 "
+            "§2.1 step 4 says, not by the current source's increment + 1"),
+    Variant("no-prioritize", "design question: migrations run in planner order, COPY and SHIFT UP "
+            "not moved ahead (000 §3.2.3)"),
+)
+#: the names and docs of `VARIANT_TABLE` as they were at import
+VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
+VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 
 #: node state `shutdown` values
 RUNNING, REQUESTED, LEFT = "", "requested", "left"
@@ -94,7 +111,7 @@ RUNNING, REQUESTED, LEFT = "", "requested", "left"
 
 
 class Migration(NamedTuple):
-    """``MigrationInfo`` (000 §2.1; PLANNER.md §1, §5): a planner decision for one partition, the
+    """``MigrationInfo`` (000 §2.1): a planner decision for one partition, the
     version it was started on (3.7: the table version; 4.1: the partition version; -1 while
     queued) and the master that started it."""
 
@@ -311,7 +328,7 @@ class Node(NamedTuple):
     pending_fetch: frozenset[str] = frozenset()
     #: variants: partitions whose data this member asked the owner for
     syncing: frozenset[int] = frozenset()
-    #: master: migrations pause after a failure until the ("resume",) timeout (PLANNER.md §5)
+    #: master: migrations pause after a failure until the ("resume",) timeout (``MigrationManager``)
     paused: bool = False
     #: members that greeted this one as their master before it knew them (``MasterHello``)
     strangers: frozenset[str] = frozenset()
@@ -344,9 +361,9 @@ class PartitionService(Protocol):
             raise ValueError(f"backups={backups} is outside 0..6")
         if protocol not in pt.PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; known: {', '.join(pt.PROTOCOLS)}")
-        if variant not in VARIANT_DOCS:
+        if variant not in VARIANT_TABLE:
             raise ValueError(f"unknown partition service variant {variant!r}; known: "
-                             f"{', '.join(VARIANTS)}")
+                             f"{', '.join(VARIANT_TABLE)}")
         if failure_rule not in pt.FAILURE_RULES:
             raise ValueError(f"unknown failure rule {failure_rule!r}; known: "
                              f"{', '.join(pt.FAILURE_RULES)}")
@@ -526,8 +543,8 @@ class PartitionService(Protocol):
 
     def is_prompt(self, timer: Hashable) -> bool:
         """The shutdown request is resent every ``SAFE_SHUTDOWN_MAX_AWAIT_STEP_MILLIS`` (1 s,
-        LOG_FORMATS.md shutdown sequence), well inside the 3 to 6 s pause after a failed
-        migration (PLANNER.md §5)."""
+        Hazelcast's shutdown sequence), well inside the 3 to 6 s pause after a failed migration
+        (``MigrationManager``)."""
         return cast(tuple[object, ...], timer)[0] == "shutdown-retry"
 
     def is_timeout(self, timer: Hashable) -> bool:
@@ -811,7 +828,8 @@ class PartitionService(Protocol):
         return table.version if self.global_version else table.versions[partition]
 
     def _reject(self, out: _Out, master: str, m: Migration) -> str | None:
-        """Why a participant refuses migration `m` (000 §2.1; 003 §1.2; TESTS.md §5)."""
+        """Why a participant refuses migration `m` (000 §2.1; 003 §1.2; the checks of Hazelcast's
+        ``MigrationRequestOperation``)."""
         st = out.st
         if master != self.master_of(st) or m.master != master:
             return "not from the master"
@@ -1131,7 +1149,8 @@ class PartitionService(Protocol):
 
     @staticmethod
     def _source_endpoint(table: PartitionTable, m: Migration) -> str | None:
-        """Who sends the data (PLANNER.md §5): the source when it is the owner, else the owner."""
+        """Who sends the data (``MigrationManager``): the source when it is the owner, else the
+        owner."""
         return m.source if m.source_current_index == 0 else table.owner(m.partition)
 
     def _commit_message(self, st: Node, m: Migration) -> MigrationCommit:
@@ -1183,7 +1202,7 @@ class PartitionService(Protocol):
             out.st = st._replace(completed=keep)
 
     def _repartition(self, out: _Out) -> None:
-        """RepairPartitionTableTask and RedoPartitioningTask (PLANNER.md §5; 000 §3.2)."""
+        """RepairPartitionTableTask and RedoPartitioningTask (``MigrationManager``; 000 §3.2)."""
         st = out.st
         table = st.table
         changed = False
@@ -1240,7 +1259,7 @@ class PartitionService(Protocol):
             self._follow_table(out, old, new)
 
     def _start(self, out: _Out) -> None:
-        """Start queue heads (003 §2.2; PLANNER.md §5): one migration per partition, at most
+        """Start queue heads (003 §2.2; ``MigrationManager``): one migration per partition, at most
         `max_parallel` per endpoint; serial (one in all) under 3.7."""
         st = out.st
         if not st.queues:

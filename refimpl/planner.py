@@ -1,27 +1,24 @@
 """The migration planner of one partition (000 §3.2 "Performing Migrations With Maintaining Data
-Safety"), as Hazelcast's ``MigrationPlanner`` implements it (``planMigrations``, ``fixCycle``,
-``prioritizeCopiesAndShiftUps``; unchanged in substance since 3.7).
+Safety"), as Hazelcast's ``MigrationPlanner`` implements it.
 
 A partition's replicas are a tuple indexed by replica index: index 0 is the owner, indices 1 to 6
-are backups, and a smaller index is *hotter* (000 §3). ``None`` is an empty index.
+are backups, and a smaller index is *hotter* (000 §3; Hazelcast's ``InternalPartition``).
+``None`` is an empty index.
 
 Given the current replicas and the target produced by repartitioning (000 §3.2 step 3), the planner
 
 1. cancels cyclic migrations, writing the current owner back into every position of a cycle
-   (000 §3.2.1; ``MigrationPlanner.isCyclic`` and ``fixCycle``: :func:`is_cyclic`,
-   :func:`is_cyclic_at`, :func:`fix_cycle`);
+   (000 §3.2.1; ``isCyclic``, ``fixCycle``: :func:`is_cyclic`, :func:`is_cyclic_at`,
+   :func:`fix_cycle`);
 2. walks the replica indices from hot to cold and emits one decision per step, the six arguments
    of ``MigrationDecisionCallback.migrate`` (000 §3.2.2 "Migration ordering algorithm";
-   ``MigrationPlanner.planMigrations``, its cases (a) to (f) and its chain helper):
-   :func:`plan_decisions`;
+   ``planMigrations``, cases (a) to (f) and the chain helper): :func:`plan_decisions`;
 3. moves COPY and SHIFT UP-into-an-empty-slot migrations ahead of non-conflicting ones
-   (000 §3.2.3, narrowed as ``MigrationPlanner.prioritizeCopiesAndShiftUps`` has it):
-   :func:`prioritize`.
+   (000 §3.2.3, narrowed by ``prioritizeCopiesAndShiftUps``): :func:`prioritize`.
 
 The master applies a clear at once and queues every other decision as a migration; each committed
-migration changes the table as :func:`apply` says (``MigrationManager.applyMigration``; the
-clears as ``MigrationManager``'s ``MigrationCollector`` applies them). :func:`plan` puts these
-together as a :class:`Plan`.
+migration changes the table as :func:`apply` says (``MigrationManager.applyMigration``).
+:func:`plan` puts these together as a :class:`Plan`.
 
 The variant ``"hz37-naive-order"`` is the flaw 000 §3 opens with: migrations decided in index
 order without looking for a colder migration first, so that a SHIFT UP drops the displaced holder
@@ -39,10 +36,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from partsafe.refimpl.variants import Variant, variant_table
+
 __all__ = [
     "DECISION_TYPES",
     "MAX_REPLICA_COUNT",
     "VARIANTS",
+    "VARIANT_TABLE",
     "Decision",
     "Plan",
     "PlannerAssertion",
@@ -61,21 +61,28 @@ __all__ = [
 ]
 
 #: One partition's replica array: index 0 is the owner, a hotter index is a smaller one, ``None``
-#: is an empty index (``PartitionReplica[]`` in Hazelcast).
+#: is an empty index (Hazelcast's ``InternalPartition``).
 Replicas = tuple[str | None, ...]
 
-#: ``InternalPartition.MAX_REPLICA_COUNT`` = ``IPartition.MAX_BACKUP_COUNT + 1``.
+#: ``InternalPartition.MAX_REPLICA_COUNT`` = ``MAX_BACKUP_COUNT + 1``.
 MAX_REPLICA_COUNT = 7
 
-#: ``"fixed"`` is the current planner (``MigrationPlanner``); ``"hz37-naive-order"`` the index-order
-#: planner whose flaw 000 §3 and §3.2.2 (fifth example) describe; ``"keep-cycles"`` the design
-#: question of 000 §3.2.1: the current planner run on a target whose cycles are not cancelled;
-#: ``"no-prioritize"`` the design question of 000 §3.2.3: the current decisions, run in the order
-#: made, COPY and SHIFT UP not moved ahead.
-VARIANTS: tuple[str, ...] = ("fixed", "hz37-naive-order", "keep-cycles", "no-prioritize")
+#: the variants (refimpl/variants.py): the current planner, the flaw 000 §3 opens with, and two
+#: design questions
+VARIANT_TABLE: dict[str, Variant] = variant_table(
+    Variant("fixed", "the current planner, Hazelcast's MigrationPlanner"),
+    Variant("hz37-naive-order", "the index-order planner whose flaw 000 §3 and §3.2.2 (fifth "
+            "example) describe: index order, no chain walk", breaks="PLAN-NO-DECREASE"),
+    Variant("keep-cycles", "design question of 000 §3.2.1: the current planner run on a target "
+            "whose cycles are not cancelled"),
+    Variant("no-prioritize", "design question of 000 §3.2.3: the current decisions, run in the "
+            "order made, COPY and SHIFT UP not moved ahead"),
+)
+#: the names of `VARIANT_TABLE` as they were at import
+VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 
-#: The decision types (000 §3.1), plus CLEAR for "just clear this replica index" (a callback
-#: with no destination, ``MigrationDecisionCallback.migrate(source, i, -1, null, -1, -1)``).
+#: The decision types (000 §3.1), plus CLEAR for "just clear this replica index" (a ``migrate``
+#: call with no destination).
 DECISION_TYPES: tuple[str, ...] = ("MOVE", "COPY", "SHIFT_UP", "SHIFT_DOWN", "CLEAR")
 
 
@@ -85,9 +92,8 @@ class PlannerError(ValueError):
 
 
 class PlannerAssertion(PlannerError):
-    """One of the planner's own assertions failed (``assertNoDuplicate``, the SHIFT UP and SHIFT
-    DOWN checks, the final ``Arrays.equals``); ``str()`` is the message Hazelcast would log with
-    the ``AssertionError``."""
+    """One of the planner's own assertions failed (an ``assert`` of ``MigrationPlanner``);
+    ``str()`` is the message Hazelcast would log with the ``AssertionError``."""
 
 
 # --- decisions ---------------------------------------------------------------------------------
@@ -95,13 +101,11 @@ class PlannerAssertion(PlannerError):
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """One call of ``MigrationDecisionCallback.migrate(source, sourceCurrentReplicaIndex,
-    sourceNewReplicaIndex, destination, destinationCurrentReplicaIndex,
-    destinationNewReplicaIndex)``, with its type.
+    """One call of ``MigrationDecisionCallback.migrate``, with its type.
 
     ``-1`` as a current index means "not a replica before", as a new index "not a replica after".
     A clear has ``destination is None`` and every index but ``source_current_index`` at ``-1``.
-    ``type`` is named after the case of ``planMigrations`` that emitted the decision (000 §3.1).
+    ``type`` is named after the case of :meth:`_Planner.step` that emitted the decision (000 §3.1).
     """
 
     type: str
@@ -119,8 +123,7 @@ class Decision:
 
     @property
     def is_clear(self) -> bool:
-        """A "just clear this replica index" call: no destination, as ``MigrationCollector``
-        reads it."""
+        """A "just clear this replica index" call: no destination."""
         return self.destination is None
 
     @property
@@ -163,8 +166,7 @@ def _java(replicas: Sequence[str | None]) -> str:
 
 
 def _index(replicas: Sequence[str | None], member: str | None) -> int:
-    """``getReplicaIndex``: -1 for ``None`` or an absent member, else the first index holding it
-    (``MigrationPlanner.getReplicaIndex``, a linear scan by ``equals``)."""
+    """``getReplicaIndex``: -1 for ``None`` or an absent member, else the first index holding it."""
     if member is None:
         return -1
     for i, r in enumerate(replicas):
@@ -240,20 +242,18 @@ def format_replicas(replicas: Sequence[str | None]) -> str:
     return ",".join("-" if r is None else r for r in replicas)
 
 
-# --- cycles (000 §3.2.1; MigrationPlanner.isCyclic, fixCycle) ------------------------------------
+# --- cycles (000 §3.2.1; ``isCyclic``, ``fixCycle``) ---------------------------------------------
 
 
 def is_cyclic_at(current: Sequence[str | None], target: Sequence[str | None], i: int) -> bool:
     """``isCyclic(current, target, i)``: follow "where does the holder of f go" from ``i`` and
-    report whether it comes back to ``i`` (``MigrationPlanner.isCyclic(current, target, i)``).
-    ``target[i]`` must be non-null."""
+    report whether it comes back to ``i``. ``target[i]`` must be non-null."""
     new_owner = target[i]
     if new_owner is None:
         raise PlannerError(f"is_cyclic_at: target[{i}] is empty; the cycle walk starts at an "
                            "index whose target is a member")
     f = i
-    # the walk follows an injective map (where the holder of f goes), so it ends within
-    # len(current) steps
+    # the walk follows an injective map, so it ends within len(current) steps
     for _ in range(len(current) + 1):
         nxt = _index(target, current[f])
         if nxt == -1 or nxt == f:
@@ -272,14 +272,13 @@ def _cycle_starts(current: Replicas, target: Sequence[str | None]) -> list[int]:
 
 def is_cyclic(current: Sequence[str | None], target: Sequence[str | None]) -> bool:
     """``isCyclic(current, target)``: some index whose current and target members are both
-    non-null and differ lies on a cycle of migrations (000 §3.2.1;
-    ``MigrationPlanner.isCyclic``)."""
+    non-null and differ lies on a cycle of migrations (000 §3.2.1)."""
     cur, tgt = _check_pair(current, target)
     return any(is_cyclic_at(cur, tgt, i) for i in _cycle_starts(cur, tgt))
 
 
 def _fix_cycle(current: Replicas, target: list[str | None]) -> bool:
-    """``MigrationPlanner.fixCycle`` in place on ``target``; True if a cycle was fixed."""
+    """``fixCycle`` in place on ``target``; True if a cycle was fixed."""
     fixed = False
     for i in range(len(current)):
         c, t = current[i], target[i]
@@ -300,15 +299,14 @@ def _fix_cycle(current: Replicas, target: list[str | None]) -> bool:
 def fix_cycle(current: Sequence[str | None], target: Sequence[str | None]) -> Replicas:
     """The target with every cycle cancelled: the current owner is written back into each
     position of a cycle, while the other positions keep their new targets (000 §3.2.1 "we
-    cancel out cyclic migrations"; ``MigrationPlanner.fixCycle``). Unlike ``fixCycle``, returns a
-    new tuple."""
+    cancel out cyclic migrations"). Unlike ``fixCycle``, returns a new tuple."""
     cur, tgt = _check_pair(current, target)
     out = list(tgt)
     _fix_cycle(cur, out)
     return tuple(out)
 
 
-# --- the planner (000 §3.2.2; MigrationPlanner.planMigrations) ---------------------------------
+# --- the planner (000 §3.2.2; ``planMigrations``) ------------------------------------------------
 
 
 class _Planner:
@@ -324,7 +322,7 @@ class _Planner:
         self.partition_id = partition_id
         self.decisions: list[Decision] = []
 
-    # -- messages and assertions (MigrationPlanner's, with its wording)
+    # -- messages and assertions (worded as the source's)
 
     def _tail(self) -> str:
         return (f"INITIAL: {_java(self.initial)}, CURRENT: {_java(self.state)}, "
@@ -352,8 +350,7 @@ class _Planner:
     # -- the main loop
 
     def run(self) -> None:
-        """The end of ``planMigrations``: the main loop, then the final check
-        (``Arrays.equals(state, target)``)."""
+        """The main loop of ``planMigrations``, then its final check."""
         state, target = self.state, self.target
         n = len(target)
         i = 0
@@ -373,7 +370,7 @@ class _Planner:
 
     def step(self, i: int) -> int:
         """One pass of the main loop at index ``i``: the first matching case (a) to (f) of
-        ``planMigrations``'s loop (labelled below). Returns the next index to examine."""
+        ``planMigrations``. Returns the next index to examine."""
         state, target = self.state, self.target
         want = target[i]
         have = state[i]
@@ -422,7 +419,7 @@ class _Planner:
         return i
 
     def chain(self, cur: int) -> None:
-        """The chain helper, ``MigrationPlanner.planMigrations(…, currentIndex)`` (case (f)):
+        """The chain helper, ``planMigrations(…, currentIndex)``:
         follow who-goes-where toward colder indices until a slot can be freed by a SHIFT UP or
         filled by a MOVE ("MOVE-2")."""
         state, target = self.state, self.target
@@ -440,8 +437,7 @@ class _Planner:
             if target[t] is None:
                 holder = state[cur]
                 if holder is None:
-                    # unreachable from planMigrations (the helper is entered with state[i]
-                    # non-null and moves cur only to non-null slots): kept as in the source
+                    # unreachable from planMigrations: kept as in the source
                     self._migrate("SHIFT_UP", None, cur, -1, state[t], t, cur)
                     state[cur] = state[t]
                 else:
@@ -504,20 +500,20 @@ class _NaivePlanner(_Planner):
 
 
 def _check_variant(variant: str) -> None:
-    if variant not in VARIANTS:
+    if variant not in VARIANT_TABLE:
         raise PlannerError(f"unknown planner variant {variant!r}; expected one of "
-                           f"{', '.join(VARIANTS)}")
+                           f"{', '.join(VARIANT_TABLE)}")
 
 
 def plan_decisions(current: Sequence[str | None], target: Sequence[str | None], *,
                    variant: str = "fixed",
                    partition_id: int = 0) -> tuple[Replicas, tuple[Decision, ...]]:
-    """``MigrationPlanner.planMigrations(partitionId, current, target, callback)`` (000 §3.2.2).
+    """``planMigrations(partitionId, current, target, callback)`` (000 §3.2.2).
 
     Returns the cycle-fixed target and every decision in the order the callback receives them,
     clears included. ``partition_id`` only appears in assertion messages, as in the source.
     Raises :class:`PlannerError` for bad input and :class:`PlannerAssertion` when one of the
-    planner's own assertions fails (those of ``MigrationPlanner``, run with ``-ea``).
+    planner's own assertions fails.
     """
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
@@ -531,15 +527,15 @@ def plan_decisions(current: Sequence[str | None], target: Sequence[str | None], 
     return planner.target, tuple(planner.decisions)
 
 
-# --- applying a decision (MigrationManager.applyMigration, MigrationCollector) -----------------
+# --- applying a decision (``MigrationManager.applyMigration``) -----------------------------------
 
 
 def apply(replicas: Sequence[str | None], decision: Decision) -> Replicas:
-    """``MigrationManager.applyMigration``: clear the source's and the destination's current
-    slots, put the destination at its new index and the source at its new index, in that order. A
-    clear sets ``source_current_index`` to ``None`` as ``MigrationCollector`` does
-    (``partition.setReplica(index, null)``). Like the source, this does not check that the members
-    are where the decision says they are."""
+    """``MigrationManager.applyMigration``: clear the source's and the
+    destination's current slots, put the destination at its new index and the source at its new
+    index, in that order. A clear sets ``source_current_index`` to ``None`` as
+    ``MigrationCollector`` does. Like the source, this does not check that the
+    members are where the decision says they are."""
     slots = list(replicas)
     n = len(slots)
 
@@ -567,7 +563,7 @@ def apply(replicas: Sequence[str | None], decision: Decision) -> Replicas:
     return tuple(slots)
 
 
-# --- prioritization (000 §3.2.3; MigrationPlanner.prioritizeCopiesAndShiftUps) ----------------
+# --- prioritization (000 §3.2.3; ``prioritizeCopiesAndShiftUps``) --------------------------------
 
 
 def _blocks(m: Decision, other: Decision) -> bool:
@@ -581,13 +577,13 @@ def _blocks(m: Decision, other: Decision) -> bool:
 
 
 def prioritize(migrations: Sequence[Decision]) -> tuple[Decision, ...]:
-    """``MigrationPlanner.prioritizeCopiesAndShiftUps`` (000 §3.2.3, narrowed as the code has it).
+    """``prioritizeCopiesAndShiftUps`` (000 §3.2.3 as the source narrows it).
 
     Each migration with ``source_current_index == -1`` (a COPY or a SHIFT UP into an empty slot)
     moves ahead of the earlier migrations until the first that is itself such a migration, shares
     a participant with it, or shifts a source down to a hotter index than its target. The code
     does not compare indices against MOVEs: the candidate jumps any non-conflicting MOVE.
-    Clears never reach this step (``MigrationCollector`` applies them at once) and are rejected.
+    Clears never reach this step (the master applies them at once) and are rejected.
     """
     out = list(migrations)
     for d in out:
@@ -612,8 +608,7 @@ def prioritize(migrations: Sequence[Decision]) -> tuple[Decision, ...]:
 
 @dataclass(frozen=True)
 class Plan:
-    """What the master does for one partition (``MigrationManager.RedoPartitioningTask``: plan, then
-    prioritize the partition's queue).
+    """What the master does for one partition once it is planned (``RedoPartitioningTask``).
 
     ``decisions`` are all callbacks in the order made; the clears among them are applied at once
     (``start``), the rest are queued, prioritized, as ``migrations``; ``steps[k]`` is the replica
@@ -667,7 +662,7 @@ def plan(current: Sequence[str | None], target: Sequence[str | None], *,
          variant: str = "fixed", partition_id: int = 0) -> Plan:
     """Plan one partition: fix cycles, decide (:func:`plan_decisions`), apply the clears at once,
     queue the rest prioritized (:func:`prioritize`; the naive variant keeps index order) and
-    apply them one by one (:func:`apply`) (000 §3.2; ``MigrationManager.RedoPartitioningTask``)."""
+    apply them one by one (:func:`apply`) (000 §3.2)."""
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
     fixed, decisions = plan_decisions(cur, tgt, variant=variant, partition_id=partition_id)

@@ -1,4 +1,4 @@
-"""The `partsafe` command line (DESIGN.md, "Command line").
+"""The `partsafe` command line (README.md, docs/architecture.md).
 
 Exit status everywhere: 0 all hold, 1 a violation (or a coverage gap) was found, 2 the input or the
 command was wrong, 3 a search bound was reached before the check was complete. `--json` prints
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, NoReturn
@@ -65,7 +66,7 @@ from partsafe.checker.report import (
     result_json,
     steps_json,
 )
-from partsafe.refimpl.planner import VARIANTS as PLANNER_VARIANTS
+from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
 
 PLANNER_DEFAULT_REPLICAS = 4
 #: every model `partsafe check` knows: the searches of the catalogue, and the planner's check
@@ -186,10 +187,23 @@ def run_check(entry: catalog.ModelEntry, variant: str, overrides: dict[str, int]
     return model, result, params
 
 
-@main.command()
+def _variants_epilog() -> str:
+    """The variants of every model, one paragraph that click does not rewrap (the tables of
+    refimpl/variants.py, by way of the catalog)."""
+    lines = ["\b", "Variants (--variant; fixed is the current design):"]
+    for models, names in catalog.variant_groups():
+        lines += textwrap.wrap(", ".join(names), width=78, break_on_hyphens=False,
+                               initial_indent=f"  {', '.join(models)}: ",
+                               subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+@main.command(epilog=_variants_epilog())
 @click.argument("model", required=False)
 @click.option("--variant", default="fixed", show_default=True,
-              help="protocol variant (a historical flaw, or fixed for the current design)")
+              help="protocol variant: a historical flaw or a design question of MODEL (listed "
+                   "below), or fixed for the current design; `partsafe explain SPEC` names the "
+                   "variants that break SPEC")
 @_scope_options
 @click.option("--max-depth", type=int, help="stop after this BFS depth (result: incomplete)")
 @click.option("--max-states", type=int, help="stop after this many distinct states")
@@ -537,7 +551,7 @@ def zoo(strict: bool, as_json: bool, junit_file: str | None, progress: bool | No
                           "goals_reached": [g.name for g in r2.goals if g.reached],
                           "command": check_command(entry.name, "fixed", overrides)})
     planner_zoo, planner_fixed, planner_ok, planner = _planner_zoo(strict)
-    variants.append(planner_zoo)
+    variants.extend(planner_zoo)
     fixed.append(planner_fixed)
     ok &= planner_ok
     verdict = "ok" if ok else "violation"
@@ -602,31 +616,40 @@ def render_zoo(console: Console, doc: dict[str, Any]) -> None:
                            f"{len(fixed)} scopes", doc["result"], doc["seconds"], detail)
 
 
-def _planner_zoo(strict: bool) -> tuple[dict[str, Any], dict[str, Any], bool, PlannerCheck]:
-    """hz37-naive-order must break PLAN-NO-DECREASE on a pair where the faithful planner keeps
-    every spec; the faithful planner must break nothing beyond its known findings (nothing at all
-    when `strict`)."""
-    naive = check_planner(PLANNER_DEFAULT_REPLICAS, "hz37-naive-order")
-    fixed = check_planner(PLANNER_DEFAULT_REPLICAS)
-    expected = "PLAN-NO-DECREASE"
-    witness = None
-    for n in range(1, PLANNER_DEFAULT_REPLICAS + 1):
-        for current, target in canonical_pairs(n):
-            _, bad = judge(current, target, "hz37-naive-order")
-            if any(v.spec == expected for v in bad) and not judge(current, target)[1]:
-                witness = (current, target, next(v for v in bad if v.spec == expected))
-                break
-        if witness:
-            break
-    found = witness is not None
+def _planner_zoo(strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any], bool,
+                                        PlannerCheck]:
+    """Each planner variant that declares a spec it breaks (refimpl/planner.py's
+    `VARIANT_TABLE`: hz37-naive-order, PLAN-NO-DECREASE) must break it on a pair where the
+    faithful planner keeps every spec; the faithful planner must break nothing beyond its known
+    findings (nothing at all when `strict`)."""
     scope = {"replicas": PLANNER_DEFAULT_REPLICAS}
-    variant = {"model": "planner", "variant": "hz37-naive-order", "expected_spec": expected,
-               "found": found, "spec": expected if found else None,
-               "depth": witness[2].step if witness else None,
-               "seconds": round(naive.seconds, 3), "scope": scope,
-               "command": check_command("planner", "hz37-naive-order", scope),
-               "counterexample": (f"{show(witness[0])} -> {show(witness[1])}: {witness[2].message}"
-                                  if witness else None)}
+    entries = []
+    found_all = True
+    for flaw in PLANNER_VARIANTS.values():
+        if flaw.breaks is None:
+            continue
+        run = check_planner(PLANNER_DEFAULT_REPLICAS, flaw.name)
+        expected = flaw.breaks
+        witness = None
+        for n in range(1, PLANNER_DEFAULT_REPLICAS + 1):
+            for current, target in canonical_pairs(n):
+                _, bad = judge(current, target, flaw.name)
+                if any(v.spec == expected for v in bad) and not judge(current, target)[1]:
+                    witness = (current, target, next(v for v in bad if v.spec == expected))
+                    break
+            if witness:
+                break
+        found = witness is not None
+        found_all &= found
+        entries.append({
+            "model": "planner", "variant": flaw.name, "expected_spec": expected,
+            "found": found, "spec": expected if found else None,
+            "depth": witness[2].step if witness else None,
+            "seconds": round(run.seconds, 3), "scope": scope,
+            "command": check_command("planner", flaw.name, scope),
+            "counterexample": (f"{show(witness[0])} -> {show(witness[1])}: "
+                               f"{witness[2].message}" if witness else None)})
+    fixed = check_planner(PLANNER_DEFAULT_REPLICAS)
     clean = fixed.verdict(strict) == "ok"
     record = {"model": "planner", "result": "ok" if clean else "violation",
               "scope": scope, "distinct_states": fixed.pairs_checked,
@@ -634,7 +657,7 @@ def _planner_zoo(strict: bool) -> tuple[dict[str, Any], dict[str, Any], bool, Pl
               "known_findings": {} if strict else {spec: KNOWN_FINDINGS[spec]
                                                    for spec in fixed.known},
               "command": check_command("planner", "fixed", scope)}
-    return variant, record, found and clean, fixed
+    return entries, record, found_all and clean, fixed
 
 
 @main.command()
@@ -896,7 +919,7 @@ def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
 @click.argument("current")
 @click.argument("target")
 @click.option("--variant", default="fixed", show_default=True,
-              help="planner variant (hz37-naive-order: index order, no chain walk)")
+              help=f"planner variant: {', '.join(PLANNER_VARIANTS)}")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def plan(current: str, target: str, variant: str, as_json: bool) -> None:
     """Plan the migrations of one partition from CURRENT to TARGET replicas (000 §3).
@@ -952,14 +975,16 @@ def specs(as_json: bool) -> None:
 @click.argument("spec_id")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def explain(spec_id: str, as_json: bool) -> None:
-    """What SPEC_ID states, where the design says so, and why it exists."""
+    """What SPEC_ID states, where the design says so, why it exists, and the variants the bug zoo
+    expects to break it."""
     from partsafe.specs.registry import get
 
     try:
         spec = get(spec_id)
     except KeyError:
         _fail(f"unknown spec {spec_id!r}; `partsafe specs` lists them")
-    doc = dict(spec.as_dict(), rationale=spec.rationale, z3=spec.z3)
+    breaking = catalog.variants_breaking(spec.id)
+    doc = dict(spec.as_dict(), rationale=spec.rationale, z3=spec.z3, zoo_variants=breaking)
     if as_json:
         click.echo(dumps(doc))
         return
@@ -969,6 +994,14 @@ def explain(spec_id: str, as_json: bool) -> None:
     console.print(spec.statement)
     if spec.rationale:
         console.print(f"\n{spec.rationale}")
+    if breaking:
+        console.print(Text("\nbroken in the bug zoo by:", style="bold"))
+        for v in breaking:
+            command = check_command(v["model"], v["variant"], v["zoo_scope"])
+            console.print(Text(f"  {command}"), soft_wrap=True)  # one line, to copy
+            doc_text = textwrap.fill(v["doc"], width=max(console.width, 40), break_on_hyphens=False,
+                                     initial_indent="    ", subsequent_indent="    ")
+            console.print(Text(doc_text, style="dim"), soft_wrap=True)
 
 
 @main.command()

@@ -12,6 +12,9 @@ Past the search: `follow` runs a state forward with no fault, serving the nodes 
 `without_log_history` cuts the raft logs to their last entries, so that the rounds of a rebalance
 that loops while only lengthening the logs (the current source's switch.append, finding IGN-7
 in docs/findings.md) compare equal.
+
+`IGNITE` is the model's entry in the catalog of `partsafe check`; its variants are
+refimpl/ignite.py's `VARIANT_TABLE` (docs/extending.md).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from typing import Any, cast
 
 from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
+from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.checker.report import canonical
-from partsafe.refimpl.ignite import METASTORE, IgniteRebalance, Invoke, Member
+from partsafe.refimpl.ignite import METASTORE, VARIANT_TABLE, IgniteRebalance, Invoke, Member
 from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
 from partsafe.specs.ignite import ignite_monitors
 
@@ -265,3 +269,27 @@ def without_log_history(world: World) -> World:
                 acks=frozenset((m, i - size) for m, i in raft.acks)))
         nodes.append(st)
     return world._replace(nodes=tuple(nodes))
+
+
+IGNITE = ModelEntry(
+    name="ignite-rebalance",
+    title="Apache Ignite 3 in-memory raft group reconfiguration on node failure",
+    seed="001",
+    params={
+        "nodes": Param(3, "nodes holding the partition at the start (A is its raft leader)", 1),
+        "spares": Param(0, "further running nodes a baseline change may add"),
+        "replicas": Param(3, "the partition's replica count (calculated assignments)", 1),
+        "restarts": Param(1, "node restarts (in-memory storage unless --persistent 1)"),
+        "baseline-changes": Param(0, "baseline changes (a node joins or leaves the data nodes)"),
+        "losses": Param(0, "lost raft messages (the metastore is reliable)"),
+        "reorders": Param(0, "raft messages that overtake an earlier one"),
+        "persistent": Param(0, "1: persistent storage (raft meta survives restarts)"),
+        "on-disappeared": Param(0, "1: the leader also asks for the removal of a node that "
+                                   "disappeared (the design's optimization)"),
+        "max-term": Param(2, "raft terms an election may reach (elections stop there; 2 lets "
+                             "the leader change once)", 1),
+    },
+    variant_table=VARIANT_TABLE,
+    build=build_ignite,
+    action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder"),
+)

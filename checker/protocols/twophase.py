@@ -9,7 +9,8 @@ two bits of `rmState` per RM (WORKING, PREPARED, COMMITTED, ABORTED), two bits o
 COMMITTED, ABORTED), N bits of `tmPrepared`, then `msgs`: N bits of ``Prepared(rm)`` and one bit
 each for ``Commit`` and ``Abort``. Invariant TCConsistent: no RM committed while another aborted.
 
-Variant `tm-commit-early`: the TM commits once any RM is prepared, which breaks TCConsistent.
+Variant `tm-commit-early`: the TM commits once any RM is prepared, which breaks TCConsistent
+(`VARIANT_TABLE`; docs/extending.md follows this model's path to add a variant).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from partsafe.checker.engine.model import Action, Goal, Model, Property
+from partsafe.checker.protocols.entry import ModelEntry, Param
+from partsafe.refimpl.variants import Variant, variant_table
 
 WORKING, PREPARED, COMMITTED, ABORTED = 0, 1, 2, 3  # rmState
 INIT, TM_COMMITTED, TM_ABORTED = 0, 1, 2  # tmState
@@ -25,7 +28,14 @@ RM_NAMES = ("working", "prepared", "committed", "aborted")
 TM_NAMES = ("init", "committed", "aborted")
 ACTION_KINDS = ("TMRcvPrepared", "TMCommit", "TMAbort", "RMPrepare", "RMChooseToAbort",
                 "RMRcvCommitMsg", "RMRcvAbortMsg")
-VARIANTS = ("fixed", "tm-commit-early")
+#: the variants (refimpl/variants.py)
+VARIANT_TABLE: dict[str, Variant] = variant_table(
+    Variant("fixed", "TwoPhase as specified: the TM commits once every RM is prepared"),
+    Variant("tm-commit-early", "not historical: the TM commits once any RM is prepared",
+            breaks="TC-CONSISTENT"),
+)
+#: the names of `VARIANT_TABLE` as they were at import
+VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 
 
 class TwoPhase(Model[int]):
@@ -36,8 +46,9 @@ class TwoPhase(Model[int]):
     def __init__(self, rms: int = 3, variant: str = "fixed") -> None:
         if rms < 1:
             raise ValueError("--rms must be at least 1")
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown twophase variant {variant!r}; known: {', '.join(VARIANTS)}")
+        if variant not in VARIANT_TABLE:
+            raise ValueError(f"unknown twophase variant {variant!r}; known: "
+                             f"{', '.join(VARIANT_TABLE)}")
         n = rms
         self.n = n
         self.variant = variant
@@ -147,3 +158,14 @@ class TwoPhase(Model[int]):
             view[f"rm{i}"] = RM_NAMES[st]
         view["msgs"] = sent
         return view
+
+
+TWOPHASE = ModelEntry(
+    name="twophase",
+    title="Two-phase commit (Gray and Lamport's TwoPhase), the explorer's calibration",
+    seed="TwoPhase.tla",
+    params={"rms": Param(3, "resource managers", 1)},
+    variant_table=VARIANT_TABLE,
+    build=lambda variant, scope: TwoPhase(scope["rms"], variant),
+    action_kinds=ACTION_KINDS,
+)

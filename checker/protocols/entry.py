@@ -1,0 +1,89 @@
+"""What the catalog knows of one model of `partsafe check`: its scope parameters, its variants and
+how to build it (docs/extending.md).
+
+A model entry builds a `Model` from a variant and a scope. Scope parameters are named the way the
+command line names them (`--members 3 --crashes 1`), with defaults that make up the model's default
+scope: the smallest that reaches all its coverage goals within about a minute.
+
+The variants come from the protocol's variant table (refimpl/variants.py), which the entry reads
+each time it is asked: the variants the model offers, and the bug zoo's entries (the spec each
+flaw must break and the scope of that search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from partsafe.checker.engine.model import Model
+from partsafe.refimpl.variants import Variant
+
+__all__ = ["ModelEntry", "Param", "Variant"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One scope parameter: its default and what it bounds."""
+
+    default: int
+    help: str
+    minimum: int = 0
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model of `partsafe check`: `build(variant, scope)` makes its `Model`."""
+
+    name: str
+    title: str
+    seed: str
+    params: dict[str, Param]
+    #: the protocol's variant table, by name (several models may share one)
+    variant_table: Mapping[str, Variant]
+    build: Callable[[str, dict[str, int]], Model[Any]]
+    #: action kinds, so that kinds that never fired are reported
+    action_kinds: tuple[str, ...] = ()
+
+    @property
+    def variants(self) -> dict[str, str]:
+        """Name -> doc of the variants this model offers, ``fixed`` first."""
+        return {name: v.doc for name, v in self.variant_table.items() if v.offered_by(self.name)}
+
+    @property
+    def zoo(self) -> dict[str, tuple[str, dict[str, int]]]:
+        """The bug zoo's entries of this model: variant -> (the spec it must break, the scope
+        overrides of that search). A scope override the model does not take raises, naming the
+        variant."""
+        entries: dict[str, tuple[str, dict[str, int]]] = {}
+        for name, v in self.variant_table.items():
+            if v.breaks is None or not v.in_zoo_of(self.name):
+                continue
+            try:
+                self.scope(dict(v.zoo_scope))
+            except ValueError as exc:
+                raise ValueError(f"variant {name!r} of model {self.name}: zoo_scope: {exc}") \
+                    from None
+            entries[name] = (v.breaks, dict(v.zoo_scope))
+        return entries
+
+    def scope(self, overrides: dict[str, int] | None = None) -> dict[str, int]:
+        """The default scope with `overrides` applied; unknown or too small values raise."""
+        scope = {k: p.default for k, p in self.params.items()}
+        for key, value in (overrides or {}).items():
+            if key not in self.params:
+                known = ", ".join(f"--{k}" for k in self.params)
+                raise ValueError(f"--{key} does not apply to model {self.name} (it takes {known})")
+            if type(value) is not int:
+                raise ValueError(f"--{key} must be a whole number, not {value!r}")
+            if value < self.params[key].minimum:
+                raise ValueError(f"--{key} must be at least {self.params[key].minimum}")
+            scope[key] = value
+        return scope
+
+    def make(self, variant: str = "fixed", overrides: dict[str, int] | None = None) -> Model[Any]:
+        """The model of `variant` at the default scope changed by `overrides`."""
+        if variant not in self.variants:
+            raise ValueError(f"unknown variant {variant!r} of model {self.name}; "
+                             f"known: {', '.join(self.variants)}")
+        return self.build(variant, self.scope(overrides))
