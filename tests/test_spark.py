@@ -252,7 +252,7 @@ def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.Monk
     assert auto(100 * gb, "local[6]") == "local"
     assert auto(15 * gb, "local[8]") == "local" and auto(17 * gb, "local[8]") == "spark"
     assert auto(4 * gb, "local[16, 3]") == "local" and auto(5 * gb, "local[16, 3]") == "spark"
-    monkeypatch.setattr(spark_mod.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(spark_mod.auto.os, "cpu_count", lambda: 16)
     assert auto(5 * gb, "local[*]") == auto(5 * gb) == "spark"
     assert auto(400 << 20, "spark://head:7077") == "local"  # a cluster, from 512 MB
     assert auto(600 << 20, "spark://head:7077") == "spark"
