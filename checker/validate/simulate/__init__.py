@@ -1,12 +1,13 @@
 """Realistic multi-member Hazelcast logs from random walks of the reference implementation.
 
-`simulate` writes one log file per member, in the log4j2 layout of Hazelcast's distribution
-(``%d [%5p] [%t] [%c{.1}]: %m%n``, docs/validation.md "Layouts") through
-`partsafe.traces.writer`, with the lines real logs are mostly made of between the protocol lines:
-application requests, connection chatter, health reports, heartbeats, stack traces, and near
-misses (lines with a keyword of the scanner that are no protocol message). It can also inject, at
-random points, short sequences of protocol lines that break one spec of
-`partsafe.checker.validate.local.LOG_SPECS` each, and records where (the manifest).
+`simulate` writes one log file per member, in the rolling-file layout of the distribution
+(``%d [%5p] [%t] [%c{.1}]: %m%n``, §0; the §N here are the message families of
+docs/validation.md, "The messages read") through `partsafe.traces.writer`, with the lines real
+logs are mostly made of between the protocol lines: application requests, connection chatter,
+health reports, heartbeats, stack traces, and near misses (lines with a keyword of the scanner
+that are no protocol message). It can also inject, at random points, short sequences of protocol
+lines that break one spec of `partsafe.checker.validate.local.LOG_SPECS` each, and records where
+(the manifest).
 
 How the protocol lines are made. The catalogue's models stop at 26 nodes (membership) and at 20
 members and 16 partitions (the partition service), and a random walk costs about 2 ms a step at
@@ -21,21 +22,18 @@ those scopes, so a cluster of 20-30 members over hundreds of partitions and mill
   a crash, a false suspicion, mastership claims) at up to 26 nodes, its node names ``A``, ``B``,
   ... renamed onto a random permutation of the cluster's members (a random subset of 26 when the
   cluster is larger; the others only log noise in that era). A new master's claim is followed by
-  its partition-table fetch (``Fetching partition tables from cluster to determine the most
-  recent one...``).
+  its partition-table fetch (§7).
 - Then a walk of the **parallel** partition model (seed 003: 4.1 parallel migrations with
   per-partition versions, graceful shutdown of 004) on the members that hold the master's final
   list: the master and up to 5 others, at up to 16 partitions renamed onto a random sample of the
   cluster's partitions. Its membership is the abstraction of the partition service (legacy lists,
   every member removing on its own) and is not written; what a log shows of it is: repartitioning
-  (``Repartitioning cluster data. Migration tasks count: N``), the master's ``Starting/Finished
-  Migration`` (FINE), completed migrations applied with their partition versions (``Applying
-  completed migration``, FINE, derived from the tables members apply), shutdown requests handled
-  by the master (``Shutdown request of ... is handled``, derived from its state), the migration
-  statistics at the end of each rebalance and while it runs (``All migration tasks have been
-  completed.``, ``Remaining migration tasks: N.``, derived from the master's queues), ``is
-  SHUTTING_DOWN`` / ``is SHUTDOWN``. A member that leaves is removed by the master, which
-  publishes the next member list to the others (002 Membership Update Process).
+  (§9), the master's ``Starting/Finished Migration`` (§9), completed migrations applied with their
+  partition versions (§8, derived from the tables members apply), shutdown requests handled by
+  the master (§11, derived from its state), the migration statistics at the end of each rebalance
+  and while it runs (§9, derived from the master's queues), ``is SHUTTING_DOWN`` / ``is
+  SHUTDOWN`` (§11). A member that leaves is removed by the master, which publishes the next
+  member list to the others (002 Membership Update Process).
 - Walks are drawn from a small pool per scope (`POOL` walks, each seeded from the run's seed), and
   every era renames afresh; so a long run costs a few seconds of walking whatever its length.
 - Every line gets its own millisecond: the order the walk made is the order the validator merges.

@@ -64,7 +64,7 @@ def _list(sim: Simulation, member: str, version: int | None, members: tuple[str,
 def inject_view_order(sim: Simulation, used: set[str]) -> Injection | None:
     """MEM-VIEW-ORDER (002 Theory, M1): the master installs two lists, a member installs them in
     the opposite order. The lists are in the legacy format (no version, as a 3.8 member prints
-    them: ``Members [N] {``), so that no version goes back (that would be MEM-VERSION)."""
+    them, docs/validation.md §2), so that no version goes back (that would be MEM-VERSION)."""
     sh = sim.shadow
     master = sh.master()
     # once per master and incarnation: a second pair of lists could repeat the first, and a
@@ -161,8 +161,8 @@ def inject_partition_version(sim: Simulation, used: set[str]) -> Injection | Non
 
 
 def inject_stats(sim: Simulation, used: set[str]) -> Injection | None:
-    """MIG-STATS (000 §3, Hazelcast's ``MigrationStats``): the master repartitions, then reports
-    all migrations completed with one fewer completed than planned."""
+    """MIG-STATS (docs/validation.md §9): the master repartitions, then reports all migrations
+    completed with one fewer completed than planned."""
     master = sim.shadow.master()
     if master is None:
         return None
@@ -181,7 +181,8 @@ def inject_stats(sim: Simulation, used: set[str]) -> Injection | None:
 def inject_only_source(sim: Simulation, used: set[str]) -> Injection | None:
     """SHUT-ONLY-SOURCE (004): a member requests shutdown, the master handles the request and
     then starts a migration with that member as its destination. (A log shows migrations only
-    at the master, ``Starting Migration`` at FINE: the destination's side is not logged.)"""
+    at the master, ``Starting Migration``, docs/validation.md §9: the destination's side is not
+    logged.)"""
     sh = sim.shadow
     master = sh.master()
     if master is None:

@@ -19,9 +19,9 @@ DEFAULT_NOISE_PER_EVENT = 50
 #: the width of a layout timestamp (``2023-11-14 22:13:20,000``)
 TS_WIDTH = 23
 
-# Each template is what follows the timestamp; {me} is the member's prefix
-# (``[host]:port [cluster] [version]``), {inst} its instance name, {peer}/{puuid} another
-# member, {n} a digit, {k} a number, {t} a clock.
+# Each template is what follows the timestamp; {me} is the member's prefix (docs/validation.md
+# §0), {inst} its instance name, {peer}/{puuid} another member, {n} a digit, {k} a number, {t} a
+# clock.
 
 APP_NOISE: tuple[str, ...] = (
     " [ INFO] [http-nio-8080-exec-{n}] [c.e.shop.OrderController]: GET /orders/{k} 200 in {n} ms",

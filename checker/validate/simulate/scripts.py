@@ -34,8 +34,7 @@ class Script:
     nodes: tuple[str, ...]
 
 
-#: how the membership model's suspicion reasons read in a log (``... is suspected to be dead
-#: for reason: ...``)
+#: how the membership model's suspicion reasons read in a log (docs/validation.md §4)
 REASONS = {"crashed": "No connection", "no heartbeat": "No connection",
            "false suspicion": "explicit suspicion"}
 
@@ -62,8 +61,7 @@ def partition_scope(members: int, partitions: int) -> dict[str, int]:
 
 def membership_script(scope: dict[str, int], rng: random.Random) -> Script:
     """A walk of the membership model (002); a new master's claim is followed by its
-    partition-table fetch (``Mastership is claimed with: ...``, then ``Fetching partition
-    tables from cluster ...``)."""
+    partition-table fetch (docs/validation.md §5, §7)."""
     steps = []
     walk = Walk("membership", scope, rng, MAX_STEPS)
     for _step, events, _world, _next in walk:
@@ -91,8 +89,7 @@ class _Rebalance:
 
 def partition_script(scope: dict[str, int], rng: random.Random) -> Script | None:
     """A walk of the parallel partition model (003, 004) reduced to what members log, with the
-    lines a log shows of the state (partition versions applied, migration statistics, shutdown
-    requests handled: docs/validation.md "What is judged"); None for a walk whose master
+    lines a log shows of the state (docs/validation.md §8, §9, §11); None for a walk whose master
     shuts down (the membership it would need is not simulated)."""
     from partsafe.refimpl.partition_service import Node
 
