@@ -3,7 +3,10 @@
 
 Public API (each name is loaded on first use):
 
-- `Protocol`, `Step`, `message`: the handler interface every protocol implements;
+- `Protocol`, `Step`, `message`: the handler interface every protocol implements; `Channels`
+  and `Timing`: what a protocol declares of its network and its timers' lengths; `Suspicion`,
+  `SystemView`: a failure detector's verdicts and what it sees; `HeartbeatProtocol`: the heartbeat
+  failure detector of 002 the protocols share;
 - `Variant`: one row of a protocol's ``VARIANT_TABLE`` (a historical flaw or a mutant);
 - `Membership` (Hazelcast 3.9, design 002), `PartitionService` (Hazelcast 3.7 and 4.1, designs
   000, 003, 004), `IgniteRebalance` (Apache Ignite 3, design 001): the protocols;
@@ -16,7 +19,9 @@ This package imports nothing of `partsafe.checker`.
 from partsafe._api import lazy_api
 
 _API = {
-    "Protocol": "actor", "Step": "actor", "message": "actor",
+    "Protocol": "actor", "Step": "actor", "message": "actor", "Channels": "actor",
+    "Timing": "actor", "Suspicion": "actor", "SystemView": "actor",
+    "HeartbeatProtocol": "failure_detector",
     "Variant": "variants",
     "Membership": "membership", "PartitionService": "partition_service",
     "IgniteRebalance": "ignite",

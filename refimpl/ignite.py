@@ -40,7 +40,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import ClassVar, NamedTuple, cast
 
-from partsafe.refimpl.actor import NodeId, Protocol, Step, message
+from partsafe.refimpl.actor import Channels, NodeId, Step, Timing, message
+from partsafe.refimpl.failure_detector import HeartbeatProtocol
 from partsafe.refimpl.metastore import (
     APPEND,
     DATA_NODES,
@@ -294,12 +295,14 @@ class _Out:
         self.st = self.st._replace(raft=self.st.raft._replace(**changes))
 
 
-class IgniteRebalance(Protocol):
+class IgniteRebalance(HeartbeatProtocol):
     """One partition of an in-memory table on `nodes` members (all of them data nodes and peers
-    at the start, the first one leader), `spares` further running nodes, and the metastore."""
+    at the start, the first one leader), `spares` further running nodes, and the metastore.
+
+    Raft's election timeouts are the heartbeat failure detector (refimpl/failure_detector.py):
+    a follower watches its leader (`monitored`), a leader heartbeats every node."""
 
     name = "ignite-rebalance"
-    fifo = True
 
     def __init__(self, nodes: int = 3, spares: int = 1, replicas: int = 3,
                  variant: str = "fixed", persistent: bool = False,
@@ -352,7 +355,15 @@ class IgniteRebalance(Protocol):
             out.append(ev.RaftLeader(member=node, term=1, votes=_sorted(self.initial_stable)))
         return tuple(out)
 
+    @property
+    def channels(self) -> Channels:  # type: ignore[override]
+        """Raft's messages travel over ordered connections (a reordered one is a fault); the
+        metastore's are reliable (`is_reliable`); some invokes and watch events are dead
+        (`is_dead`)."""
+        return Channels(fifo=True, reliable=self.is_reliable, dead=self.is_dead)
+
     def is_reliable(self, src: NodeId, dst: NodeId, msg: Hashable) -> bool:
+        """The metastore, a replicated service abstracted as one linearizable node."""
         return src == METASTORE or dst == METASTORE
 
     def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
@@ -866,6 +877,12 @@ class IgniteRebalance(Protocol):
 
     def is_timeout(self, timer: Hashable) -> bool:
         return timer == HAS_DATA_TIMEOUT
+
+    @property
+    def timing(self) -> Timing:  # type: ignore[override]
+        """The restart poll's 3 s timeout (seed 001 "On in-memory partition restart") waits for
+        its node's messages; the leader's replicators are periodic."""
+        return Timing(timeout=self.is_timeout)
 
     def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
         """The poll's 3 s timeout: peers that did not answer count as UNKNOWN. The

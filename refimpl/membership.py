@@ -18,7 +18,8 @@ import string
 from collections.abc import Hashable, Iterable
 from typing import NamedTuple, cast
 
-from partsafe.refimpl.actor import NodeId, Protocol, Send, Step, message
+from partsafe.refimpl.actor import NodeId, Send, Step, Timing, message
+from partsafe.refimpl.failure_detector import HeartbeatProtocol
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
@@ -147,8 +148,11 @@ def _younger(members: tuple[str, ...], node: str) -> tuple[str, ...]:
     return members[members.index(node) + 1 :] if node in members else ()
 
 
-class Membership(Protocol):
-    """The 002 membership protocol with `members` initial members and `joiners` dormant joiners."""
+class Membership(HeartbeatProtocol):
+    """The 002 membership protocol with `members` initial members and `joiners` dormant joiners.
+
+    Members watch each other with the heartbeat failure detector (refimpl/failure_detector.py):
+    `monitored` and `heartbeat_targets` below."""
 
     name = "membership"
 
@@ -396,6 +400,11 @@ class Membership(Protocol):
 
     # -- failure detection ---------------------------------------------------------------------
 
+    def on_crash(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
+        """`node` crashed (crash-stop), observed as ``MemberCrashed`` (002 Member Suspicion &
+        Removal): the membership monitors judge its view no more."""
+        return (ev.MemberCrashed(member=node),)
+
     def on_suspect(self, node: NodeId, state: Hashable, suspect: NodeId, reason: str) -> Step:
         """002 Member Suspicion & Removal: the master removes `suspect`, a slave suspects it."""
         st = cast(MemberState | None, state)
@@ -579,6 +588,11 @@ class Membership(Protocol):
     def is_timeout(self, timer: Hashable) -> bool:
         """The claim and join timeouts are timeouts; publish, retry and join are periodic."""
         return isinstance(timer, tuple) and timer[:1] in (("claim-timeout",), ("join-timeout",))
+
+    @property
+    def timing(self) -> Timing:  # type: ignore[override]
+        """The claim and join timeouts (002 User Interaction) wait for their node's messages."""
+        return Timing(timeout=self.is_timeout)
 
     # -- presentation --------------------------------------------------------------------------
 

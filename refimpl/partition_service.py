@@ -54,7 +54,8 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import ClassVar, NamedTuple, cast
 
 from partsafe.refimpl import partition_table as pt
-from partsafe.refimpl.actor import NodeId, Protocol, Send, Step, message
+from partsafe.refimpl.actor import Channels, NodeId, Send, Step, Timing, message
+from partsafe.refimpl.failure_detector import HeartbeatProtocol
 from partsafe.refimpl.partition_table import PartitionTable
 from partsafe.refimpl.planner import Decision, format_replicas, plan
 from partsafe.refimpl.repartition import repartition
@@ -338,14 +339,14 @@ def _entries(completed: Iterable[Completed]) -> tuple[tuple[Migration, bool], ..
     return tuple((c.migration, c.success) for c in completed)
 
 
-class PartitionService(Protocol):
-    """The partition service of `members` initial members and `joiners` dormant joiners."""
+class PartitionService(HeartbeatProtocol):
+    """The partition service of `members` initial members and `joiners` dormant joiners.
+
+    Members learn of departures from a perfect heartbeat failure detector
+    (refimpl/failure_detector.py): every live member heartbeats every other
+    (`heartbeat_targets`)."""
 
     name = "partition"
-    #: the master's migration timeout waits for the relayed data and answers
-    timeouts_wait_for_network = True
-    #: operations travel over TCP connections (a reordered operation is a fault)
-    fifo = True
     #: a member that leaves gracefully flushes its connections before the others notice
     messages_are_heartbeats = True
 
@@ -433,7 +434,7 @@ class PartitionService(Protocol):
     # -- inputs -----------------------------------------------------------------------------
 
     def is_dead(self, node: NodeId, state: Hashable, src: NodeId, msg: Hashable) -> bool:
-        """Operations this member will ignore for ever (see `Protocol.is_dead`):
+        """Operations this member will ignore for ever (see `Channels.dead`):
 
         - anything, once the member has left (it never comes back);
         - a master's operation from a member that can never be this member's master: itself, or
@@ -502,6 +503,17 @@ class PartitionService(Protocol):
         handler(self, out, src, msg)
         return out.step(self)
 
+    @property
+    def channels(self) -> Channels:  # type: ignore[override]
+        """Operations travel over TCP connections (a reordered operation is a fault); the
+        operations a member will ignore for ever are dead (`is_dead`)."""
+        return Channels(fifo=True, dead=self.is_dead)
+
+    def on_crash(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
+        """`node` crashed (crash-stop), observed as ``MemberCrashed``: the partition monitors
+        count its replicas lost and its migrations ended (000 §1.2)."""
+        return (ev.MemberCrashed(member=node),)
+
     def on_suspect(self, node: NodeId, state: Hashable, suspect: NodeId, reason: str) -> Step:
         st = cast(Node, state)
         out = _Out(node, st)
@@ -550,6 +562,13 @@ class PartitionService(Protocol):
     def is_timeout(self, timer: Hashable) -> bool:
         return cast(tuple[object, ...], timer)[0] in ("migration-timeout", "fetch-retry",
                                                       "resume")
+
+    @property
+    def timing(self) -> Timing:  # type: ignore[override]
+        """The master's migration timeout, fetch retry and resume wait for the whole network:
+        the relayed data and answers travel through third members, and operation timeouts are
+        long next to failure detection; the shutdown request's retry is prompt (`is_prompt`)."""
+        return Timing(timeout=self.is_timeout, wait_for_network=True, prompt=self.is_prompt)
 
     def on_timer(self, node: NodeId, state: Hashable, timer: Hashable) -> Step:
         st = cast(Node, state)

@@ -8,8 +8,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from partsafe.checker.actor.model import (
-    ACTION_KINDS,
+from partsafe.checker.actor.faults import (
     CRASH,
     CRASHED,
     DUPLICATION,
@@ -18,15 +17,14 @@ from partsafe.checker.actor.model import (
     LOSS,
     PUBLISH,
     SUSPICION,
-    ActorModel,
     Budget,
-    World,
-    dead_claim_errors,
-    rename,
 )
+from partsafe.checker.actor.model import ACTION_KINDS, ActorModel, World
+from partsafe.checker.actor.network import dead_claim_errors
+from partsafe.checker.actor.symmetry import rename
 from partsafe.checker.engine.bfs import explore
 from partsafe.checker.protocols import catalog
-from partsafe.refimpl.actor import Protocol, Step
+from partsafe.refimpl.actor import Channels, Protocol, Step
 from partsafe.refimpl.membership import JoinRequest, MemberState, MembersUpdate
 from partsafe.traces.events import MemberCrashed, MemberListInstalled, MemberListRejected
 
@@ -438,7 +436,7 @@ class _Versions(Protocol):
 
     def __init__(self, fifo: bool, overclaim: bool = False, forgetful: bool = False) -> None:
         self.nodes = ("A", "B")
-        self.fifo = fifo
+        self.channels = Channels(fifo=fifo, dead=self.is_dead)
         self.overclaim = overclaim
         self.forgetful = forgetful
 

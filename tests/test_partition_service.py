@@ -9,7 +9,8 @@ from collections.abc import Hashable
 import pytest
 from click.testing import CliRunner
 
-from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World, dead_claim_errors
+from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
+from partsafe.checker.actor.network import dead_claim_errors
 from partsafe.checker.cli.main import main
 from partsafe.checker.engine.bfs import Bounds, explore
 from partsafe.checker.protocols import catalog
