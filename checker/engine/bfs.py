@@ -105,8 +105,9 @@ def explore(
 
 @contextlib.contextmanager
 def _collector_off() -> Iterator[None]:
-    """The cyclic garbage collector off for the search: its states make no cycles, and a
-    collection over millions of live objects costs more than the search itself."""
+    """The cyclic garbage collector off while the search runs (on again after, if it was): the
+    search frees what it makes by reference counting, and a collection would walk every state it
+    holds."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -185,6 +186,8 @@ class Search:
     # -- the search, start to end -----------------------------------------------------------------
 
     def run(self) -> Result:
+        """Search from the initial states, or from the checkpoint if it exists, to a verdict or
+        a bound; the workers, the signal handlers and the collector are restored on any exit."""
         with contextlib.ExitStack() as stack:
             stack.enter_context(_collector_off())
             self.start = self.last_report = time.perf_counter()
