@@ -20,10 +20,11 @@ from searches import same
 
 from partsafe.checker.actor.model import CRASHED, World
 from partsafe.checker.engine import checkpoint as ck
-from partsafe.checker.engine.bfs import Bounds, Result, Trace, _goal_step, explore
+from partsafe.checker.engine.bfs import Bounds, Result, Trace, explore
 from partsafe.checker.engine.checkpoint import Checkpoint, CheckpointError
 from partsafe.checker.engine.fingerprints import fingerprint
 from partsafe.checker.engine.model import Goal, Lasso
+from partsafe.checker.engine.rebuild import goal_step
 from partsafe.checker.protocols.catalog import get
 from partsafe.checker.protocols.twophase import TwoPhase
 
@@ -401,9 +402,9 @@ def test_a_goal_step_is_found_again_from_the_other_member_of_a_symmetry_class() 
     model = _Mirror()
     both = Goal("both", "both counters at 1", lambda prev, action, nxt: nxt == (1, 1))
     trace = Trace((0, 1), 0, [])
-    step = _goal_step(model, model.representative, trace, both, ("inc", 1),
-                      fingerprint((1, 1)))
+    step = goal_step(model, model.representative, trace, both, ("inc", 1),
+                     fingerprint((1, 1)))
     assert step == (("inc", 0), (1, 1))
     never = Goal("never", "", lambda prev, action, nxt: False)
     with pytest.raises(RuntimeError, match="goal never"):
-        _goal_step(model, model.representative, trace, never, ("inc", 1), fingerprint((1, 1)))
+        goal_step(model, model.representative, trace, never, ("inc", 1), fingerprint((1, 1)))

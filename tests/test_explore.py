@@ -14,12 +14,12 @@ from partsafe.checker.engine.bfs import (
     DEADLOCK,
     MODEL_ERROR,
     Bounds,
-    _cyclic_core,
     explore,
     step_views,
 )
 from partsafe.checker.engine.edges import EdgeLog
 from partsafe.checker.engine.fingerprints import FingerprintTable
+from partsafe.checker.engine.lassos import cyclic_core
 from partsafe.checker.engine.model import Action, Goal, Lasso, Model, Property
 from partsafe.checker.protocols.twophase import TwoPhase
 
@@ -567,16 +567,16 @@ def test_only_the_edges_that_may_lie_on_a_cycle_reach_the_graph_search(tmp_path:
         log.marks.append(mark)
         log.maybe_spill()
     assert log.on_disk == 8 and len(log) == 9
-    with patch("partsafe.checker.engine.bfs._CHUNK", 2):
-        core = set(zip(*_cyclic_core(table, log), strict=True))
+    with patch("partsafe.checker.engine.lassos.CHUNK", 2):
+        core = set(zip(*cyclic_core(table, log), strict=True))
     assert core == {(fps[2], fps[3], 1), (fps[3], fps[4], 2), (fps[4], fps[2], 3),
                     (fps[5], fps[5], 7)}
     path = EdgeLog()
     path.src.extend([fps[1], fps[2]])
     path.dst.extend([fps[2], fps[3]])
     path.marks.extend([0, 0])
-    assert _cyclic_core(table, path) == ([], [], [])
-    assert _cyclic_core(table, EdgeLog()) == ([], [], [])
+    assert cyclic_core(table, path) == ([], [], [])
+    assert cyclic_core(table, EdgeLog()) == ([], [], [])
 
 
 def test_the_slot_of_a_fingerprint_not_in_the_table_is_an_error() -> None:

@@ -1,144 +1,76 @@
 """Exhaustive breadth-first exploration of a `Model`: the one entry point is `explore`.
 
+The split follows Stateright: a `Model` (checker/engine/model.py) says what a system is (initial
+states, successors, a symmetry representative) and what must hold in it (properties, coverage
+goals, lasso properties); a checker decides how to search it. This module is the checker: a
+`Search` holds one exploration's state and runs it, `explore` makes one and returns its `Result`.
+
 Breadth first, level by level, so every counterexample and every coverage path is a shortest one.
 Visited states are kept as 64-bit fingerprints of their symmetry representatives in a
 `FingerprintTable` together with the fingerprint of their BFS parent; states themselves live only
-in the current and the next frontier. A counterexample is rebuilt after the search by following
-parent fingerprints back to an initial state and re-executing the model forward, matching
-fingerprints (so with symmetry the trace is concrete, not a representative's).
+in the current and the next level. The engine's parts, one concern each:
 
-What is checked:
-- `always` properties on every newly reached state (at insertion);
-- `quiescence` properties and deadlocks when a state is expanded (its successors are known then);
-- coverage goals on every transition until each is reached;
-- MODEL-ERROR: a step of the model raised in the state reached (an inconsistent model, reported
-  with its trace instead of ending the run);
-- lasso properties, after a complete search, on the explored graph: a reachable cycle through a
-  marked transition is reported as a lasso (every edge is kept, 17 bytes each, for such models
-  only, on disk beyond 33 million of them: `EdgeLog`; networkx sees only the edges that may lie
-  on a cycle, `_cyclic_core`). A search a bound
-  stopped skips them: its graph is no verdict.
+- expand.py: the expansion of a state, the search's hot loop (successors, fingerprints, goals,
+  `always` properties on new states, quiescence, deadlocks, MODEL-ERROR, edges), the same in
+  this process and in a worker;
+- this module: the levels (`Search._levels_in_process`, or `Search._levels_in_workers` with the
+  workers of workers.py, whose batches `Search._on_batch` merges into the one table), the bounds,
+  signals, progress and checkpoints (checkpoint.py) between and within levels, and the verdict;
+- rebuild.py: a counterexample rebuilt after the search by following parent fingerprints back to
+  an initial state and re-executing the model forward, matching fingerprints (so with symmetry
+  the trace is concrete, not a representative's);
+- lassos.py: lasso properties, after a complete search, on the explored graph: a reachable cycle
+  through a marked transition is reported as a lasso (every edge is kept for such models only,
+  edges.py). A search a bound stopped skips them: its graph is no verdict.
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
 
 A `Checkpoint` saves the search at the end of a level when a save is due (`Checkpoint.due`) and a
-search given an existing checkpoint resumes from it (engine/checkpoint.py). With a checkpoint, a
-time bound takes effect at the end of the level it falls in, where the search is saved; SIGTERM
-or SIGINT saves it where it is, within a level (the states of the level not yet expanded and the
-next level so far), and ends it.
+search given an existing checkpoint resumes from it (checker/engine/checkpoint.py). With a
+checkpoint, a time bound takes effect at the end of the level it falls in, where the search is
+saved; SIGTERM or SIGINT saves it where it is, within a level (the states of the level not yet
+expanded and the next level so far), and ends it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import signal
 import threading
 import time
 from array import array
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
-
-import networkx as nx
-import numpy as np
 
 from partsafe.checker.engine.checkpoint import Checkpoint
 from partsafe.checker.engine.edges import EdgeLog
-from partsafe.checker.engine.fingerprints import MASK64, MIX, FingerprintTable, fingerprint
-from partsafe.checker.engine.model import Action, Goal, Lasso, Model, StepView
+from partsafe.checker.engine.expand import DEADLOCK, MODEL_ERROR, NO_BOUND, Checks, Expander
+from partsafe.checker.engine.fingerprints import FingerprintTable, fingerprint
+from partsafe.checker.engine.lassos import lasso_violations
+from partsafe.checker.engine.model import Action, Goal, Model
+from partsafe.checker.engine.rebuild import goal_step, rebuild
+from partsafe.checker.engine.result import (
+    Bounds,
+    GoalResult,
+    Progress,
+    Result,
+    Trace,
+    Violation,
+    step_views,
+)
 from partsafe.checker.engine.workers import Batch, Pool, Reply
 
-DEADLOCK = "DEADLOCK"
-#: a step of the model raised: the model itself is inconsistent in the state reached
-MODEL_ERROR = "MODEL-ERROR"
-#: rounds of a lasso's cycle followed until its concrete first state comes back: the order of
-#: a renaming of interchangeable nodes, at most 60 for up to 12 nodes in one group
-MAX_ROUNDS = 60
-#: edges turned into slots at a time by `_cyclic_core`
-_CHUNK = 1 << 24
+__all__ = ["DEADLOCK", "MODEL_ERROR", "Bounds", "GoalResult", "Progress", "Result", "Search",
+           "Trace", "Violation", "explore", "step_views"]
 
+#: states expanded in this process between two looks at signals, the time bound, progress and
+#: the edges kept in memory
+STRIDE = 256
 
-@dataclass
-class Trace:
-    """A path from an initial state: the initial state and each (action, state) after it."""
-
-    init: Hashable
-    init_index: int
-    steps: list[tuple[Action, Hashable]]
-    #: for a lasso: the index of the first step of the cycle (the steps from there on return
-    #: to the state before it, for ever)
-    loop_start: int | None = None
-
-    @property
-    def depth(self) -> int:
-        return len(self.steps)
-
-
-@dataclass
-class Violation:
-    spec: str
-    message: str
-    trace: Trace
-
-
-@dataclass
-class GoalResult:
-    name: str
-    description: str
-    reached: bool
-    trace: Trace | None = None
-
-
-@dataclass
-class Progress:
-    distinct_states: int
-    transitions: int
-    depth: int
-    queue: int
-    seconds: float
-
-    @property
-    def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass
-class Result:
-    """The outcome of one exploration. `result` is ok, violation, gap or incomplete."""
-
-    model: str
-    variant: str
-    scope: dict[str, Any]
-    symmetry: bool
-    result: str
-    distinct_states: int
-    transitions: int
-    depth: int
-    seconds: float
-    fired: dict[str, int]
-    never_fired: list[str]
-    violations: list[Violation]
-    goals: list[GoalResult]
-    incomplete_reason: str | None = None
-    table_bytes: int = 0
-    #: the depth a checkpoint was resumed at, when the search began in an earlier process
-    resumed_at: int | None = None
-    #: processes that expanded the levels (1: the searching process itself)
-    workers: int = 1
-
-    @property
-    def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass
-class Bounds:
-    """Search bounds; reaching one makes the result `incomplete`, never `ok`."""
-
-    max_depth: int | None = None
-    max_states: int | None = None
-    max_seconds: float | None = None
+#: states of a level with their fingerprints
+Level = tuple[list[Any], array]
 
 
 def explore(
@@ -165,540 +97,426 @@ def explore(
     """
     if workers < 1:
         raise ValueError(f"workers={workers} must be at least 1")
-    bounds = bounds or Bounds()
-    rep = model.representative if (symmetry and model.has_symmetry) else None
-    properties = list(model.properties())
-    always = [(p.spec, p.check) for p in properties if p.kind == "always"]
-    quiet = [(p.spec, p.check) for p in properties if p.kind == "quiescence"]
-    pending_goals = list(model.goals())
-    lassos = list(model.lassos())
-    # every edge (parent, child, marks), kept only for models with lasso properties
-    edges = EdgeLog(checkpoint.edges if checkpoint is not None else None)
-    edge_src, edge_dst, edge_marks = edges.src, edges.dst, edges.marks
-    #: per goal reached: the fingerprints of the step's source and target, and its action
-    goal_hits: dict[str, tuple[int, Action, int]] = {}
-    # A violation found: (spec, message, fingerprint of the last state, depth of that state).
-    found: list[tuple[str, str, int, int]] = []
-    found_specs: set[str] = set()
+    return Search(model, symmetry=symmetry, bounds=bounds or Bounds(),
+                  stop_at_first=stop_at_first, progress=progress,
+                  progress_interval=progress_interval, action_kinds=action_kinds, until=until,
+                  checkpoint=checkpoint, workers=workers).run()
 
-    successors = model.successors
-    finished = model.finished
-    quiescent = model.quiescent
-    max_depth = bounds.max_depth
-    max_states = bounds.max_states if bounds.max_states is not None else 1 << 62
-    max_seconds = bounds.max_seconds
 
-    gc_was_enabled = gc.isenabled()
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    """The cyclic garbage collector off while the search runs (on again after, if it was): the
+    search frees what it makes by reference counting, and a collection would walk every state it
+    holds."""
+    was_enabled = gc.isenabled()
     gc.disable()
-    start = time.perf_counter()
-    last_report = start
-    table = FingerprintTable()
-    fired: dict[str, int] = dict.fromkeys(action_kinds, 0)
-    frontier: list[Any] = []
-    frontier_fps = array("Q")
-    transitions = 0
-    incomplete: str | None = None
-    #: a violation that ends the search was found: finish the level in scan mode
-    stop = False
-
-    def record(spec: str, message: str, fp: int, depth: int) -> None:
-        nonlocal stop
-        if spec not in found_specs:
-            found_specs.add(spec)
-            found.append((spec, message, fp, depth))
-            stop = stop or stop_at_first or spec == until
-
-    depth = 0
-    #: seconds the search ran in earlier processes (resumed from a checkpoint)
-    before = 0.0
-    resumed_at: int | None = None
-    signature = {"model": model.name, "variant": model.variant, "scope": dict(model.scope),
-                 "symmetry": rep is not None, "stop_at_first": stop_at_first, "until": until}
-
-    #: the states of the next level found before the level was saved within (a resume)
-    carried: tuple[list[Any], array] | None = None
-    #: signals received: save where the search is, and end it
-    signals: list[int] = []
-
-    def save(rest: tuple[list[Any], array] | None = None,
-             ahead: tuple[list[Any], array] | None = None) -> None:
-        """Save the level (or the `rest` of it still to expand), with the next level so far."""
-        states, fps = rest if rest is not None else (frontier, frontier_fps)
-        checkpoint.save(signature, {"depth": depth, "states": table.count,  # type: ignore[union-attr]
-                                    "seconds": before + time.perf_counter() - start},
-                        {"table": table, "frontier": states,
-                         "frontier_fps": fps, "ahead": ahead,
-                         "depth": depth, "transitions": transitions, "fired": fired,
-                         "goal_hits": goal_hits, "found": found,
-                         "edges": edges.saved(),
-                         "seconds": before + time.perf_counter() - start})
-
-    caught: dict[int, Any] = {}
-    if checkpoint is not None and threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            caught[sig] = signal.signal(sig, lambda signum, frame: signals.append(signum))
-
-    # Forked before a checkpoint is loaded: a worker keeps every object its parent held at the
-    # fork for good (it never returns to the frames that hold them), and a resumed level's states
-    # would be a dead copy in each worker, 2 KB a state for Ignite's rebalance.
-    pool = Pool(model, rep, workers, always, quiet, pending_goals, lassos) if workers > 1 else None
     try:
-        if checkpoint is not None and checkpoint.exists():
-            saved = checkpoint.load(signature)
-            table, frontier_fps, depth = saved["table"], saved["frontier_fps"], saved["depth"]
-            frontier = model.restore(saved["frontier"])
-            transitions, before = saved["transitions"], saved["seconds"]
-            fired.update(saved["fired"])
-            goal_hits.update(saved["goal_hits"])
-            pending_goals = [g for g in pending_goals if g.name not in goal_hits]
-            for spec, msg, fp, d in saved["found"]:
-                record(spec, msg, fp, d)
-            edges.resume(saved["edges"])
-            if saved["ahead"] is not None:
-                carried = (model.restore(saved["ahead"][0]), saved["ahead"][1])
-            resumed_at = depth
-            del saved
-        else:
-            edges.start()
-            for s in model.init_states():
-                h = fingerprint(rep(s) if rep else s)
-                if table.insert(h, 0):
-                    frontier.append(s)
-                    frontier_fps.append(h)
-                    for spec, check in always:
-                        msg = check(s)
-                        if msg is not None:
-                            record(spec, msg, h, 0)
-        saved_at, saved_depth = time.perf_counter(), -1
-        # with a checkpoint, the time bound is checked at level ends (where the search is saved)
-        seconds_left = None if max_seconds is None else max_seconds - before
-        level_seconds = seconds_left if checkpoint is None else None
-
-        scan_only = stop
-
-        def search_in_workers() -> None:
-            """The level loop below, with the levels expanded by `workers` processes."""
-            nonlocal depth, transitions, incomplete, scan_only, saved_at, saved_depth, last_report
-            nonlocal frontier, frontier_fps, carried
-            assert pool is not None
-            pool.add(frontier, frontier_fps)
-            # the queue the progress line shows: the states of the level not yet expanded
-            # and those of the next found so far (a worker's share of the level, once it
-            # is done, is its share of the next, so the sizes alone will not do)
-            queued = 0
-            if carried is not None:
-                pool.add(*carried, ahead=True)
-                queued = len(carried[1])
-            frontier, frontier_fps, carried = [], array("Q"), None
-            expanded = 0
-            level_count = table.count
-
-            def on_batch(msg: Batch) -> Reply:
-                nonlocal transitions, scan_only, incomplete, last_report, expanded
-                (_, done, moves, kinds, cand_fps, cand_parents, broken, findings, hits,
-                 batch_edges) = msg
-                expanded += done
-                for spec, message, fp in findings:
-                    record(spec, message, fp, depth)
-                    if spec == MODEL_ERROR:
-                        scan_only = scan_only or stop
-                transitions += moves
-                for kind, n in kinds.items():
-                    fired[kind] = fired.get(kind, 0) + n
-                for name, hs, action, h in hits:
-                    goal_hits.setdefault(name, (hs, action, h))
-                new = bytearray(len(cand_fps))
-                if not scan_only:
-                    insert = table.insert
-                    for j, h in enumerate(cand_fps):
-                        if insert(h, cand_parents[j]):
-                            new[j] = 1
-                    for j, spec, message in broken:
-                        if new[j]:
-                            record(spec, message, cand_fps[j], depth + 1)
-                    if batch_edges is not None:
-                        edge_src.extend(batch_edges[0])
-                        edge_dst.extend(batch_edges[1])
-                        edge_marks.extend(batch_edges[2])
-                        edges.maybe_spill()
-                scan_only = scan_only or stop
-                now = time.perf_counter()
-                halt = False
-                if not scan_only:
-                    if signals:
-                        halt = True
-                    elif level_seconds is not None and now - start > level_seconds:
-                        incomplete, halt = f"time bound {max_seconds:g} s reached", True
-                    elif table.count >= max_states:
-                        incomplete, halt = f"state bound {max_states} reached", True
-                if progress is not None and now - last_report >= progress_interval:
-                    last_report = now
-                    progress(Progress(table.count, transitions, depth,
-                                      queued - expanded + table.count - level_count,
-                                      before + now - start))
-                return bytes(new), scan_only, frozenset(goal_hits), halt
-
-            while sum(pool.sizes):
-                if max_depth is not None and depth >= max_depth and not scan_only:
-                    incomplete = f"depth bound {max_depth} reached"
-                    if checkpoint is not None and saved_depth != depth:
-                        rest, rest_fps, _, _ = pool.dump()
-                        save((rest, rest_fps))
-                    break
-                pool.balance()
-                queued += sum(pool.sizes)
-                expanded = 0
-                level_count = table.count
-                if not pool.level(depth, scan_only, frozenset(goal_hits), on_batch):
-                    if signals:
-                        rest, rest_fps, ahead, ahead_fps = pool.dump()
-                        save((rest, rest_fps), (ahead, ahead_fps))
-                        incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved "
-                                      f"at depth {depth} with {len(rest):,} of its states "
-                                      f"still to expand")
-                    break
-                if scan_only or not sum(pool.sizes):
-                    break
-                queued = 0
-                depth += 1
-                if checkpoint is not None:
-                    now = time.perf_counter()
-                    out_of_time = seconds_left is not None and now - start > seconds_left
-                    if out_of_time or checkpoint.due(now - saved_at):
-                        rest, rest_fps, _, _ = pool.dump()
-                        save((rest, rest_fps))
-                        del rest, rest_fps
-                        saved_at, saved_depth = time.perf_counter(), depth
-                    if out_of_time:
-                        incomplete = (f"time bound {max_seconds:g} s reached (saved at "
-                                      f"depth {depth})")
-                        break
-
-        if workers > 1 and frontier:
-            search_in_workers()
-        while frontier:
-            if max_depth is not None and depth >= max_depth and not scan_only:
-                incomplete = f"depth bound {max_depth} reached"
-                if checkpoint is not None and saved_depth != depth:
-                    save()
-                break
-            next_states: list[Any] = []
-            next_fps = array("Q")
-            if carried is not None:
-                next_states, next_fps = carried
-                carried = None
-            keys, parents, mask, limit = table.keys, table.parents, table.mask, table.limit
-            shift = table.shift
-            count = table.count
-            fired_get = fired.get
-            for idx, s in enumerate(frontier):
-                if idx & 255 == 0:
-                    if lassos:
-                        edges.maybe_spill()
-                    if signals and not scan_only:
-                        table.count = count
-                        save((frontier[idx:], frontier_fps[idx:]), (next_states, next_fps))
-                        incomplete = (f"stopped by {signal.Signals(signals[0]).name}, saved at "
-                                      f"depth {depth} with {len(frontier) - idx:,} of its "
-                                      f"states still to expand")
-                        break
-                    now = time.perf_counter()
-                    if (level_seconds is not None and now - start > level_seconds
-                            and not scan_only):
-                        incomplete = f"time bound {max_seconds:g} s reached"
-                        break
-                    if progress is not None and now - last_report >= progress_interval:
-                        last_report = now
-                        progress(Progress(count, transitions, depth, len(frontier) - idx
-                                          + len(next_states), before + now - start))
-                hs = frontier_fps[idx]
-                try:
-                    succ = successors(s)
-                except Exception as exc:  # a handler failed: a flaw of the model, with its trace
-                    record(MODEL_ERROR, f"{type(exc).__name__}: {exc}", hs, depth)
-                    scan_only = scan_only or stop
-                    continue
-                if quiet and quiescent(s, succ):
-                    for spec, check in quiet:
-                        msg = check(s)
-                        if msg is not None:
-                            record(spec, msg, hs, depth)
-                if not succ and not finished(s):
-                    record(DEADLOCK, "no action is enabled and the protocol has not finished",
-                           hs, depth)
-                if scan_only:
-                    continue
-                transitions += len(succ)
-                for a, t in succ:
-                    kind = a[0]
-                    fired[kind] = fired_get(kind, 0) + 1
-                    h = ((hash(rep(t) if rep else t) * MIX) & MASK64) or 1
-                    if pending_goals:
-                        hit = False
-                        for g in pending_goals:
-                            if g.reached(s, a, t):
-                                goal_hits[g.name] = (hs, a, h)
-                                hit = True
-                        if hit:
-                            pending_goals = [g for g in pending_goals if g.name not in goal_hits]
-                    i = h >> shift
-                    while True:
-                        k = keys[i]
-                        if k == 0:
-                            keys[i] = h
-                            parents[i] = hs
-                            count += 1
-                            next_states.append(t)
-                            next_fps.append(h)
-                            for spec, check in always:
-                                msg = check(t)
-                                if msg is not None:
-                                    record(spec, msg, h, depth + 1)
-                            if count > limit:
-                                table.count = count
-                                keys = parents = None  # let the old columns go while growing
-                                table.grow()
-                                keys, parents = table.keys, table.parents
-                                mask, limit, shift = table.mask, table.limit, table.shift
-                            break
-                        if k == h:
-                            break
-                        i = (i + 1) & mask
-                    if lassos:
-                        edge_src.append(hs)
-                        edge_dst.append(h)
-                        edge_marks.append(sum(1 << bit for bit, lasso in enumerate(lassos)
-                                              if lasso.marked(s, a, t)))
-                    if stop:
-                        scan_only = True
-                        break
-                if count >= max_states and not scan_only:
-                    incomplete = f"state bound {max_states} reached"
-                    break
-            table.count = count
-            if incomplete or scan_only:
-                break
-            frontier, frontier_fps = next_states, next_fps
-            if frontier:
-                depth += 1
-                if checkpoint is not None:
-                    now = time.perf_counter()
-                    out_of_time = seconds_left is not None and now - start > seconds_left
-                    if out_of_time or checkpoint.due(now - saved_at):
-                        save()
-                        saved_at, saved_depth = time.perf_counter(), depth
-                    if out_of_time:
-                        incomplete = (f"time bound {max_seconds:g} s reached (saved at depth "
-                                      f"{depth})")
-                        break
-        seconds = before + time.perf_counter() - start
+        yield
     finally:
-        if pool is not None:
-            pool.close()
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
-        for sig, handler in caught.items():
-            signal.signal(sig, handler)
 
-    found.sort(key=lambda f: f[3])
-    violations = [
-        Violation(spec, msg, _rebuild(model, rep, table, fp)) for spec, msg, fp, _ in found
-    ]
-    if lassos and not stop and incomplete is None:
-        violations.extend(_lassos(model, rep, table, lassos, edges))
-        seconds = before + time.perf_counter() - start
-    edges.close()
-    if checkpoint is not None and incomplete is None:
-        checkpoint.remove()  # a verdict: nothing left to resume
-    goals = []
-    for g in model.goals():
-        hit = goal_hits.get(g.name)
+
+class Search:
+    """One breadth-first search of `model` (see the module's docstring); `run` runs it once.
+
+    It is the `Sink` of its own expansion: a violation found is recorded at once and, when it
+    ends the search (`stop`), the rest of the level is expanded in scan mode."""
+
+    def __init__(self, model: Model[Any], *, symmetry: bool, bounds: Bounds,
+                 stop_at_first: bool, progress: Callable[[Progress], None] | None,
+                 progress_interval: float, action_kinds: tuple[str, ...], until: str | None,
+                 checkpoint: Checkpoint | None, workers: int) -> None:
+        self.model = model
+        self.rep = model.representative if (symmetry and model.has_symmetry) else None
+        self.checks = Checks.of(model)
+        self.bounds = bounds
+        self.max_states = bounds.max_states if bounds.max_states is not None else NO_BOUND
+        self.stop_at_first = stop_at_first
+        self.until = until
+        self.progress = progress
+        self.progress_interval = progress_interval
+        self.checkpoint = checkpoint
+        self.workers = workers
+        self.signature = {"model": model.name, "variant": model.variant,
+                          "scope": dict(model.scope), "symmetry": self.rep is not None,
+                          "stop_at_first": stop_at_first, "until": until}
+
+        # what the search has seen, found and counted
+        self.table = FingerprintTable()
+        #: every edge (parent, child, marks), kept only for models with lasso properties
+        self.edges = EdgeLog(checkpoint.edges if checkpoint is not None else None)
+        self.expander = Expander(model, self.rep, self.checks, self)
+        self.expander.fired = dict.fromkeys(action_kinds, 0)
+        self.expander.edges = (self.edges.src, self.edges.dst, self.edges.marks)
+        #: per goal reached: the fingerprints of the step's source and target, and its action
+        self.goal_hits: dict[str, tuple[int, Action, int]] = {}
+        #: violations found: (spec, message, fingerprint of the last state, depth of that state)
+        self.found: list[tuple[str, str, int, int]] = []
+        self.found_specs: set[str] = set()
+        #: a violation that ends the search was found: the level is finished in scan mode
+        self.stop = False
+
+        # where the search is
+        self.depth = 0
+        self.frontier: list[Any] = []
+        self.frontier_fps = array("Q")
+        #: the states of the next level found before the level was saved within (a resume)
+        self.carried: Level | None = None
+        self.scan_only = False
+        self.incomplete: str | None = None
+        self.resumed_at: int | None = None
+        #: signals received: save where the search is, and end it
+        self.signals: list[int] = []
+        self.pool: Pool | None = None
+
+        # time: `before` is what the search ran in earlier processes (resumed from a checkpoint)
+        self.start = self.last_report = self.saved_at = 0.0
+        self.before = 0.0
+        self.saved_depth = -1
+        #: the time bound less `before`, judged at level ends with a checkpoint (where the search
+        #: is saved) and within levels (`level_seconds`) without one
+        self.seconds_left: float | None = None
+        self.level_seconds: float | None = None
+
+        # the progress of a level expanded by workers: its states and those of the next level
+        # handed to the workers, the states expanded so far, the table's count at its start
+        self._queued = self._expanded = self._level_count = 0
+
+    # -- the search, start to end -----------------------------------------------------------------
+
+    def run(self) -> Result:
+        """Search from the initial states, or from the checkpoint if it exists, to a verdict or
+        a bound; the workers, the signal handlers and the collector are restored on any exit."""
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_collector_off())
+            self.start = self.last_report = time.perf_counter()
+            stack.enter_context(self._signals_noted())
+            if self.workers > 1:
+                # Forked before a checkpoint is loaded: a worker keeps every object its parent
+                # held at the fork for good (it never returns to the frames that hold them), and
+                # a resumed level's states would be a dead copy in each worker, 2 KB a state for
+                # Ignite's rebalance.
+                self.pool = stack.enter_context(contextlib.closing(
+                    Pool(self.model, self.rep, self.workers, self.checks)))
+            if self.checkpoint is not None and self.checkpoint.exists():
+                self._resume()
+            else:
+                self._begin()
+            self.saved_at, self.saved_depth = time.perf_counter(), -1
+            max_seconds = self.bounds.max_seconds
+            self.seconds_left = None if max_seconds is None else max_seconds - self.before
+            self.level_seconds = self.seconds_left if self.checkpoint is None else None
+            self.scan_only = self.stop
+            if self.pool is not None and self.frontier:
+                self._levels_in_workers()
+            self._levels_in_process()
+            seconds = self._elapsed()
+        return self._result(seconds)
+
+    def _begin(self) -> None:
+        """Start afresh from the model's initial states (level 0)."""
+        self.edges.start()
+        rep = self.rep
+        for s in self.model.init_states():
+            h = fingerprint(rep(s) if rep else s)
+            if self.table.insert(h, 0):
+                self.frontier.append(s)
+                self.frontier_fps.append(h)
+                for spec, check in self.checks.always:
+                    msg = check(s)
+                    if msg is not None:
+                        self.record(spec, msg, h, 0)
+
+    def _result(self, seconds: float) -> Result:
+        """The verdict, with the traces rebuilt and the lasso properties judged."""
+        model, rep, table = self.model, self.rep, self.table
+        self.found.sort(key=lambda f: f[3])
+        violations = [Violation(spec, msg, rebuild(model, rep, table, fp))
+                      for spec, msg, fp, _ in self.found]
+        if self.checks.lassos and not self.stop and self.incomplete is None:
+            violations.extend(lasso_violations(model, rep, table, self.checks.lassos, self.edges))
+            seconds = self._elapsed()
+        self.edges.close()
+        if self.checkpoint is not None and self.incomplete is None:
+            self.checkpoint.remove()  # a verdict: nothing left to resume
+        goals = [self._goal_result(g) for g in self.checks.goals]
+        if violations:
+            verdict = "violation"
+        elif self.incomplete:
+            verdict = "incomplete"
+        elif model.goals_required and any(not g.reached for g in goals):
+            verdict = "gap"
+        else:
+            verdict = "ok"
+        fired = self.expander.fired
+        return Result(
+            model=model.name,
+            variant=model.variant,
+            scope=dict(model.scope),
+            symmetry=rep is not None,
+            result=verdict,
+            distinct_states=table.count,
+            transitions=self.expander.transitions,
+            depth=self.depth,
+            seconds=seconds,
+            fired=dict(sorted(fired.items())),
+            never_fired=sorted(k for k, v in fired.items() if v == 0),
+            violations=violations,
+            goals=goals,
+            incomplete_reason=self.incomplete,
+            table_bytes=table.nbytes,
+            resumed_at=self.resumed_at,
+            workers=self.workers,
+        )
+
+    def _goal_result(self, goal: Goal[Any]) -> GoalResult:
+        hit = self.goal_hits.get(goal.name)
         trace = None
         if hit is not None:
-            trace = _rebuild(model, rep, table, hit[0])
-            trace.steps.append(_goal_step(model, rep, trace, g, hit[1], hit[2]))
-        goals.append(GoalResult(g.name, g.description, hit is not None, trace))
+            trace = rebuild(self.model, self.rep, self.table, hit[0])
+            trace.steps.append(goal_step(self.model, self.rep, trace, goal, hit[1], hit[2]))
+        return GoalResult(goal.name, goal.description, hit is not None, trace)
 
-    if violations:
-        verdict = "violation"
-    elif incomplete:
-        verdict = "incomplete"
-    elif model.goals_required and any(not g.reached for g in goals):
-        verdict = "gap"
-    else:
-        verdict = "ok"
-    return Result(
-        model=model.name,
-        variant=model.variant,
-        scope=dict(model.scope),
-        symmetry=rep is not None,
-        result=verdict,
-        distinct_states=table.count,
-        transitions=transitions,
-        depth=depth,
-        seconds=seconds,
-        fired=dict(sorted(fired.items())),
-        never_fired=sorted(k for k, v in fired.items() if v == 0),
-        violations=violations,
-        goals=goals,
-        incomplete_reason=incomplete,
-        table_bytes=table.nbytes,
-        resumed_at=resumed_at,
-        workers=workers,
-    )
+    # -- what the expansion finds (the `Sink` of `self.expander`) --------------------------------
 
+    def record(self, spec: str, message: str, fp: int, depth: int) -> None:
+        """A violation of `spec` in the state `fp` at `depth`: the first of each spec is kept."""
+        if spec not in self.found_specs:
+            self.found_specs.add(spec)
+            self.found.append((spec, message, fp, depth))
+            self.stop = self.stop or self.stop_at_first or spec == self.until
 
-def _goal_step(model: Model[Any], rep: Callable[[Any], Any] | None, trace: Trace,
-               goal: Goal[Any], action: Action, target: int) -> tuple[Action, Hashable]:
-    """The step that reached `goal` from the end of `trace`: `action` itself, or, when the trace
-    was rebuilt to another member of the state's symmetry class (a search resumed from a
-    checkpoint may keep another member than a rebuild reaches), a step to a state of the same
-    class (`target`) that reaches the goal too."""
-    state = trace.steps[-1][1] if trace.steps else trace.init
-    succ = model.successors(state)
-    for a, t in succ:
-        if a == action:
-            return a, t
-    for a, t in succ:
-        if fingerprint(rep(t) if rep else t) == target and goal.reached(state, a, t):
-            return a, t
-    raise RuntimeError(f"goal {goal.name} is not reached again while rebuilding its trace")
+    def state_broke(self, spec: str, message: str, fp: int) -> None:
+        self.record(spec, message, fp, self.depth)
 
+    def new_state_broke(self, index: int, spec: str, message: str, fp: int) -> None:
+        self.record(spec, message, fp, self.depth + 1)
 
-def _rebuild(
-    model: Model[Any], rep: Callable[[Any], Any] | None, table: FingerprintTable, fp: int
-) -> Trace:
-    """Re-execute the model along the parent fingerprints that lead to `fp`."""
-    chain = [fp]
-    while (parent := table.parent(chain[-1])) != 0:
-        chain.append(parent)
-    chain.reverse()
+    def goal_reached(self, goal: str, source: int, action: Action, target: int) -> None:
+        self.goal_hits.setdefault(goal, (source, action, target))
 
-    def fp_of(s: Any) -> int:
-        return fingerprint(rep(s) if rep else s)
+    # -- levels in this process -----------------------------------------------------------------
 
-    inits = [(i, s) for i, s in enumerate(model.init_states()) if fp_of(s) == chain[0]]
-    if not inits:  # pragma: no cover - the table only holds fingerprints of reached states
-        raise RuntimeError("no initial state matches the trace")
-    index, init = inits[0]
-    trace = Trace(init, index, [])
-    state = init
-    for target in chain[1:]:
-        for a, t in model.successors(state):
-            if fp_of(t) == target:
-                trace.steps.append((a, t))
-                state = t
+    def _levels_in_process(self) -> None:
+        """Expand level after level in this process until the search ends."""
+        while self.frontier:
+            if self._at_depth_bound(lambda: (self.frontier, self.frontier_fps)):
                 break
-        else:  # pragma: no cover
-            raise RuntimeError("a parent fingerprint has no matching successor")
-    return trace
-
-
-def _lassos(model: Model[Any], rep: Callable[[Any], Any] | None, table: FingerprintTable,
-            lassos: list[Lasso[Any]], edges: EdgeLog) -> list[Violation]:
-    """For each lasso property, the shortest reachable cycle through a marked edge, if any:
-    strongly connected components of the explored graph (networkx), then the marked edge whose
-    source is closest to an initial state, closed by a shortest path back."""
-    src, dst, marks = _cyclic_core(table, edges)
-    graph = nx.DiGraph()
-    graph.add_edges_from(zip(src, dst, strict=True))
-    component: dict[int, int] = {}
-    for i, scc in enumerate(nx.strongly_connected_components(graph)):
-        if len(scc) > 1:
-            component.update(dict.fromkeys(scc, i))
-    out: list[Violation] = []
-    for bit, lasso in enumerate(lassos):
-        candidates = {(u, v) for u, v, m in zip(src, dst, marks, strict=True)
-                      if m >> bit & 1 and (u == v or component.get(u, -1) == component.get(v, -2))}
-        if not candidates:
-            continue
-        depth = {u: _depth(table, u) for u, _ in candidates}
-        nearest = sorted(candidates, key=lambda e: (depth[e[0]], e))[:64]
-        u, v = min(nearest, key=lambda e: (depth[e[0]] + (0 if e[0] == e[1] else
-                                           nx.shortest_path_length(graph, e[1], e[0])), e))
-        back = [] if u == v else nx.shortest_path(graph, v, u)[1:]
-        trace = _rebuild(model, rep, table, u)
-        trace.loop_start = len(trace.steps)
-        start = trace.steps[-1][1] if trace.steps else trace.init
-        # with symmetry the cycle closes on a renaming of its first state: going round again
-        # applies the renaming again, and a renaming repeated often enough is the identity
-        for _ in range(MAX_ROUNDS):
-            _follow(model, rep, trace, [v, *back], lasso)
-            if trace.steps[-1][1] == start:
+            nxt = self._level_in_process()
+            if self.incomplete or self.scan_only:
                 break
-        else:  # pragma: no cover - a representative that is no renaming
-            raise RuntimeError(f"a {lasso.spec} cycle does not come back to its first state")
-        cycle = len(trace.steps) - trace.loop_start
-        out.append(Violation(lasso.spec, f"{lasso.description}: the last {cycle} steps return "
-                                         f"to the state before them and repeat for ever",
-                             trace))
-    return out
+            self.frontier, self.frontier_fps = nxt
+            if self.frontier:
+                self.depth += 1
+                if not self._level_end(lambda: (self.frontier, self.frontier_fps)):
+                    break
 
-
-def _cyclic_core(table: FingerprintTable,
-                 edges: EdgeLog) -> tuple[list[int], list[int], list[int]]:
-    """The edges that may lie on a cycle: edges out of a state no edge enters, or into a state no
-    edge leaves, are on none, and dropping them may expose more (numpy, a pass per layer). Every
-    cycle survives whole, so the strongly connected components with a cycle are the same; what
-    reaches networkx is the cyclic part of the graph, not every edge of a large search.
-
-    States are named by their slots in `table` (4 bytes, where a search of hundreds of millions
-    of edges could not afford a sort of their fingerprints), read a chunk of edges at a time."""
-    n = len(edges)
-    dtype = np.uint32 if table.capacity <= 1 << 32 else np.uint64
-    si, di = np.empty(n, dtype=dtype), np.empty(n, dtype=dtype)
-    m = np.empty(n, dtype=np.uint8)
-    at = 0
-    for src, dst, marks in edges.chunks(_CHUNK):
-        end = at + len(src)
-        si[at:end], di[at:end], m[at:end] = table.slots(src), table.slots(dst), marks
-        at = end
-    while len(si):
-        alive = np.zeros(table.capacity, dtype=bool)
-        alive[si] = True
-        enters = np.zeros(table.capacity, dtype=bool)
-        enters[di] = True
-        alive &= enters
-        del enters
-        keep = alive[si]
-        keep &= alive[di]
-        del alive
-        if keep.all():
-            break
-        si, di, m = si[keep], di[keep], m[keep]
-    keys = np.frombuffer(table.keys, dtype=np.uint64)
-    return keys[si].tolist(), keys[di].tolist(), m.tolist()
-
-
-def _depth(table: FingerprintTable, fp: int) -> int:
-    depth = 0
-    while (fp := table.parent(fp)) != 0:
-        depth += 1
-    return depth
-
-
-def _follow(model: Model[Any], rep: Callable[[Any], Any] | None, trace: Trace,
-            path: list[int], lasso: Lasso[Any]) -> None:
-    """Extend `trace` along the fingerprints `path`, the first step by a marked transition."""
-    state = trace.steps[-1][1] if trace.steps else trace.init
-    for n, target in enumerate(path):
-        for a, t in model.successors(state):
-            if fingerprint(rep(t) if rep else t) == target and (n or lasso.marked(state, a, t)):
-                trace.steps.append((a, t))
-                state = t
+    def _level_in_process(self) -> Level:
+        """Expand the level into the next, `STRIDE` states at a time; between them, spill the
+        edges, answer a signal (save and end), apply the time bound and report progress."""
+        frontier, fps = self.frontier, self.frontier_fps
+        nxt, nxt_fps = self.carried if self.carried is not None else ([], array("Q"))
+        self.carried = None
+        expand = self.expander.expand
+        for lo in range(0, len(frontier), STRIDE):
+            if self.checks.lassos:
+                self.edges.maybe_spill()
+            if self.signals and not self.scan_only:
+                self._save((frontier[lo:], fps[lo:]), (nxt, nxt_fps))
+                self.incomplete = self._stopped_by_signal(len(frontier) - lo)
                 break
-        else:  # pragma: no cover - the edges came from these successors
-            raise RuntimeError("a cycle edge has no matching successor")
+            now = time.perf_counter()
+            if (self.level_seconds is not None and now - self.start > self.level_seconds
+                    and not self.scan_only):
+                self.incomplete = f"time bound {self.bounds.max_seconds:g} s reached"
+                break
+            if self.progress is not None and now - self.last_report >= self.progress_interval:
+                self._report(now, len(frontier) - lo + len(nxt))
+            self.scan_only, bounded = expand(frontier, fps, lo, min(lo + STRIDE, len(frontier)),
+                                             self.table, nxt, nxt_fps, None, self.scan_only,
+                                             self.max_states)
+            if bounded:
+                self.incomplete = f"state bound {self.max_states} reached"
+                break
+        return nxt, nxt_fps
 
+    # -- levels in worker processes -------------------------------------------------------------
 
-def step_views(model: Model[Any], trace: Trace) -> list[StepView]:
-    """Readable steps of a trace: action, node, events and the state after each step."""
-    views = [StepView("init", None, model.init_events(trace.init),
-                      model.describe_state(trace.init))]
-    prev = trace.init
-    for action, state in trace.steps:
-        text, node = model.describe_action(action)
-        views.append(StepView(text, node, model.step_events(prev, action, state),
-                              model.describe_state(state)))
-        prev = state
-    return views
+    def _levels_in_workers(self) -> None:
+        """`_levels_in_process`, with the levels expanded by the workers of `self.pool`, which
+        hold the states; this process holds the table and merges their batches (`_on_batch`)."""
+        pool = self.pool
+        assert pool is not None
+        pool.add(self.frontier, self.frontier_fps)
+        # the queue the progress line shows: the states of the level not yet expanded and those
+        # of the next found so far (a worker's share of the level, once it is done, is its share
+        # of the next, so the sizes alone will not do)
+        self._queued = 0
+        if self.carried is not None:
+            pool.add(*self.carried, ahead=True)
+            self._queued = len(self.carried[1])
+        self.frontier, self.frontier_fps, self.carried = [], array("Q"), None
+        self._expanded = 0
+        self._level_count = self.table.count
+
+        def level() -> Level:
+            rest, rest_fps, _, _ = pool.dump()
+            return rest, rest_fps
+
+        while sum(pool.sizes):
+            if self._at_depth_bound(level):
+                break
+            pool.balance()
+            self._queued += sum(pool.sizes)
+            self._expanded = 0
+            self._level_count = self.table.count
+            if not pool.level(self.depth, self.scan_only, frozenset(self.goal_hits),
+                              self._on_batch):
+                if self.signals:
+                    rest, rest_fps, ahead, ahead_fps = pool.dump()
+                    self._save((rest, rest_fps), (ahead, ahead_fps))
+                    self.incomplete = self._stopped_by_signal(len(rest))
+                break
+            if self.scan_only or not sum(pool.sizes):
+                break
+            self._queued = 0
+            self.depth += 1
+            if not self._level_end(level):
+                break
+
+    def _on_batch(self, msg: Batch) -> Reply:
+        """Merge a worker's batch: record its findings and counts, insert its candidates into
+        the table (the new ones are the next level's), then say whether to go on."""
+        (_, done, moves, kinds, cand_fps, cand_parents, broken, findings, hits,
+         batch_edges) = msg
+        self._expanded += done
+        for spec, message, fp in findings:
+            self.record(spec, message, fp, self.depth)
+            if spec == MODEL_ERROR:
+                self.scan_only = self.scan_only or self.stop
+        self.expander.transitions += moves
+        fired = self.expander.fired
+        for kind, n in kinds.items():
+            fired[kind] = fired.get(kind, 0) + n
+        for name, hs, action, h in hits:
+            self.goal_hits.setdefault(name, (hs, action, h))
+        new = bytearray(len(cand_fps))
+        if not self.scan_only:
+            insert = self.table.insert
+            for j, h in enumerate(cand_fps):
+                if insert(h, cand_parents[j]):
+                    new[j] = 1
+            for j, spec, message in broken:
+                if new[j]:
+                    self.record(spec, message, cand_fps[j], self.depth + 1)
+            if batch_edges is not None:
+                self.edges.src.extend(batch_edges[0])
+                self.edges.dst.extend(batch_edges[1])
+                self.edges.marks.extend(batch_edges[2])
+                self.edges.maybe_spill()
+        self.scan_only = self.scan_only or self.stop
+        now = time.perf_counter()
+        halt = False
+        if not self.scan_only:
+            if self.signals:
+                halt = True
+            elif self.level_seconds is not None and now - self.start > self.level_seconds:
+                self.incomplete = f"time bound {self.bounds.max_seconds:g} s reached"
+                halt = True
+            elif self.table.count >= self.max_states:
+                self.incomplete, halt = f"state bound {self.max_states} reached", True
+        if self.progress is not None and now - self.last_report >= self.progress_interval:
+            self._report(now, self._queued - self._expanded + self.table.count
+                         - self._level_count)
+        return bytes(new), self.scan_only, frozenset(self.goal_hits), halt
+
+    # -- bounds, signals, progress and checkpoints ------------------------------------------------
+
+    def _at_depth_bound(self, level: Callable[[], Level]) -> bool:
+        """Is the depth bound reached before the level at `depth`? It is then saved (`level`
+        gives its states), unless it was just saved at its start."""
+        max_depth = self.bounds.max_depth
+        if max_depth is None or self.depth < max_depth or self.scan_only:
+            return False
+        self.incomplete = f"depth bound {max_depth} reached"
+        if self.checkpoint is not None and self.saved_depth != self.depth:
+            self._save(level())
+        return True
+
+    def _level_end(self, level: Callable[[], Level]) -> bool:
+        """A level is done and `depth` is the next one's: save the search if a save is due or
+        the time bound has passed (with a checkpoint, it takes effect here). False if the
+        search ends here."""
+        if self.checkpoint is None:
+            return True
+        now = time.perf_counter()
+        out_of_time = self.seconds_left is not None and now - self.start > self.seconds_left
+        if out_of_time or self.checkpoint.due(now - self.saved_at):
+            self._save(level())
+            self.saved_at, self.saved_depth = time.perf_counter(), self.depth
+        if out_of_time:
+            self.incomplete = (f"time bound {self.bounds.max_seconds:g} s reached (saved at "
+                               f"depth {self.depth})")
+            return False
+        return True
+
+    @contextlib.contextmanager
+    def _signals_noted(self) -> Iterator[None]:
+        """With a checkpoint, SIGTERM and SIGINT are noted (the search saves itself where it is,
+        and ends) instead of ending the process; the handlers before are restored after."""
+        caught: dict[int, Any] = {}
+        if self.checkpoint is not None and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                caught[sig] = signal.signal(sig, lambda signum, frame: self.signals.append(signum))
+        try:
+            yield
+        finally:
+            for sig, handler in caught.items():
+                signal.signal(sig, handler)
+
+    def _stopped_by_signal(self, left: int) -> str:
+        return (f"stopped by {signal.Signals(self.signals[0]).name}, saved at depth "
+                f"{self.depth} with {left:,} of its states still to expand")
+
+    def _elapsed(self) -> float:
+        """Seconds the search has run, in this process and the ones it was resumed from."""
+        return self.before + time.perf_counter() - self.start
+
+    def _report(self, now: float, queue: int) -> None:
+        assert self.progress is not None
+        self.last_report = now
+        self.progress(Progress(self.table.count, self.expander.transitions, self.depth, queue,
+                               self.before + now - self.start))
+
+    def _save(self, level: Level, ahead: Level | None = None) -> None:
+        """Save the search with `level`, the states of the level still to expand, and `ahead`,
+        the next level found so far (when saved within a level)."""
+        assert self.checkpoint is not None
+        states, fps = level
+        self.checkpoint.save(
+            self.signature, {"depth": self.depth, "states": self.table.count,
+                             "seconds": self._elapsed()},
+            {"table": self.table, "frontier": states, "frontier_fps": fps, "ahead": ahead,
+             "depth": self.depth, "transitions": self.expander.transitions,
+             "fired": self.expander.fired, "goal_hits": self.goal_hits, "found": self.found,
+             "edges": self.edges.saved(), "seconds": self._elapsed()})
+
+    def _resume(self) -> None:
+        """Take up the search where the checkpoint saved it."""
+        assert self.checkpoint is not None
+        saved = self.checkpoint.load(self.signature)
+        self.table, self.frontier_fps, self.depth = (saved["table"], saved["frontier_fps"],
+                                                     saved["depth"])
+        self.frontier = self.model.restore(saved["frontier"])
+        self.expander.transitions, self.before = saved["transitions"], saved["seconds"]
+        self.expander.fired.update(saved["fired"])
+        self.goal_hits.update(saved["goal_hits"])
+        self.expander.pending = [g for g in self.expander.pending
+                                 if g.name not in self.goal_hits]
+        for spec, msg, fp, d in saved["found"]:
+            self.record(spec, msg, fp, d)
+        self.edges.resume(saved["edges"])
+        if saved["ahead"] is not None:
+            self.carried = (self.model.restore(saved["ahead"][0]), saved["ahead"][1])
+        self.resumed_at = self.depth

@@ -1,9 +1,10 @@
 """The transitions a search keeps for its lasso properties: `EdgeLog`.
 
-A lasso property is judged on the explored graph after the search (`explore._lassos`), so a
-model with one keeps every transition: source and target fingerprints and the lasso marks, 17
-bytes each, four to five a state. A search of a hundred million states makes half a billion of
-them, 8 GB, more than the visited table itself; they are written once and read once, at the end.
+A lasso property is judged on the explored graph after the search (`lasso_violations`,
+checker/engine/lassos.py), so a model with one keeps every transition: source and target
+fingerprints and the lasso marks, 17 bytes each, four to five a state. A search of a hundred
+million states makes half a billion of them, 8 GB, more than the visited table itself; they are
+written once and read once, at the end.
 So the latest edges are held in three arrays and, once `spill` of them are there, appended to
 three files (`src`, `dst`, `marks`, the arrays' machine layout) in a directory: beside the
 checkpoint of a checkpointed search (where a resumed search finds them again), else a temporary

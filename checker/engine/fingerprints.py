@@ -7,10 +7,12 @@ numpy in place. A Python `set` of fingerprints would cost about 90 bytes per sta
 
 A fingerprint is Python's `hash` of the state multiplied by a 64-bit odd constant (Fibonacci
 hashing), so that states which hash to nearby integers (a state packed into one int hashes to
-itself) spread over the table: the slot is taken from the product's high bits.
+itself) spread over the table: the slot is taken from the product's high bits. `fingerprint` is
+the one place that says so: the expansion, initial states, rebuilt traces and lassos all call it.
 
-The explorer's inner loop probes `keys` directly (see `explore.py`); the methods here serve the
-cold paths: initial states, parent look-ups when a counterexample is rebuilt, growth.
+The search's inner loop (`Expander.expand`, checker/engine/expand.py) probes `keys` directly; the
+methods here serve the cold paths: initial states, the merge of a worker's batch, parent look-ups
+when a counterexample is rebuilt, growth.
 """
 
 from __future__ import annotations

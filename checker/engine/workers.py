@@ -3,7 +3,8 @@
 The search stays breadth first and level by level. Its fingerprint table, and with it every
 decision about which state is new, stays in the searching process; the states themselves live in
 the workers, forked from it (so they share its model, its hash seed and its memo tables as they
-were). Each worker expands its share of a level in batches and sends, per batch, only numbers:
+were). Each worker expands its share of a level in batches, with the expansion the searching
+process runs itself (`Expander`, checker/engine/expand.py), and sends, per batch, only numbers:
 the fingerprints of the successors it found (each once per batch) with their parents', what its
 `always` checks found on them, the quiescence, deadlock and model-error findings of the states it
 expanded, goal hits, action counts and, for models with lasso properties, every edge. The
@@ -26,23 +27,26 @@ import multiprocessing
 import signal
 import traceback
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from partsafe.checker.engine.fingerprints import MASK64, MIX
-from partsafe.checker.engine.model import Goal, Lasso, Model
+from partsafe.checker.engine.expand import Checks, Expander
+from partsafe.checker.engine.fingerprints import FingerprintTable
+from partsafe.checker.engine.model import Action, Model
 
 #: states a worker expands before it reports: large enough that the round trip costs little, small
 #: enough that a halt (a bound, a signal, a violation) takes effect within a fraction of a second
 BATCH = 512
+#: a batch's table of candidates starts at 2**CANDIDATE_BITS slots (and grows if need be)
+CANDIDATE_BITS = 13
 #: a level is rebalanced when one worker's share exceeds another's by more than this fraction
 IMBALANCE = 0.1
 
 #: what the searching process answers a batch: one byte per successor (1: new), whether the
 #: level is to be finished in scan mode, the goals reached so far, whether to stop the level now
 Reply = tuple[bytes, bool, frozenset[str], bool]
-#: what a worker reports for a batch (see `_expand`)
+#: what a worker reports for a batch (see `_level`)
 Batch = tuple[Any, ...]
 
 
@@ -54,9 +58,7 @@ class Pool:
     """`workers` forked processes, each holding a share of the current and the next level."""
 
     def __init__(self, model: Model[Any], rep: Callable[[Any], Any] | None, workers: int,
-                 always: Sequence[tuple[str, Callable[[Any], str | None]]],
-                 quiet: Sequence[tuple[str, Callable[[Any], str | None]]],
-                 goals: Sequence[Goal[Any]], lassos: Sequence[Lasso[Any]]) -> None:
+                 checks: Checks) -> None:
         self.model = model
         context = multiprocessing.get_context("fork")
         self.conns: list[Connection] = []
@@ -66,7 +68,7 @@ class Pool:
         for _ in range(workers):
             mine, theirs = context.Pipe()
             proc = context.Process(target=_serve, daemon=True,
-                                   args=(theirs, model, rep, always, quiet, goals, lassos))
+                                   args=(theirs, model, rep, checks))
             proc.start()
             theirs.close()
             self.conns.append(mine)
@@ -152,15 +154,14 @@ class Pool:
 
 
 def _serve(conn: Connection, model: Model[Any], rep: Callable[[Any], Any] | None,
-           always: Sequence[tuple[str, Callable[[Any], str | None]]],
-           quiet: Sequence[tuple[str, Callable[[Any], str | None]]],
-           goals: Sequence[Goal[Any]], lassos: Sequence[Lasso[Any]]) -> None:
+           checks: Checks) -> None:
     """A worker's loop: it answers the searching process's requests until it is killed or the
     searching process is gone. Ctrl-C and SIGTERM are the searching process's to handle (they
     often reach the whole process group), so that it can still save its workers' states."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     gc.disable()
+    expander = Expander(model, rep, checks, _Findings())
     frontier: list[Any] = []
     fps = array("Q")
     nxt: list[Any] = []
@@ -184,8 +185,7 @@ def _serve(conn: Connection, model: Model[Any], rep: Callable[[Any], Any] | None
                 del fps[len(fps) - n:]
             elif op == "level":
                 frontier, fps, nxt, nxt_fps, halted = _level(
-                    conn, model, rep, always, quiet, goals, lassos, frontier, fps, nxt,
-                    nxt_fps, *msg[1:])
+                    conn, expander, frontier, fps, nxt, nxt_fps, *msg[1:])
                 conn.send(("done", len(frontier), halted))
             else:  # "dump"
                 conn.send((frontier, fps, nxt, nxt_fps))
@@ -196,80 +196,55 @@ def _serve(conn: Connection, model: Model[Any], rep: Callable[[Any], Any] | None
             conn.send(("error", traceback.format_exc()))
 
 
-def _level(conn: Connection, model: Model[Any], rep: Callable[[Any], Any] | None,
-           always: Sequence[tuple[str, Callable[[Any], str | None]]],
-           quiet: Sequence[tuple[str, Callable[[Any], str | None]]],
-           goals: Sequence[Goal[Any]], lassos: Sequence[Lasso[Any]],
-           frontier: list[Any], fps: array, nxt: list[Any], nxt_fps: array,
-           depth: int, scan_only: bool, reached: frozenset[str]
-           ) -> tuple[list[Any], array, list[Any], array, bool]:
-    """Expand `frontier` batch by batch. Returns the next level (as frontier, with an empty next)
-    or, if halted, the unexpanded rest and the next level so far, and whether it was halted."""
-    successors = model.successors
-    finished = model.finished
-    quiescent = model.quiescent
-    pending = [g for g in goals if g.name not in reached]
+class _Findings:
+    """What a worker's expansion of one batch found, for its report (the `Sink` of a worker)."""
+
+    #: a worker never ends the search: the searching process answers its batch with scan mode
+    stop = False
+
+    def __init__(self) -> None:
+        #: (spec, message, fingerprint) of the states expanded, at the level's depth
+        self.found_here: list[tuple[str, str, int]] = []
+        #: (candidate, spec, message) of `always` properties broken by a candidate
+        self.broken: list[tuple[int, str, str]] = []
+        #: (goal, source fingerprint, action, target fingerprint)
+        self.hits: list[tuple[str, int, Action, int]] = []
+
+    def state_broke(self, spec: str, message: str, fp: int) -> None:
+        self.found_here.append((spec, message, fp))
+
+    def new_state_broke(self, index: int, spec: str, message: str, fp: int) -> None:
+        self.broken.append((index, spec, message))
+
+    def goal_reached(self, goal: str, source: int, action: Action, target: int) -> None:
+        self.hits.append((goal, source, action, target))
+
+
+def _level(conn: Connection, expander: Expander, frontier: list[Any], fps: array,
+           nxt: list[Any], nxt_fps: array, depth: int, scan_only: bool,
+           reached: frozenset[str]) -> tuple[list[Any], array, list[Any], array, bool]:
+    """Expand `frontier` batch by batch, each into the candidates of its own table (a successor
+    once per batch), which the searching process looks up in the search's table. Returns the
+    next level (as frontier, with an empty next) or, if halted, the unexpanded rest and the next
+    level so far, and whether it was halted."""
+    expander.pending = [g for g in expander.checks.goals if g.name not in reached]
+    lassos = expander.checks.lassos
     idx = 0
     while idx < len(frontier):
         end = min(idx + BATCH, len(frontier))
-        cand: dict[int, int] = {}  # fingerprint -> its index among the batch's candidates
+        findings = expander.sink = _Findings()
+        expander.fired, expander.transitions = {}, 0
+        expander.edges = (array("Q"), array("Q"), array("B"))
+        cand_states: list[Any] = []
         cand_fps = array("Q")
         cand_parents = array("Q")
-        cand_states: list[Any] = []
-        broken: list[tuple[int, str, str]] = []  # (candidate, spec, message) of `always`
-        findings: list[tuple[str, str, int]] = []  # (spec, message, fingerprint) at this depth
-        hits: list[tuple[str, int, Any, int]] = []
-        fired: dict[str, int] = {}
-        edges = (array("Q"), array("Q"), array("B"))
-        transitions = 0
-        for i in range(idx, end):
-            s = frontier[i]
-            hs = fps[i]
-            try:
-                succ = successors(s)
-            except Exception as exc:
-                findings.append(("MODEL-ERROR", f"{type(exc).__name__}: {exc}", hs))
-                continue
-            if quiet and quiescent(s, succ):
-                for spec, check in quiet:
-                    message = check(s)
-                    if message is not None:
-                        findings.append((spec, message, hs))
-            if not succ and not finished(s):
-                findings.append(("DEADLOCK", "no action is enabled and the protocol has not "
-                                 "finished", hs))
-            if scan_only:
-                continue
-            transitions += len(succ)
-            for a, t in succ:
-                kind = a[0]
-                fired[kind] = fired.get(kind, 0) + 1
-                h = ((hash(rep(t) if rep else t) * MIX) & MASK64) or 1
-                if pending:
-                    for g in pending:
-                        if g.reached(s, a, t):
-                            hits.append((g.name, hs, a, h))
-                    if hits:
-                        pending = [g for g in pending if all(h_[0] != g.name for h_ in hits)]
-                if lassos:
-                    edges[0].append(hs)
-                    edges[1].append(h)
-                    edges[2].append(sum(1 << bit for bit, lasso in enumerate(lassos)
-                                        if lasso.marked(s, a, t)))
-                if h in cand:
-                    continue
-                j = cand[h] = len(cand_states)
-                cand_fps.append(h)
-                cand_parents.append(hs)
-                cand_states.append(t)
-                for spec, check in always:
-                    message = check(t)
-                    if message is not None:
-                        broken.append((j, spec, message))
-        conn.send(("batch", end - idx, transitions, fired, cand_fps, cand_parents, broken,
-                   findings, hits, edges if lassos else None))
+        expander.expand(frontier, fps, idx, end, FingerprintTable(CANDIDATE_BITS), cand_states,
+                        cand_fps, cand_parents, scan_only)
+        conn.send(("batch", end - idx, expander.transitions, expander.fired, cand_fps,
+                   cand_parents, findings.broken, findings.found_here, findings.hits,
+                   expander.edges if lassos else None))
         new, scan_only, reached, halt = conn.recv()
-        pending = [g for g in pending if g.name not in reached]
+        expander.pending = [g for g in expander.pending if g.name not in reached]
         for j, bit in enumerate(new):
             if bit:
                 nxt.append(cand_states[j])

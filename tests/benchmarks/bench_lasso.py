@@ -6,7 +6,7 @@ Not part of the test suite. Run it with
     python tests/benchmarks/bench_lasso.py --levels 50 --width 20000 --json
 
 A search with a lasso property (the Ignite model's IGN-FINITE) keeps every edge, and after a
-complete search looks for the cycles among them (`explore._cyclic_core`): each state named by its
+complete search looks for the cycles among them (`lassos.cyclic_core`): each state named by its
 slot in the visited table, then the edges out of states nothing enters and into states nothing
 leaves peeled off, a pass per layer. A breadth-first search of a protocol that terminates has an
 acyclic graph, and its every edge must be peeled; the passes are as many as half its longest
@@ -28,7 +28,7 @@ import time
 import numpy as np
 from rich.console import Console
 
-from partsafe.checker.engine import bfs as ex
+from partsafe.checker.engine import lassos
 from partsafe.checker.engine.edges import EdgeLog
 from partsafe.checker.engine.fingerprints import MASK64, MIX, FingerprintTable
 
@@ -67,7 +67,7 @@ def main() -> int:
     edges = len(log)
     console.print(f"{n:,} states, {edges:,} edges ({log.on_disk:,} on disk); peeling ...")
     start = time.perf_counter()
-    core = ex._cyclic_core(table, log)
+    core = lassos.cyclic_core(table, log)
     seconds = time.perf_counter() - start
     log.close()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
