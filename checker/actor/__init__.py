@@ -8,4 +8,13 @@ models. It knows nodes, messages, timers, the network and fault budgets, and no 
                (deliver, drop, duplicate, reorder, discard the dead)
 - faults.py    the fault budgets and the faults that strike one node
 - symmetry.py  renaming interchangeable names, and one representative per symmetry class
+
+Public API (each name is loaded on first use): `ActorModel`, `World` (model.py), `Budget`
+(faults.py).
 """
+
+from partsafe._api import lazy_api
+
+_API = {"ActorModel": "model", "World": "model", "Budget": "faults"}
+__all__ = sorted(_API)
+__getattr__ = lazy_api(__name__, _API)
