@@ -299,6 +299,23 @@ def test_specs_json() -> None:
     assert order["kind"] == "event monitor"
 
 
+def test_specs_lists_the_catalogue_in_one_order_whatever_was_imported_first() -> None:
+    """The planner's specs, Ignite 3's, membership's, then the partition service's (data first),
+    each family in its module's order: in the installed command, and in a process that imported
+    the partition service's specs before anything else."""
+    families = ["PLAN", "IGN", "MEM", "DATA"]
+    orders = []
+    for first in ("", "import partsafe.specs.partition; "):
+        code = f"{first}from partsafe.checker.cli.main import main; main(['specs', '--json'])"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        ids = [s["id"] for s in json.loads(proc.stdout)]
+        assert list(dict.fromkeys(i.split("-")[0] for i in ids))[:4] == families, ids
+        orders.append(ids)
+    assert orders[0] == orders[1]
+
+
 def test_specs_table() -> None:
     r = invoke("specs")
     assert r.exit_code == 0
@@ -346,9 +363,9 @@ def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) 
     """A stderr that is not a terminal gets a plain progress line now and then, not a live
     display, and stdout stays the report. (The search reports from its first state here, so
     that a fast machine cannot finish before the first report.)"""
-    from partsafe.checker.cli import main as cli
+    from partsafe.checker import run
 
-    monkeypatch.setattr(cli, "explore", functools.partial(cli.explore, progress_interval=0.0))
+    monkeypatch.setattr(run, "explore", functools.partial(run.explore, progress_interval=0.0))
     r = invoke("check", "shutdown", "--progress")
     assert r.exit_code == 0, r.output
     assert re.search(r"shutdown \(fixed\): [\d,]+ states, [\d,]+/s, depth \d+", r.stderr)
@@ -462,7 +479,7 @@ def test_every_junit_writer_keeps_the_document_well_formed() -> None:
 def test_bench_prints_each_run_as_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long benchmark is never silent on stdout: each run's figures come as it ends, then the
     table, then how long it all took."""
-    from partsafe.checker.cli import bench
+    from partsafe.checker import bench
 
     tiny = (("twophase rms=2", "twophase", "fixed", {"rms": 2}, False),
             ("twophase rms=2 symmetry", "twophase", "fixed", {"rms": 2}, True))

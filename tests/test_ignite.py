@@ -11,7 +11,7 @@ import pytest
 from partsafe.checker.actor.faults import BUDGET_NAMES
 from partsafe.checker.actor.model import World
 from partsafe.checker.actor.network import dead_claim_errors
-from partsafe.checker.cli.replay import ReplayError, judge, replay
+from partsafe.checker.artifact import ReplayError, judge, replay
 from partsafe.checker.engine.bfs import Trace, explore
 from partsafe.checker.engine.model import Goal
 from partsafe.checker.protocols import catalog

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from partsafe.checker.artifact import replay
 from partsafe.checker.cli.main import main
-from partsafe.checker.cli.replay import replay
 from partsafe.checker.engine.bfs import Result, explore
 from partsafe.checker.engine.model import Model
 from partsafe.checker.protocols import catalog
@@ -186,7 +186,7 @@ def test_the_zoo_report_keeps_identifiers_and_commands_whole_at_80_columns(
 
     from rich.console import Console
 
-    from partsafe.checker.cli.main import render_zoo
+    from partsafe.checker.cli.views import render_zoo
 
     buf = io.StringIO()
     render_zoo(Console(file=buf, width=80, highlight=False), zoo_doc)

@@ -242,7 +242,7 @@ def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, t
 
 def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from partsafe.checker.cli.main import _auto_engine
+    from partsafe.checker.validate.engines import choose_engine as _auto_engine
 
     auto = spark_mod.auto_engine
     monkeypatch.delenv("SPARK_MASTER", raising=False)

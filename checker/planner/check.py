@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.checker.planner.space import canonical_pairs
-from partsafe.refimpl.planner import Plan, PlannerAssertion, plan
+from partsafe.refimpl.planner import VARIANT_TABLE, Plan, PlannerAssertion, plan
 from partsafe.specs.planner import ARRAY_SPECS, Replicas, count, cycle, priority_breach
 
 #: violations the faithful planner is known to have, each recorded with why (docs/findings.md,
@@ -32,6 +32,11 @@ KNOWN_FINDINGS = {
                         "HZ-PLAN-2)",
     "PLAN-HOTTER-FIRST": "the same plans, seen per prefix of hotter indices",
 }
+
+#: the check's scope unless asked otherwise: every pair with 1 to 4 indices (`partsafe check`
+#: without a model, `partsafe zoo`); `MAX_REPLICAS` is the most a replica array has
+DEFAULT_REPLICAS = 4
+MAX_REPLICAS = 7
 
 PLAN_SPECS = ("PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-REACHES-TARGET", "PLAN-NO-CYCLE",
               "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER")
@@ -96,9 +101,9 @@ class PlannerCheck:
 
 
 def in_domain(current: Replicas, target: Replicas) -> bool:
-    """The pairs Hazelcast's planner is given (PLANNER.md §5): the current array after the repair
-    task's promotions (an owner whenever any replica is left) and a repartitioned target (a
-    non-empty prefix of replicas, then empty indices)."""
+    """The pairs Hazelcast's planner is given (docs/models.md): the current array after the
+    repair task's promotions (an owner whenever any replica is left) and a repartitioned target
+    (a non-empty prefix of replicas, then empty indices)."""
     if count(current) and current[0] is None:
         return False
     k = count(target)
@@ -173,6 +178,34 @@ def check_planner(replicas: int, variant: str = "fixed",
     return result
 
 
+def check_scope(variant: str, replicas: int | None) -> int:
+    """The replica count `partsafe check planner --variant VARIANT --replicas N` checks up to
+    (`DEFAULT_REPLICAS` when not given); ValueError, naming the option, for a count out of range
+    or an unknown variant."""
+    n = DEFAULT_REPLICAS if replicas is None else replicas
+    if not 1 <= n <= MAX_REPLICAS:
+        raise ValueError(f"--replicas must be 1 to {MAX_REPLICAS}, not {n}")
+    if variant not in VARIANT_TABLE:
+        raise ValueError(f"unknown variant {variant!r} of model planner; known: "
+                         f"{', '.join(VARIANT_TABLE)}")
+    return n
+
+
+def witness(spec: str, variant: str, replicas: int
+            ) -> tuple[Replicas, Replicas, PlanViolation] | None:
+    """The first pair (fewest indices first, each count in `canonical_pairs` order) on which
+    `variant` breaks `spec` while the faithful planner keeps every spec: the flaw, shown where
+    the fix makes the difference (the zoo's planner entry). None if no pair with 1 to `replicas`
+    indices is one."""
+    for n in range(1, replicas + 1):
+        for current, target in canonical_pairs(n):
+            _, bad = judge(current, target, variant)
+            hit = next((v for v in bad if v.spec == spec), None)
+            if hit is not None and not judge(current, target)[1]:
+                return current, target, hit
+    return None
+
+
 def _keep(counts: dict[str, int], smallest: dict[str, PlanViolation], v: PlanViolation) -> None:
     counts[v.spec] = counts.get(v.spec, 0) + 1
     best = smallest.get(v.spec)
@@ -220,7 +253,8 @@ def _violations_json(smallest: dict[str, PlanViolation]) -> list[dict[str, Any]]
 
 
 def plan_json(p: Plan) -> dict[str, Any]:
-    """The `partsafe plan --json` document (DESIGN.md contract)."""
+    """The `partsafe plan --json` document: the arrays, every decision, the migrations in
+    execution order, and the array after each."""
     return {
         "current": list(p.current),
         "target": list(p.target),

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.planner.check import PLAN_SPECS, PlannerCheck, show
-from partsafe.checker.report import xml_document
+from partsafe.checker.report import print_verdict, xml_document
 from partsafe.refimpl.planner import Decision, Plan
 from partsafe.specs.planner import count
 
@@ -102,6 +102,19 @@ def render_planner_check(console: Console, result: PlannerCheck, strict: bool = 
             console.print(Text(f"smallest counterexample, {v.spec}{note}:",
                                style="yellow" if note else "bold red"))
             render_plan(console, v.plan)
+
+
+def print_planner_verdict(console: Console, result: PlannerCheck, strict: bool = False) -> None:
+    """The verdict line of `partsafe check planner`: the specs broken beyond the known findings
+    (every one, `strict`), and the known findings reported."""
+    verdict = result.verdict(strict)
+    known = [] if strict else result.known
+    detail = "; ".join(
+        ([f"broken: {', '.join(sorted(result.smallest) if strict else result.unexpected)}"]
+         if verdict == "violation" else [])
+        + ([f"known findings: {', '.join(known)}"] if known else []))
+    print_verdict(console, f"check planner ({result.variant}) at replicas 1 to "
+                           f"{result.replicas}", verdict, result.seconds, detail)
 
 
 def planner_suite(result: PlannerCheck, strict: bool = False) -> ET.Element:

@@ -6,6 +6,7 @@ the XML through `partsafe.checker.report.xml_text`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from rich.console import Console
@@ -15,8 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.report import char_escape, verdict_line, xml_text
-from partsafe.checker.validate.local import JUDGED, LOG_SPECS, SKIPPED, Report
+from partsafe.checker.validate.local import JUDGED, LOG_SPECS, SKIPPED, Report, statuses
 from partsafe.traces.events import Source
+from partsafe.traces.inputs import Candidate
+from partsafe.traces.scanner import Accounting
 
 #: at most this many malformed lines are listed in the terminal (all of them are in --json)
 SHOWN_MALFORMED = 20
@@ -86,6 +89,19 @@ def render_report(console: Console, report: Report) -> None:
         console.print(table)
     render_inputs(console, report)
     console.print(verdict_line(*verdict_of(report)), soft_wrap=True)  # one line, never folded
+
+
+def print_accounting(console: Console, acc: Accounting, candidates: Sequence[Candidate]) -> None:
+    """`partsafe parse`'s notes (on stderr, beside the events): each malformed line, each file
+    skipped or in which nothing was recognised, and the line accounting."""
+    order = {t.name: i for i, t in enumerate(acc.files)}
+    for m in sorted(acc.malformed, key=lambda m: (order.get(m.file, 0), m.line)):
+        console.print(log_text(f"{m.file}:{m.line}: malformed: {m.reason}"), soft_wrap=True)
+    for s in statuses(candidates, acc.files):
+        if s.status != JUDGED:
+            console.print(log_text(f"{s.file}: {s.status}: {s.reason}"), soft_wrap=True)
+    console.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + {acc.ignored_lines:,} "
+                  f"ignored + {len(acc.malformed):,} malformed; {acc.events:,} events")
 
 
 def render_inputs(console: Console, report: Report) -> None:

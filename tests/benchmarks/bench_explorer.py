@@ -17,7 +17,7 @@ import sys
 
 from rich.console import Console
 
-from partsafe.checker.cli.bench import render, run_suite
+from partsafe.checker.bench import render, run_suite
 
 
 def main() -> int:

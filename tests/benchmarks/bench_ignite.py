@@ -18,7 +18,7 @@ import sys
 
 from rich.console import Console
 
-from partsafe.checker.cli.bench import IGNITE_LONG, IGNITE_SUITE, render, report, run_suite
+from partsafe.checker.bench import IGNITE_LONG, IGNITE_SUITE, render, report, run_suite
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ import sys
 
 from rich.console import Console
 
-from partsafe.checker.cli.bench import WORKERS_SUITE, render, report, run_suite
+from partsafe.checker.bench import WORKERS_SUITE, render, report, run_suite
 
 #: the speedup two workers must reach on searches of costly states
 TARGET = 1.6

@@ -130,7 +130,7 @@ def run_suite(quick: bool = False, progress: Console | None = None,
         if progress is not None:
             progress.print(Text(f"bench {index}/{len(runs)}: {label} ...", style="dim"))
         arg = json.dumps([model, variant, params, symmetry, *workers])
-        out = subprocess.run([sys.executable, "-m", "partsafe.checker.cli.bench", arg],
+        out = subprocess.run([sys.executable, "-m", "partsafe.checker.bench", arg],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout)
         row["label"] = label

@@ -1,0 +1,161 @@
+"""Counterexample artifacts, as `partsafe check --trace-out FILE` writes them (`write`; the
+document is `checker.report.artifact`): read one back, replay it, export its events.
+
+An artifact names the model, variant and scope, the initial state, and each step's action (by a
+canonical id) and events. Replay (`partsafe replay`) rebuilds the model, follows the actions,
+checks that every step is enabled and emits the same events, and judges the spec on the final
+state: deterministic, with no search. Export (`partsafe export`) turns the events into canonical
+JSON Lines and into Hazelcast log text, one file per member, which `partsafe validate` reads
+back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from partsafe.checker.engine.bfs import DEADLOCK, Result, Trace
+from partsafe.checker.engine.model import Model
+from partsafe.checker.protocols import catalog
+from partsafe.checker.report import artifact, canonical, dumps, event_json
+from partsafe.traces.events import Event, EventFormatError, from_dict, write_jsonl
+from partsafe.traces.writer import LogWriter
+
+
+class ArtifactError(ValueError):
+    """A file that is not a readable artifact, or an artifact that does not export; the message
+    names the file and where in it."""
+
+
+class ReplayError(ArtifactError):
+    """The artifact is malformed or does not replay; the message says where."""
+
+
+def write(path: str, model: Model[Any], result: Result, params: dict[str, int]) -> None:
+    """The shortest counterexample of `result` (it has a violation) as an artifact in the file
+    `path`; OSError if it cannot be written."""
+    Path(path).write_text(dumps(artifact(model, result, params)) + "\n")
+
+
+def read(path: str) -> Any:
+    """The JSON document in the file `path`."""
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArtifactError(f"{path}: not JSON: {exc}") from None
+
+
+def _field(doc: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = doc.get(name)
+    if not isinstance(value, kind):
+        kind_name = getattr(kind, "__name__", str(kind))
+        raise ReplayError(f"{where}: field {name!r} is missing or not a {kind_name}")
+    return value
+
+
+def replay(doc: Any, where: str = "<artifact>") -> tuple[Model[Any], Trace, str | None]:
+    """Replay `doc`; returns the model, the trace and the spec's message on the final state
+    (None if the spec holds there)."""
+    if not isinstance(doc, dict) or doc.get("partsafe") != "counterexample":
+        raise ReplayError(f"{where}: not a partsafe counterexample (no \"partsafe\": "
+                          "\"counterexample\" field)")
+    name = _field(doc, "model", str, where)
+    variant = _field(doc, "variant", str, where)
+    params = _field(doc, "params", dict, where)
+    spec = _field(doc, "spec", str, where)
+    init_index = _field(doc, "init", int, where)
+    steps = _field(doc, "steps", list, where)
+    try:
+        model = catalog.get(name).make(variant, params)
+    except ValueError as exc:
+        raise ReplayError(f"{where}: {exc}") from None
+    inits = list(model.init_states())
+    if not 0 <= init_index < len(inits):
+        raise ReplayError(f"{where}: initial state {init_index} does not exist")
+    state = inits[init_index]
+    trace = Trace(state, init_index, [])
+    for number, step in enumerate(steps, start=1):
+        if not isinstance(step, dict) or not isinstance(step.get("action_id"), str):
+            raise ReplayError(f"{where}: step {number} has no action_id")
+        match = [(a, t) for a, t in model.successors(state) if canonical(a) == step["action_id"]]
+        if not match:
+            raise ReplayError(f"{where}: step {number} ({step.get('action')}) is not enabled "
+                              "in the reference implementation")
+        action, nxt = match[0]
+        events = [event_json(e) for e in model.step_events(state, action, nxt)]
+        if "events" in step and events != step["events"]:
+            raise ReplayError(f"{where}: step {number} ({step.get('action')}) emits {events}, "
+                              f"the artifact says {step['events']}")
+        trace.steps.append((action, nxt))
+        state = nxt
+    return model, trace, judge(model, state, spec)
+
+
+def judge(model: Model[Any], state: Any, spec: str) -> str | None:
+    """The message of `spec` on `state`, as the explorer would judge it there."""
+    successors = model.successors(state)
+    if spec == DEADLOCK and not successors and not model.finished(state):
+        return "no action is enabled and the protocol has not finished"
+    for p in model.properties():
+        if p.spec != spec:
+            continue
+        if p.kind == "quiescence" and not model.quiescent(state, successors):
+            continue
+        message = p.check(state)
+        if message is not None:
+            return message
+    return None
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def events(doc: Any, where: str) -> list[Event]:
+    """The events of the artifact `doc` (read from `where`), the initial state's first, each
+    ordered by the number of its step."""
+    try:
+        steps = doc["steps"]
+    except (KeyError, TypeError):
+        raise ArtifactError(f"{where}: not a counterexample artifact (no 'steps'); write one "
+                            "with `partsafe check --trace-out FILE`") from None
+    found = []
+    try:
+        steps = [{"step": 0, "events": doc.get("init_events", [])}, *steps]
+        for step in steps:
+            for obj in step.get("events", []):
+                found.append(from_dict({**obj, "order": step["step"]},
+                                       f"{where}: step {step.get('step')}"))
+    except (EventFormatError, AttributeError, KeyError) as exc:
+        raise ArtifactError(f"{where}: {exc}") from None
+    return found
+
+
+def write_events(found: Sequence[Event], path: str) -> None:
+    """`found` as canonical JSON Lines in the file `path`."""
+    with open(path, "w") as out:
+        write_jsonl(found, out)
+
+
+def write_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:
+    """`found` as Hazelcast log text in `folder`, one ``member-HOST-PORT.log`` a member; the
+    lines and the files written."""
+    writer = LogWriter()
+    folder.mkdir(parents=True, exist_ok=True)
+    streams: dict[str, IO[str]] = {}
+
+    def stream(member: str) -> IO[str]:
+        if member not in streams:
+            name = writer.address(member).replace(":", "-")
+            streams[member] = (folder / f"member-{name}.log").open("w")
+        return streams[member]
+
+    try:
+        written = writer.write(found, stream)
+    finally:
+        for f in streams.values():
+            f.close()
+    return written, len(streams)

@@ -1,0 +1,218 @@
+"""The commands that read or write logs: `partsafe validate` (the logs of a real cluster against
+the specs), `partsafe parse` (logs to canonical events) and `partsafe simulate` (the logs of a
+simulated cluster). `checker/cli/main.py` adds them to the `partsafe` group.
+
+The log scanner compiles its grammar and keyword automaton when imported (about 0.3 s), and the
+simulator and both engines import it: each command imports them when it runs, so that the other
+commands, and `partsafe --help`, start without that cost.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from partsafe.checker.cli.options import fail, parse_size
+from partsafe.checker.cli.views import (
+    byte_progress,
+    render_simulation,
+    simulation_progress,
+    stderr,
+    stdout,
+)
+from partsafe.checker.report import VERDICT_EXIT, dumps
+from partsafe.traces.events import dumps as event_line
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--engine", type=click.Choice(["local", "spark", "auto"]), default="auto",
+              show_default=True,
+              help="local: this process; spark: PySpark (embedded local[*] unless --master); "
+                   "auto: Spark with --master, --output or under spark-submit; on a cluster "
+                   "$SPARK_MASTER, Spark from 512 MB of input; on a local master, Spark only "
+                   "with 7 cores or more and from 56 GB of input on 7 cores, 16 GB on 8, "
+                   "4.5 GB on 16; else (or without PySpark) local")
+@click.option("--master", help="the Spark master (spark://host:7077, yarn, local[4]; default: "
+                               "$SPARK_MASTER, spark-submit's, else local[*])")
+@click.option("--output", "output_dir", type=click.Path(file_okay=False, writable=True),
+              help="write the events and the violations as Parquet here (Spark engine)")
+@click.option("--format", "fmt", type=click.Choice(["auto", "log", "jsonl"]), default="auto",
+              show_default=True,
+              help="log: a Hazelcast log in any layout; jsonl: canonical events")
+@click.option("--stuck-after", type=float, default=600.0, show_default=True,
+              help="seconds after which a rebalance with no end is reported (a warning)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
+              help="also write a JUnit XML report to this file")
+@click.option("--progress/--no-progress", default=None,
+              help="a progress display on stderr (default: when stderr is a terminal)")
+@click.option("--spark-log", is_flag=True, help="show Spark's own logging (quiet by default)")
+def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir: str | None,
+             fmt: str, stuck_after: float, as_json: bool, junit_file: str | None,
+             progress: bool | None, spark_log: bool) -> None:
+    """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
+
+    Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
+    malformed with file and line; every file is judged, found to hold nothing recognised, or
+    skipped with the reason (binary data; in a directory or a glob, a file that is not a log by
+    its name or its content). Both engines give the same report. Exit status: 0 no violation, 1 a
+    violation, 2 bad input (a path that does not exist), 3 incomplete: no event was judged.
+    """
+    # imported here for start-up time: the log scanner (see the module's docstring)
+    from partsafe.checker.validate.engines import choose_engine, input_bytes
+    from partsafe.checker.validate.local import InputError
+    from partsafe.checker.validate.local import validate as run_validate
+    from partsafe.checker.validate.spark import SparkFailed, SparkUnavailable, validate_spark
+    from partsafe.checker.validate.view import render_report, validate_junit
+
+    if stuck_after <= 0:
+        fail("--stuck-after must be positive")
+    if engine == "local" and (output_dir or master):
+        fail(f"{'--output' if output_dir else '--master'} needs --engine spark")
+    try:
+        if engine == "auto":
+            engine = choose_engine(paths, master, output_dir)
+        if engine == "spark":
+            shown = stderr().is_terminal if progress is None else progress
+            report = validate_spark(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
+                                    master=master, output=output_dir,
+                                    progress=shown and not as_json, verbose=spark_log)
+        else:
+            with byte_progress(lambda: input_bytes(paths),
+                               progress if not as_json else False) as advance:
+                report = run_validate(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
+                                      progress=advance)
+    except (InputError, SparkUnavailable, SparkFailed) as exc:
+        fail(str(exc))
+    if junit_file:
+        Path(junit_file).write_text(validate_junit(report))
+    if as_json:
+        click.echo(dumps(report.as_dict()))
+    else:
+        render_report(stdout(), report)
+    sys.exit(VERDICT_EXIT[report.result])
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["auto", "log", "jsonl"]), default="auto",
+              show_default=True,
+              help="log: a Hazelcast log in any layout; jsonl: canonical events")
+def parse(paths: tuple[str, ...], fmt: str) -> None:
+    """Print the events found in logs as canonical JSON Lines (one event a line, file order).
+
+    The line accounting, any malformed lines, and each file that was skipped or in which nothing
+    was recognised go to stderr.
+    """
+    # imported here for start-up time: the log scanner (see the module's docstring)
+    from partsafe.checker.validate.view import print_accounting
+    from partsafe.traces.scanner import InputError, Scanner, expand
+
+    scanner = Scanner(fmt)
+    out = sys.stdout
+    try:
+        candidates = expand(list(paths))
+        for c in candidates:
+            if c.skipped is None:
+                for ev in scanner.scan(c.path, str(c.path), c.explicit):
+                    out.write(event_line(ev))
+                    out.write("\n")
+    except InputError as exc:
+        fail(str(exc))
+    print_accounting(stderr(), scanner.accounting, candidates)
+
+
+@click.command()
+@click.option("--members", type=int, required=True, help="cluster members (2 to 1000)")
+@click.option("--partitions", type=int, default=271, show_default=True,
+              help="partitions (Hazelcast's default count is 271)")
+@click.option("--events", type=int, default=10_000, show_default=True,
+              help="about this many protocol records (more if injections need them)")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="the directory to write one log file per member into")
+@click.option("--lines", type=int, help="about this many lines in all, noise included")
+@click.option("--size", help="about this many bytes in all, noise included (2G, 500M, 64k)")
+@click.option("--inject", multiple=True, metavar="SPEC",
+              help="inject a violation of this spec (repeatable; the specs `validate` judges)")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="the same seed and options write the same files, byte for byte")
+@click.option("--force", is_flag=True,
+              help="write into a non-empty directory (an earlier simulation's files there, as "
+                   "its manifest lists them, are removed first; other files are kept)")
+@click.option("--json", "as_json", is_flag=True, help="print the manifest as one JSON document")
+@click.option("--progress/--no-progress", default=None,
+              help="a progress bar on stderr (default: when stderr is a terminal)")
+def simulate(members: int, partitions: int, events: int, out_dir: str, lines: int | None,
+             size: str | None, inject: tuple[str, ...], seed: int, force: bool, as_json: bool,
+             progress: bool | None) -> None:
+    """Write realistic Hazelcast logs of a simulated cluster, one file per member, with
+    optional injected violations.
+
+    Protocol lines come from random walks of the reference implementation (membership, seed
+    002; parallel migrations and graceful shutdown, seeds 003 and 004), written as the
+    distribution's log4j2 layout, among application noise. Each --inject SPEC writes, at a
+    random point, lines that break exactly that spec; the manifest (DIR/.manifest.json, which
+    `partsafe validate DIR` skips) records their file and line.
+    """
+    # imported here for start-up time: the simulator imports the log scanner (see the module's
+    # docstring)
+    from partsafe.checker.validate.local import LOG_SPECS
+    from partsafe.checker.validate.simulate import MANIFEST_NAME, MAX_MEMBERS
+    from partsafe.checker.validate.simulate import simulate as run_simulate
+
+    if not 2 <= members <= MAX_MEMBERS:
+        fail(f"--members must be 2 to {MAX_MEMBERS}, not {members}")
+    if partitions < 1:
+        fail(f"--partitions must be at least 1, not {partitions}")
+    if events < 1:
+        fail(f"--events must be at least 1, not {events}")
+    if lines is not None and size is not None:
+        fail("give --lines or --size, not both")
+    if lines is not None and lines < 0:
+        fail(f"--lines must not be negative, not {lines}")
+    size_bytes = parse_size(size) if size is not None else None
+    specs = []
+    for spec in inject:
+        if spec.upper() not in LOG_SPECS:
+            raise click.BadParameter(f"unknown spec {spec!r}; the specs a log can show are "
+                                     f"{', '.join(LOG_SPECS)}", param_hint="--inject")
+        specs.append(spec.upper())
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out_dir}: not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            fail(f"--out {out_dir}: the directory is not empty (give --force to write into it)")
+        _remove_simulation(out, MANIFEST_NAME)
+    show = (sys.stderr.isatty() and not as_json) if progress is None else progress
+    try:
+        with simulation_progress(events, show) as report:
+            manifest = run_simulate(out, members=members, partitions=partitions, events=events,
+                                    lines=lines, size=size_bytes, inject=specs, seed=seed,
+                                    progress=report)
+    except OSError as exc:
+        fail(f"--out {out_dir}: cannot write: {exc.strerror or exc}")
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        click.echo(dumps(manifest.as_dict()))
+        return
+    render_simulation(stdout(), manifest, out / MANIFEST_NAME)
+
+
+def _remove_simulation(out: Path, manifest_name: str) -> None:
+    """Remove the files an earlier simulation wrote into `out`, as its manifest lists them."""
+    try:
+        doc = json.loads((out / manifest_name).read_text())
+        names = [f["name"] for f in doc["files"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    for name in names:
+        path = out / Path(str(name)).name
+        if path.is_file():
+            path.unlink()
+    (out / manifest_name).unlink()

@@ -1,0 +1,307 @@
+"""The terminal views of the commands whose reports have no home of their own: a search's live
+progress, `check`'s report and verdict line, the bug zoo's tables, a checkpoint's header, the
+spec catalogue, and the simulator's progress bar and summary.
+
+The other views live beside what they show: a search's result and trace in checker/report.py,
+the planner's in checker/planner/view.py, log validation's in checker/validate/view.py.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.filesize import decimal
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Progress as ProgressBar
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from partsafe.checker.engine.bfs import Progress, Result
+from partsafe.checker.engine.checkpoint import describe
+from partsafe.checker.planner.view import render_planner_check
+from partsafe.checker.protocols import catalog
+from partsafe.checker.report import print_verdict, render_result
+from partsafe.checker.run import CheckReport
+from partsafe.checker.zoo import check_command
+from partsafe.specs.registry import Spec
+
+
+def stdout() -> Console:
+    """The console of the reports: no highlighting, long lines kept whole."""
+    return Console(highlight=False, soft_wrap=False)
+
+
+def stderr() -> Console:
+    """The console of progress and notes, beside the report."""
+    return Console(stderr=True, highlight=False)
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+class ProgressView:
+    """A one-line live display of a running search on stderr; on a stderr that is not a
+    terminal (a log file), one plain line every `LOG_EVERY` seconds instead. A `run.Watch`,
+    and a `run.Watcher` as a class: ``ProgressView(label)`` is the context a search runs in."""
+
+    LOG_EVERY = 30.0
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.console = stderr()
+        self.status: Status | None = None
+        self.next_line = 0.0
+
+    def __enter__(self) -> ProgressView:
+        if self.console.is_terminal:
+            self.status = self.console.status(f"{self.label}: starting")
+            self.status.__enter__()
+        return self
+
+    def __call__(self, p: Progress) -> None:
+        text = (f"{self.label}: {p.distinct_states:,} states, {p.states_per_second:,.0f}/s, "
+                f"depth {p.depth}, queue {p.queue:,}, {p.seconds:.0f} s")
+        if self.status is not None:
+            self.status.update(text)
+        elif p.seconds >= self.next_line:
+            self.next_line = p.seconds + self.LOG_EVERY
+            self.console.print(text, soft_wrap=True)
+
+    def saved(self, progress: dict[str, Any]) -> None:
+        """A checkpoint was written: one line, above the live display."""
+        self.console.print(f"{self.label}: checkpoint at depth {progress['depth']}, "
+                           f"{progress['states']:,} states, {progress['seconds']:.0f} s",
+                           soft_wrap=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(None, None, None)
+
+
+def render_check(console: Console, report: CheckReport, seconds: float) -> None:
+    """`partsafe check`'s report: each search's result, the planner's check, and the verdict
+    line."""
+    for run in report.runs:
+        render_result(console, run.model, run.result)
+    if report.planner is not None:
+        render_planner_check(console, report.planner, report.strict)
+    if report.every_model:
+        what = f"check of {len(report.runs)} models and the planner at their default scopes"
+    else:
+        run = report.runs[0]
+        what = f"check {run.result.model} ({run.result.variant}) at {scope_words(run.params)}"
+    print_verdict(console, what, report.verdict, seconds,
+                  verdict_detail([run.result for run in report.runs], report.known))
+
+
+def scope_words(scope: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in scope.items())
+
+
+def verdict_detail(results: list[Result], known: list[str]) -> str:
+    """What the verdict line says beside the verdict: the specs broken, the goals missed, the
+    bound reached, the known findings."""
+    parts = []
+    broken = list(dict.fromkeys(v.spec for r in results for v in r.violations))
+    if broken:
+        parts.append(f"broken: {', '.join(broken)}")
+    gaps = [g.name for r in results if r.result == "gap" for g in r.goals if not g.reached]
+    if gaps:
+        parts.append(f"goals never reached: {', '.join(gaps)}")
+    bounds = [r.incomplete_reason for r in results if r.incomplete_reason]
+    if bounds:
+        parts.append(f"incomplete: {'; '.join(dict.fromkeys(bounds))}")
+    if known:
+        parts.append(f"known findings of the planner: {', '.join(known)}")
+    return "; ".join(parts)
+
+
+def render_checkpoint(console: Console, info: dict[str, Any], file: Path) -> None:
+    """`partsafe checkpoint`: the header of a checkpoint (`run.checkpoint_summary`) as a table."""
+    rows = [("search", describe(info)),
+            ("saved at", f"depth {info['depth']}, {info['states']:,} states, "
+                         f"{info['seconds']:,.0f} s of search"),
+            ("written", f"{info['written']}, {info['bytes'] / 2**20:,.1f} MB"
+                        + (f", and {info['edge_bytes'] / 2**20:,.1f} MB of edges in "
+                           f"{file.name}.edges/" if info["edge_bytes"] else "")),
+            ("code", f"{info['code'][:16]} ("
+                     + ("this installation's: resumable here" if info["resumable_here"] else
+                        "not this installation's: resume with the code that wrote it") + ")"),
+            ("hash seed", str(info["hash_seed"]))]
+    table = Table(show_header=False, box=None)
+    for key, value in rows:
+        table.add_row(Text(key, "bold"), Text(value))  # the file's text, never markup
+    console.print(table)
+
+
+# --- zoo --------------------------------------------------------------------------------------
+
+
+def render_zoo(console: Console, doc: dict[str, Any]) -> None:
+    """The zoo's report (the `zoo --json` document) for people: the flaws, the fixed design's
+    runs, the command that reproduces each flaw, and the verdict line."""
+    variants, fixed = doc["variants"], doc["fixed"]
+    known = doc["known_findings"]["planner"]
+    table = Table(title="the bug zoo: each variant must break its spec", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("model / variant", "expected spec", "found", "depth", "seconds"):
+        # identifiers are never broken across lines (only the "found" column may wrap)
+        table.add_column(col, no_wrap=col != "found",
+                         justify="right" if col in ("depth", "seconds") else "left")
+    model_shown = None
+    for v in variants:
+        if v["model"] != model_shown:
+            model_shown = v["model"]
+            table.add_row(Text(model_shown, "bold"))
+        table.add_row(f"  {v['variant']}", v["expected_spec"],
+                      Text("yes", "green") if v["found"] else Text(f"no ({v['spec']})", "red"),
+                      str(v["depth"]), f"{v['seconds']:.2f}")
+    console.print(table)
+    table = Table(title="the fixed design at the same scopes: each must be clean",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("model", no_wrap=True)
+    table.add_column("scope (the defaults changed)")
+    for col in ("result", "distinct states", "seconds"):
+        table.add_column(col, justify="left" if col == "result" else "right", no_wrap=True)
+    for f in fixed:
+        default = catalog.MODELS[f["model"]].scope() if f["model"] in catalog.MODELS else {}
+        changed = " ".join(f"{k}={v}" for k, v in f["scope"].items() if default.get(k) != v)
+        table.add_row(f["model"], changed or "the default",
+                      Text(f["result"], "green" if f["result"] == "ok" else "red"),
+                      f"{f['distinct_states']:,}", f"{f['seconds']:.2f}")
+    console.print(table)
+    console.print(Text("to reproduce an entry:", style="bold"))
+    for v in variants:
+        console.print(Text(f"  {v['command']}"), soft_wrap=True)
+    if known:
+        console.print(Text(f"known findings of the faithful planner, which do not fail the run "
+                           f"(--strict fails on them): {', '.join(known)}", style="yellow"))
+    failed = [f"{v['variant']} not found" for v in variants if not v["found"]]
+    failed += [f"{f['model']} fixed: {f['result']}" for f in fixed if f["result"] != "ok"]
+    detail = "; ".join(failed) if failed else (
+        f"known findings of the planner: {', '.join(known)}" if known else "")
+    print_verdict(console, f"zoo of {len(variants)} historical flaws and the fixed design at "
+                           f"{len(fixed)} scopes", doc["result"], doc["seconds"], detail)
+
+
+# --- specs ------------------------------------------------------------------------------------
+
+
+def render_specs(console: Console, catalogue: list[Spec]) -> None:
+    """`partsafe specs`: a row per spec, its title, statement and design section."""
+    table = Table(title="partsafe specs", title_justify="left", show_lines=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("spec", overflow="fold")
+    for s in catalogue:
+        table.add_row(s.id, s.kind, Text.assemble((s.title, "bold"), "\n", s.statement, "\n",
+                                                  (f"design {s.seed} {s.section}", "dim")))
+    console.print(table)
+
+
+def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]]) -> None:
+    """`partsafe explain`: what a spec states, where the design says so, why it exists, and the
+    variants the bug zoo expects to break it (`catalog.variants_breaking`), each with the
+    command that shows it."""
+    console.print(f"[bold]{spec.id}[/]: {spec.title}  [dim]({spec.kind})[/]")
+    console.print(f"design {spec.seed}, {spec.design}, {spec.section}", markup=False)
+    console.print(spec.statement)
+    if spec.rationale:
+        console.print(f"\n{spec.rationale}")
+    if breaking:
+        console.print(Text("\nbroken in the bug zoo by:", style="bold"))
+        for v in breaking:
+            command = check_command(v["model"], v["variant"], v["zoo_scope"])
+            console.print(Text(f"  {command}"), soft_wrap=True)  # one line, to copy
+            doc_text = textwrap.fill(v["doc"], width=max(console.width, 40),
+                                     break_on_hyphens=False, initial_indent="    ",
+                                     subsequent_indent="    ")
+            console.print(Text(doc_text, style="dim"), soft_wrap=True)
+
+
+# --- logs: validate, parse, simulate ----------------------------------------------------------
+
+
+class _Bar:
+    """A transient rich progress bar on stderr, as a context that yields the function to report
+    to (`report(bar, task, ...)`)."""
+
+    def __init__(self, bar: ProgressBar, description: str, total: int | None,
+                 report: Any) -> None:
+        self.bar, self.description, self.total, self.report = bar, description, total, report
+
+    def __enter__(self) -> Any:
+        self.bar.__enter__()
+        task = self.bar.add_task(self.description, total=self.total)
+        return lambda *args: self.report(self.bar, task, *args)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+
+def byte_progress(total: Callable[[], int], enabled: bool | None
+                  ) -> AbstractContextManager[Any]:
+    """A progress bar over the input bytes (`total()`, 0 if unknown) on stderr, for a terminal
+    or when asked, yielding ``advance(bytes)``; else a context yielding None."""
+    console = stderr()
+    if enabled is False or (enabled is None and not console.is_terminal):
+        return nullcontext(None)
+    bar = ProgressBar("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                      TimeRemainingColumn(), console=console, transient=True)
+    return _Bar(bar, "scanning", total() or None, lambda bar, task, n: bar.advance(task, n))
+
+
+def simulation_progress(total: int, enabled: bool) -> AbstractContextManager[Any]:
+    """A progress bar over the protocol events written, with the bytes so far, on stderr,
+    yielding ``report(events, written)``; else a context yielding None."""
+    if not enabled:
+        return nullcontext(None)
+    bar = ProgressBar("[progress.description]{task.description}", BarColumn(),
+                      MofNCompleteColumn(), TimeRemainingColumn(), console=stderr(),
+                      transient=True)
+
+    def report(bar: ProgressBar, task: Any, events: int, written: int) -> None:
+        bar.update(task, completed=min(events, total),
+                   description=f"simulating, {written / 1e6:,.0f} MB")
+
+    return _Bar(bar, "simulating", total, report)
+
+
+def render_simulation(console: Console, manifest: Any, manifest_path: Path) -> None:
+    """`partsafe simulate`: what was written, and where each injected violation is."""
+    console.print(Text.assemble(("simulated", "bold"), f" {manifest.members} members, "
+                                f"{manifest.partitions} partitions, seed {manifest.seed} -> "
+                                f"{manifest.out}"))
+    table = Table(title_justify="left", show_header=False)
+    table.add_column("", style="dim")
+    table.add_column("", justify="right")
+    table.add_row("files", f"{len(manifest.files):,}")
+    table.add_row("lines", f"{manifest.lines:,}")
+    table.add_row("bytes", f"{manifest.bytes:,} ({decimal(manifest.bytes)})")
+    table.add_row("protocol events", f"{manifest.events:,}")
+    table.add_row("cluster incarnations", f"{manifest.eras:,}")
+    table.add_row("seconds", f"{manifest.seconds:.1f} ({manifest.mb_per_second:,.0f} MB/s)")
+    console.print(table)
+    if manifest.injections:
+        inj = Table(title="injected violations", title_justify="left")
+        inj.add_column("spec", no_wrap=True)
+        inj.add_column("where (file:line) and what", overflow="fold")
+        for i in manifest.injections:
+            inj.add_row(i.spec, Text.assemble(f"{i.file}:{i.line}\n", (i.description, "dim")))
+        console.print(inj)
+    else:
+        console.print("no violations injected: `partsafe validate` finds the logs clean")
+    console.print(f"manifest: {manifest_path} (hidden: `partsafe validate DIR` skips it)",
+                  markup=False)

@@ -1,0 +1,159 @@
+"""The bug zoo (`partsafe zoo`): every historical flaw of the catalogue found again, and the fixed
+design clean at the same scopes.
+
+Each zoo entry of a model (`ModelEntry.zoo`) is a variant that must break its spec at a scope;
+the search goes on past other specs' violations until that spec breaks, since a flaw may break
+another first. At each scope the entries use, the fixed design must be clean: complete and with
+no violation (a reduced scope need not reach every coverage goal). Each flaw of the planner
+(hz37-naive-order) must break its spec (PLAN-NO-DECREASE) on a pair where the faithful planner
+keeps every spec (000 §3), and the faithful planner must break nothing beyond its known findings
+(nothing at all when `strict`).
+
+`run_zoo` returns the `partsafe zoo --json` document; every entry carries the `partsafe check`
+command that reproduces it (`check_command`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from partsafe.checker.engine.bfs import Bounds, Result
+from partsafe.checker.engine.model import Model
+from partsafe.checker.planner.check import (
+    DEFAULT_REPLICAS,
+    KNOWN_FINDINGS,
+    PlannerCheck,
+    check_planner,
+    show,
+    witness,
+)
+from partsafe.checker.planner.view import planner_suite
+from partsafe.checker.protocols import catalog
+from partsafe.checker.report import junit
+from partsafe.checker.run import Watcher, run_check
+from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
+
+
+@dataclass(frozen=True)
+class Zoo:
+    """What the zoo found: `doc` is the `partsafe zoo --json` document (its ``result`` the
+    verdict); the searches and the planner's check are kept for the JUnit report."""
+
+    doc: dict[str, Any]
+    runs: list[tuple[Model[Any], Result]]
+    planner: PlannerCheck
+    strict: bool
+
+    @property
+    def verdict(self) -> str:
+        return str(self.doc["result"])
+
+    def junit(self) -> str:
+        """`partsafe zoo --junit`: a suite per search (without coverage goals, which a reduced
+        scope need not reach), and the planner's."""
+        return junit(self.runs, goals=False, extra=[planner_suite(self.planner, self.strict)])
+
+
+def run_zoo(strict: bool = False, watcher: Watcher | None = None) -> Zoo:
+    """Run every zoo entry of the catalogue and the fixed design at each scope they use, then
+    the planner's entry. Raises what `run_check` raises."""
+    started = time.perf_counter()
+    variants = []
+    fixed = []
+    runs = []
+    ok = True
+    for entry in catalog.MODELS.values():
+        scopes_done: set[tuple[tuple[str, int], ...]] = set()
+        for variant, (expected, overrides) in entry.zoo.items():
+            run = run_check(entry, variant, overrides, bounds=Bounds(), symmetry=True,
+                            keep_going=True, until=expected, watcher=watcher)
+            r, params = run.result, run.params
+            runs.append((run.model, r))
+            hit = next((v for v in r.violations if v.spec == expected), None)
+            first = r.violations[0] if r.violations else None
+            found = hit is not None
+            ok &= found
+            variants.append({"model": entry.name, "variant": variant, "expected_spec": expected,
+                             "found": found, "spec": expected if hit else (
+                                 first.spec if first else None),
+                             "depth": (hit or first).trace.depth if (hit or first) else None,
+                             "first_spec": first.spec if first else None,
+                             "seconds": round(r.seconds, 3), "scope": params,
+                             "command": check_command(entry.name, variant, overrides, expected)})
+            key = tuple(sorted(params.items()))
+            if key in scopes_done:
+                continue
+            scopes_done.add(key)
+            clean_run = run_check(entry, "fixed", overrides, bounds=Bounds(), symmetry=True,
+                                  keep_going=False, watcher=watcher)
+            r2 = clean_run.result
+            runs.append((clean_run.model, r2))
+            clean = not r2.violations and r2.incomplete_reason is None
+            ok &= clean
+            fixed.append({"model": entry.name, "result": "ok" if clean else r2.result,
+                          "scope": params, "distinct_states": r2.distinct_states,
+                          "seconds": round(r2.seconds, 3),
+                          "goals_reached": [g.name for g in r2.goals if g.reached],
+                          "command": check_command(entry.name, "fixed", overrides)})
+    planner_variants, planner_fixed, planner_ok, planner = planner_zoo(strict)
+    variants.extend(planner_variants)
+    fixed.append(planner_fixed)
+    ok &= planner_ok
+    verdict = "ok" if ok else "violation"
+    known = [] if strict else planner.known
+    doc = {"result": verdict, "strict": strict, "known_findings": {"planner": known},
+           "variants": variants, "fixed": fixed,
+           "seconds": round(time.perf_counter() - started, 3)}
+    return Zoo(doc, runs, planner, strict)
+
+
+def planner_zoo(strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any], bool,
+                                       PlannerCheck]:
+    """The planner's zoo entries and its fixed run (as `run_zoo` records them), whether all are
+    as they must be, and the faithful planner's check. Each planner variant that declares a spec
+    it breaks (refimpl/planner.py's `VARIANT_TABLE`: hz37-naive-order, PLAN-NO-DECREASE) must
+    break it on a pair where the faithful planner keeps every spec (`witness`)."""
+    scope = {"replicas": DEFAULT_REPLICAS}
+    entries = []
+    found_all = True
+    for flaw in PLANNER_VARIANTS.values():
+        if flaw.breaks is None:
+            continue
+        run = check_planner(DEFAULT_REPLICAS, flaw.name)
+        expected = flaw.breaks
+        pair = witness(expected, flaw.name, DEFAULT_REPLICAS)
+        found = pair is not None
+        found_all &= found
+        entries.append({
+            "model": "planner", "variant": flaw.name, "expected_spec": expected,
+            "found": found, "spec": expected if found else None,
+            "depth": pair[2].step if pair else None,
+            "seconds": round(run.seconds, 3), "scope": scope,
+            "command": check_command("planner", flaw.name, scope),
+            "counterexample": (f"{show(pair[0])} -> {show(pair[1])}: {pair[2].message}"
+                               if pair else None)})
+    fixed = check_planner(DEFAULT_REPLICAS)
+    clean = fixed.verdict(strict) == "ok"
+    record = {"model": "planner", "result": "ok" if clean else "violation",
+              "scope": scope, "distinct_states": fixed.pairs_checked,
+              "seconds": round(fixed.seconds, 3),
+              "known_findings": {} if strict else {spec: KNOWN_FINDINGS[spec]
+                                                   for spec in fixed.known},
+              "command": check_command("planner", "fixed", scope)}
+    return entries, record, found_all and clean, fixed
+
+
+def check_command(model: str, variant: str = "fixed", overrides: dict[str, int] | None = None,
+                  until: str | None = None) -> str:
+    """The `partsafe check` command line that runs `model` at the default scope changed by
+    `overrides` (scope parameters by their option names), searching on until `until` breaks."""
+    words = ["partsafe", "check", model]
+    if variant != "fixed":
+        words += ["--variant", variant]
+    for key, value in (overrides or {}).items():
+        words += [f"--{key}", str(value)]
+    if until:
+        words += ["--until", until]
+    return " ".join(words)
