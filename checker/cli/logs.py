@@ -16,13 +16,7 @@ from pathlib import Path
 import click
 
 from partsafe.checker.cli.options import fail, parse_size
-from partsafe.checker.cli.views import (
-    byte_progress,
-    render_simulation,
-    simulation_progress,
-    stderr,
-    stdout,
-)
+from partsafe.checker.cli.views import stderr, stdout
 from partsafe.checker.report import VERDICT_EXIT, dumps
 from partsafe.traces.events import dumps as event_line
 
@@ -67,7 +61,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     from partsafe.checker.validate.local import InputError
     from partsafe.checker.validate.local import validate as run_validate
     from partsafe.checker.validate.spark import SparkFailed, SparkUnavailable, validate_spark
-    from partsafe.checker.validate.view import render_report, validate_junit
+    from partsafe.checker.validate.view import byte_progress, render_report, validate_junit
 
     if stuck_after <= 0:
         fail("--stuck-after must be positive")
@@ -82,7 +76,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
                                     master=master, output=output_dir,
                                     progress=shown and not as_json, verbose=spark_log)
         else:
-            with byte_progress(lambda: input_bytes(paths),
+            with byte_progress(stderr(), lambda: input_bytes(paths),
                                progress if not as_json else False) as advance:
                 report = run_validate(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
                                       progress=advance)
@@ -163,6 +157,7 @@ def simulate(members: int, partitions: int, events: int, out_dir: str, lines: in
     from partsafe.checker.validate.local import LOG_SPECS
     from partsafe.checker.validate.simulate import MANIFEST_NAME, MAX_MEMBERS
     from partsafe.checker.validate.simulate import simulate as run_simulate
+    from partsafe.checker.validate.view import render_simulation, simulation_progress
 
     if not 2 <= members <= MAX_MEMBERS:
         fail(f"--members must be 2 to {MAX_MEMBERS}, not {members}")
@@ -190,7 +185,7 @@ def simulate(members: int, partitions: int, events: int, out_dir: str, lines: in
         _remove_simulation(out, MANIFEST_NAME)
     show = (sys.stderr.isatty() and not as_json) if progress is None else progress
     try:
-        with simulation_progress(events, show) as report:
+        with simulation_progress(stderr(), events, show) as report:
             manifest = run_simulate(out, members=members, partitions=partitions, events=events,
                                     lines=lines, size=size_bytes, inject=specs, seed=seed,
                                     progress=report)

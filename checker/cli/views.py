@@ -1,30 +1,20 @@
 """The terminal views of the commands whose reports have no home of their own: a search's live
 progress, `check`'s report and verdict line, the bug zoo's tables, a checkpoint's header, the
-spec catalogue, and the simulator's progress bar and summary.
+spec catalogue.
 
 The other views live beside what they show: a search's result and trace in checker/report.py,
-the planner's in checker/planner/view.py, log validation's in checker/validate/view.py.
+the planner's in checker/planner/view.py, the views of logs (validation, parsing, simulation,
+their progress bars) in checker/validate/view.py.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
-from rich.filesize import decimal
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    TimeRemainingColumn,
-)
-from rich.progress import Progress as ProgressBar
-from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
@@ -36,6 +26,9 @@ from partsafe.checker.report import print_verdict, render_result
 from partsafe.checker.run import CheckReport
 from partsafe.checker.zoo import check_command
 from partsafe.specs.registry import Spec
+
+if TYPE_CHECKING:  # the console imports rich.status when a live display starts
+    from rich.status import Status
 
 
 def stdout() -> Console:
@@ -229,79 +222,3 @@ def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]]) ->
                                      break_on_hyphens=False, initial_indent="    ",
                                      subsequent_indent="    ")
             console.print(Text(doc_text, style="dim"), soft_wrap=True)
-
-
-# --- logs: validate, parse, simulate ----------------------------------------------------------
-
-
-class _Bar:
-    """A transient rich progress bar on stderr, as a context that yields the function to report
-    to (`report(bar, task, ...)`)."""
-
-    def __init__(self, bar: ProgressBar, description: str, total: int | None,
-                 report: Any) -> None:
-        self.bar, self.description, self.total, self.report = bar, description, total, report
-
-    def __enter__(self) -> Any:
-        self.bar.__enter__()
-        task = self.bar.add_task(self.description, total=self.total)
-        return lambda *args: self.report(self.bar, task, *args)
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(None, None, None)
-
-
-def byte_progress(total: Callable[[], int], enabled: bool | None
-                  ) -> AbstractContextManager[Any]:
-    """A progress bar over the input bytes (`total()`, 0 if unknown) on stderr, for a terminal
-    or when asked, yielding ``advance(bytes)``; else a context yielding None."""
-    console = stderr()
-    if enabled is False or (enabled is None and not console.is_terminal):
-        return nullcontext(None)
-    bar = ProgressBar("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                      TimeRemainingColumn(), console=console, transient=True)
-    return _Bar(bar, "scanning", total() or None, lambda bar, task, n: bar.advance(task, n))
-
-
-def simulation_progress(total: int, enabled: bool) -> AbstractContextManager[Any]:
-    """A progress bar over the protocol events written, with the bytes so far, on stderr,
-    yielding ``report(events, written)``; else a context yielding None."""
-    if not enabled:
-        return nullcontext(None)
-    bar = ProgressBar("[progress.description]{task.description}", BarColumn(),
-                      MofNCompleteColumn(), TimeRemainingColumn(), console=stderr(),
-                      transient=True)
-
-    def report(bar: ProgressBar, task: Any, events: int, written: int) -> None:
-        bar.update(task, completed=min(events, total),
-                   description=f"simulating, {written / 1e6:,.0f} MB")
-
-    return _Bar(bar, "simulating", total, report)
-
-
-def render_simulation(console: Console, manifest: Any, manifest_path: Path) -> None:
-    """`partsafe simulate`: what was written, and where each injected violation is."""
-    console.print(Text.assemble(("simulated", "bold"), f" {manifest.members} members, "
-                                f"{manifest.partitions} partitions, seed {manifest.seed} -> "
-                                f"{manifest.out}"))
-    table = Table(title_justify="left", show_header=False)
-    table.add_column("", style="dim")
-    table.add_column("", justify="right")
-    table.add_row("files", f"{len(manifest.files):,}")
-    table.add_row("lines", f"{manifest.lines:,}")
-    table.add_row("bytes", f"{manifest.bytes:,} ({decimal(manifest.bytes)})")
-    table.add_row("protocol events", f"{manifest.events:,}")
-    table.add_row("cluster incarnations", f"{manifest.eras:,}")
-    table.add_row("seconds", f"{manifest.seconds:.1f} ({manifest.mb_per_second:,.0f} MB/s)")
-    console.print(table)
-    if manifest.injections:
-        inj = Table(title="injected violations", title_justify="left")
-        inj.add_column("spec", no_wrap=True)
-        inj.add_column("where (file:line) and what", overflow="fold")
-        for i in manifest.injections:
-            inj.add_row(i.spec, Text.assemble(f"{i.file}:{i.line}\n", (i.description, "dim")))
-        console.print(inj)
-    else:
-        console.print("no violations injected: `partsafe validate` finds the logs clean")
-    console.print(f"manifest: {manifest_path} (hidden: `partsafe validate DIR` skips it)",
-                  markup=False)

@@ -1,4 +1,6 @@
-"""How a validation report reads in a terminal and in a CI system (JUnit XML).
+"""How a validation report reads in a terminal and in a CI system (JUnit XML); and the other
+views of logs: `partsafe parse`'s notes, the progress bars of `validate` and `simulate`, the
+simulator's summary.
 
 Text from a log or a file name is data, never markup: it reaches rich as `Text` (`log_text`) and
 the XML through `partsafe.checker.report.xml_text`."""
@@ -6,12 +8,18 @@ the XML through `partsafe.checker.report.xml_text`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from rich.console import Console
+from rich.filesize import decimal
 from rich.markup import escape as plain
 from rich.padding import Padding
+from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, TimeRemainingColumn
+from rich.progress import Progress as ProgressBar
 from rich.table import Table
 from rich.text import Text
 
@@ -181,3 +189,79 @@ def validate_junit(report: Report) -> str:
             f'<testsuite name="partsafe validate" tests="{len(LOG_SPECS)}" '
             f'failures="{failures}" errors="{errors}" time="{report.seconds:.3f}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")
+
+
+# --- progress bars, and the simulator's summary ---------------------------------------------
+
+
+class _Bar:
+    """A transient rich progress bar on stderr, as a context that yields the function to report
+    to (`report(bar, task, ...)`)."""
+
+    def __init__(self, bar: ProgressBar, description: str, total: int | None,
+                 report: Any) -> None:
+        self.bar, self.description, self.total, self.report = bar, description, total, report
+
+    def __enter__(self) -> Any:
+        self.bar.__enter__()
+        task = self.bar.add_task(self.description, total=self.total)
+        return lambda *args: self.report(self.bar, task, *args)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+
+def byte_progress(console: Console, total: Callable[[], int], enabled: bool | None
+                  ) -> AbstractContextManager[Any]:
+    """A progress bar over the input bytes (`total()`, 0 if unknown) on `console` (stderr), for
+    a terminal or when asked, yielding ``advance(bytes)``; else a context yielding None."""
+    if enabled is False or (enabled is None and not console.is_terminal):
+        return nullcontext(None)
+    bar = ProgressBar("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                      TimeRemainingColumn(), console=console, transient=True)
+    return _Bar(bar, "scanning", total() or None, lambda bar, task, n: bar.advance(task, n))
+
+
+def simulation_progress(console: Console, total: int, enabled: bool
+                        ) -> AbstractContextManager[Any]:
+    """A progress bar over the protocol events written, with the bytes so far, on `console`
+    (stderr), yielding ``report(events, written)``; else a context yielding None."""
+    if not enabled:
+        return nullcontext(None)
+    bar = ProgressBar("[progress.description]{task.description}", BarColumn(),
+                      MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                      transient=True)
+
+    def report(bar: ProgressBar, task: Any, events: int, written: int) -> None:
+        bar.update(task, completed=min(events, total),
+                   description=f"simulating, {written / 1e6:,.0f} MB")
+
+    return _Bar(bar, "simulating", total, report)
+
+
+def render_simulation(console: Console, manifest: Any, manifest_path: Path) -> None:
+    """`partsafe simulate`: what was written, and where each injected violation is."""
+    console.print(Text.assemble(("simulated", "bold"), f" {manifest.members} members, "
+                                f"{manifest.partitions} partitions, seed {manifest.seed} -> "
+                                f"{manifest.out}"))
+    table = Table(title_justify="left", show_header=False)
+    table.add_column("", style="dim")
+    table.add_column("", justify="right")
+    table.add_row("files", f"{len(manifest.files):,}")
+    table.add_row("lines", f"{manifest.lines:,}")
+    table.add_row("bytes", f"{manifest.bytes:,} ({decimal(manifest.bytes)})")
+    table.add_row("protocol events", f"{manifest.events:,}")
+    table.add_row("cluster incarnations", f"{manifest.eras:,}")
+    table.add_row("seconds", f"{manifest.seconds:.1f} ({manifest.mb_per_second:,.0f} MB/s)")
+    console.print(table)
+    if manifest.injections:
+        inj = Table(title="injected violations", title_justify="left")
+        inj.add_column("spec", no_wrap=True)
+        inj.add_column("where (file:line) and what", overflow="fold")
+        for i in manifest.injections:
+            inj.add_row(i.spec, Text.assemble(f"{i.file}:{i.line}\n", (i.description, "dim")))
+        console.print(inj)
+    else:
+        console.print("no violations injected: `partsafe validate` finds the logs clean")
+    console.print(f"manifest: {manifest_path} (hidden: `partsafe validate DIR` skips it)",
+                  markup=False)
