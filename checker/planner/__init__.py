@@ -5,7 +5,8 @@ Public API (each name is loaded on first use): `check_planner`, `PlannerCheck`, 
 (check.py); `canonical_pairs` (space.py).
 
 - space.py  the exhaustive small-scope space of (current, target) pairs
-- check.py  each plan judged; the result, its JSON, the cross-check with the Z3 oracle
+- check.py  each plan judged; the result, its JSON, the cross-check with the Z3 oracle; the
+            check's scope (`check_scope`) and a flaw's witness pair (`witness`, for the zoo)
 - view.py   terminal and JUnit views
 """
 
