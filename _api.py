@@ -14,7 +14,8 @@ from typing import Any
 
 def lazy_api(package: str, api: Mapping[str, str]) -> Callable[[str], Any]:
     """The ``__getattr__`` of `package`: ``api`` maps each public name to the submodule (relative
-    to `package`) that defines it; a name that maps to ``""`` is the submodule itself."""
+    to `package`) that defines it; a name that maps to ``""`` is the submodule itself, as is one
+    that maps to a dotted path ending in the name (``"protocols.catalog"`` for ``catalog``)."""
 
     def __getattr__(name: str) -> Any:
         try:
@@ -23,6 +24,7 @@ def lazy_api(package: str, api: Mapping[str, str]) -> Callable[[str], Any]:
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
         if not where:
             return import_module(f"{package}.{name}")
-        return getattr(import_module(f"{package}.{where}"), name)
+        module = import_module(f"{package}.{where}")
+        return module if where.endswith(f".{name}") else getattr(module, name)
 
     return __getattr__

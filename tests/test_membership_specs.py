@@ -300,7 +300,7 @@ def monitors_of_every_spec() -> list[Monitor]:
 def test_no_monitor_judges_an_event_whose_member_is_unknown(data: st.DataObject) -> None:
     """For every monitor of every spec and every event type it observes: an event whose member
     is unknown leaves the state as it is and raises nothing, and no engine routes it."""
-    from partsafe.checker.validate.shards import Part, routes
+    from partsafe.checker.validation.shards import Part, routes
 
     monitor = data.draw(st.sampled_from(monitors_of_every_spec()), label="monitor")
     kind = data.draw(st.sampled_from(sorted(monitor.observes)), label="type")

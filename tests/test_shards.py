@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from partsafe.checker.validate import shards
+from partsafe.checker.validation import shards
 from partsafe.specs.monitor import run
 from partsafe.traces import events as ev
 

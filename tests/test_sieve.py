@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from partsafe.checker.validate.simulate import generate
+from partsafe.checker.validation.simulate import generate
 from partsafe.traces import sieve
 from partsafe.traces.scanner import Scanner
 

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from partsafe.checker.cli.main import main
-from partsafe.checker.validate.local import LOG_SPECS, Report, validate
-from partsafe.checker.validate.simulate import (
+from partsafe.checker.validation.local import LOG_SPECS, Report, validate
+from partsafe.checker.validation.simulate import (
     INJECTORS,
     MANIFEST_NAME,
     Manifest,
@@ -46,7 +46,7 @@ def test_the_same_arguments_write_the_same_bytes(tmp_path: Path) -> None:
     """Also in processes whose string hashing differs (sets iterate in another order)."""
     runs = [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
     code = ("import sys; from pathlib import Path;"
-            " from partsafe.checker.validate.simulate import simulate;"
+            " from partsafe.checker.validation.simulate import simulate;"
             f" simulate(Path(sys.argv[1]), **{SMALL!r}, seed=7,"
             " inject=['MEM-VERSION', 'PT-VERSION'])")
     for out, hashing in zip(runs, ("1", "2"), strict=False):

@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 
 from partsafe.checker.cli.main import main
-from partsafe.checker.validate import local
-from partsafe.checker.validate.shards import LOG_SPECS
-from partsafe.checker.validate.simulate import generate, simulate
+from partsafe.checker.validation import local
+from partsafe.checker.validation.shards import LOG_SPECS
+from partsafe.checker.validation.simulate import generate, simulate
 
-spark_mod = pytest.importorskip("partsafe.checker.validate.spark")
+spark_mod = pytest.importorskip("partsafe.checker.validation.spark")
 DATA = Path(__file__).parent / "data" / "logs"
 
 
@@ -242,7 +242,7 @@ def test_cli_spark_engine_json_output_and_parquet(spark: Any, generated: Path, t
 
 def test_auto_picks_spark_where_it_is_the_faster_engine(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from partsafe.checker.validate.engines import choose_engine as _auto_engine
+    from partsafe.checker.validation.engines import choose_engine as _auto_engine
 
     auto = spark_mod.auto_engine
     monkeypatch.delenv("SPARK_MASTER", raising=False)

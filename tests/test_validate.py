@@ -19,9 +19,9 @@ from rich.console import Console
 
 from partsafe.checker.cli.main import main
 from partsafe.checker.report import xml_text
-from partsafe.checker.validate import local as v
-from partsafe.checker.validate.shards import Notice
-from partsafe.checker.validate.view import render_report, validate_junit
+from partsafe.checker.validation import local as v
+from partsafe.checker.validation.shards import Notice
+from partsafe.checker.validation.view import render_report, validate_junit
 from partsafe.traces import events as ev
 from partsafe.traces.scanner import Accounting, InputError, Malformed, Scanner
 

@@ -57,11 +57,11 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     violation, 2 bad input (a path that does not exist), 3 incomplete: no event was judged.
     """
     # imported here for start-up time: the log scanner (see the module's docstring)
-    from partsafe.checker.validate.engines import choose_engine, input_bytes
-    from partsafe.checker.validate.local import InputError
-    from partsafe.checker.validate.local import validate as run_validate
-    from partsafe.checker.validate.spark import SparkFailed, SparkUnavailable, validate_spark
-    from partsafe.checker.validate.view import byte_progress, render_report, validate_junit
+    from partsafe.checker.validation.engines import choose_engine, input_bytes
+    from partsafe.checker.validation.local import InputError
+    from partsafe.checker.validation.local import validate as run_validate
+    from partsafe.checker.validation.spark import SparkFailed, SparkUnavailable, validate_spark
+    from partsafe.checker.validation.view import byte_progress, render_report, validate_junit
 
     if stuck_after <= 0:
         fail("--stuck-after must be positive")
@@ -103,7 +103,7 @@ def parse(paths: tuple[str, ...], fmt: str) -> None:
     was recognised go to stderr.
     """
     # imported here for start-up time: the log scanner (see the module's docstring)
-    from partsafe.checker.validate.view import print_accounting
+    from partsafe.checker.validation.view import print_accounting
     from partsafe.traces.scanner import InputError, Scanner, expand
 
     scanner = Scanner(fmt)
@@ -154,10 +154,10 @@ def simulate(members: int, partitions: int, events: int, out_dir: str, lines: in
     """
     # imported here for start-up time: the simulator imports the log scanner (see the module's
     # docstring)
-    from partsafe.checker.validate.local import LOG_SPECS
-    from partsafe.checker.validate.simulate import MANIFEST_NAME, MAX_MEMBERS
-    from partsafe.checker.validate.simulate import simulate as run_simulate
-    from partsafe.checker.validate.view import render_simulation, simulation_progress
+    from partsafe.checker.validation.local import LOG_SPECS
+    from partsafe.checker.validation.simulate import MANIFEST_NAME, MAX_MEMBERS
+    from partsafe.checker.validation.simulate import simulate as run_simulate
+    from partsafe.checker.validation.view import render_simulation, simulation_progress
 
     if not 2 <= members <= MAX_MEMBERS:
         fail(f"--members must be 2 to {MAX_MEMBERS}, not {members}")

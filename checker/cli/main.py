@@ -5,7 +5,7 @@ beside what it checks: `check` in checker/run.py (the planner's in checker/plann
 checker/run.py, `plan` in refimpl/planner.py, `specs` and `explain` in specs/registry.py, `bench`
 in checker/bench.py. The commands that read or write logs (`validate`, `parse`, `simulate`) are
 in checker/cli/logs.py. Terminal views are in checker/cli/views.py unless their report has its
-own (checker/report.py, checker/planner/view.py, checker/validate/view.py).
+own (checker/report.py, checker/planner/view.py, checker/validation/view.py).
 
 Exit status everywhere: 0 all hold, 1 a violation (or a coverage gap) was found, 2 the input or the
 command was wrong, 3 a search bound was reached before the check was complete. `--json` prints

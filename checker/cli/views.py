@@ -4,7 +4,7 @@ spec catalogue.
 
 The other views live beside what they show: a search's result and trace in checker/report.py,
 the planner's in checker/planner/view.py, the views of logs (validation, parsing, simulation,
-their progress bars) in checker/validate/view.py.
+their progress bars) in checker/validation/view.py.
 """
 
 from __future__ import annotations

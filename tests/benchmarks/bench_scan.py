@@ -31,8 +31,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from partsafe.checker.validate.local import validate
-from partsafe.checker.validate.simulate import generate
+from partsafe.checker.validation.local import validate
+from partsafe.checker.validation.simulate import generate
 from partsafe.traces.scanner import Scanner, expand
 
 TARGET = 1_000_000

@@ -4,7 +4,7 @@ local engine on the same input, and the driver's memory at two input sizes.
     python tests/benchmarks/bench_spark.py                      # 2 GB, 20 members, local[*]
     python tests/benchmarks/bench_spark.py --size-gb 0.2 --json # a quick run
 
-The logs are written by `checker.validate.simulate.simulate` into --dir (kept between runs: a
+The logs are written by `checker.validation.simulate.simulate` into --dir (kept between runs: a
 directory whose manifest matches is reused). The Spark engine runs twice, on a quarter of the
 input and on all of it, each time measuring the Python driver's peak resident memory and the
 peak heap of the driver JVM (which, in local mode, also runs the executors' tasks, in a heap of
@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from partsafe.checker.validate.local import validate
-from partsafe.checker.validate.simulate import simulate
-from partsafe.checker.validate.spark import session, validate_spark
+from partsafe.checker.validation.local import validate
+from partsafe.checker.validation.simulate import simulate
+from partsafe.checker.validation.spark import session, validate_spark
 
 
 def logs(out: Path, size: int, members: int, seed: int) -> Path:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from partsafe.checker.validate.local import SKIPPED, FileStatus, file_status
+from partsafe.checker.validation.local import SKIPPED, FileStatus, file_status
 from partsafe.traces.inputs import GZIP_MAGIC, Candidate, sniff
 from partsafe.traces.scanner import FileTally, InputError, expand
 

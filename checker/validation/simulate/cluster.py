@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from partsafe.checker.validate.simulate.manifest import FileStats, Record
-from partsafe.checker.validate.simulate.names import (
+from partsafe.checker.validation.simulate.manifest import FileStats, Record
+from partsafe.checker.validation.simulate.names import (
     CLUSTER,
     VERSION,
     Renaming,
@@ -22,13 +22,13 @@ from partsafe.checker.validate.simulate.names import (
     file_name,
     instance_names,
 )
-from partsafe.checker.validate.simulate.noise import (
+from partsafe.checker.validation.simulate.noise import (
     DEFAULT_NOISE_PER_EVENT,
     NOISE_POOL,
     NOISE_POOL_TOTAL,
     Noise,
 )
-from partsafe.checker.validate.simulate.scripts import (
+from partsafe.checker.validation.simulate.scripts import (
     MAX_MEMBERSHIP_NODES,
     MAX_PARTITION_MEMBERS,
     MAX_PARTITION_PARTITIONS,

@@ -1,5 +1,5 @@
 """`partsafe validate --engine auto`: which of the two engines, the local one
-(checker/validate/local.py) or Spark (checker/validate/spark.py), judges the input; and the size
+(checker/validation/local.py) or Spark (checker/validation/spark.py), judges the input; and the size
 of the input, for the progress bar of the local one."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib.util import find_spec
 
-from partsafe.checker.validate.spark import auto_engine, inputs
+from partsafe.checker.validation.spark import auto_engine, inputs
 from partsafe.traces.scanner import InputError, expand
 
 

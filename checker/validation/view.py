@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.report import char_escape, verdict_line, xml_text
-from partsafe.checker.validate.local import JUDGED, LOG_SPECS, SKIPPED, Report, statuses
+from partsafe.checker.validation.local import JUDGED, LOG_SPECS, SKIPPED, Report, statuses
 from partsafe.traces.events import Source
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting

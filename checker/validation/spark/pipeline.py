@@ -11,17 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from partsafe.checker.validate.local import Report, notes_as_warnings, summarize
-from partsafe.checker.validate.shards import (
+from partsafe.checker.validation.local import Report, notes_as_warnings, summarize
+from partsafe.checker.validation.shards import (
     DEFAULT_STUCK_MS,
     LOG_SPECS,
     Notice,
     Tally,
     Violation,
 )
-from partsafe.checker.validate.spark.files import Input, inputs, number_splits, statuses
-from partsafe.checker.validate.spark.runtime import SparkFailed, failure_reason, session
-from partsafe.checker.validate.spark.workers import (
+from partsafe.checker.validation.spark.files import Input, inputs, number_splits, statuses
+from partsafe.checker.validation.spark.runtime import SparkFailed, failure_reason, session
+from partsafe.checker.validation.spark.workers import (
     MEMBERS,
     SCANNED,
     VIOLATIONS,
@@ -41,7 +41,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
                    output: str | None = None, progress: bool = False,
                    spark: SparkSession | None = None, verbose: bool = False) -> Report:
     """Validate `paths` on Spark: the report `validate` gives, computed by the stages of
-    `partsafe.checker.validate.spark`. Raises InputError for a path that cannot be read as a
+    `partsafe.checker.validation.spark`. Raises InputError for a path that cannot be read as a
     log, SparkUnavailable when Spark cannot start, SparkFailed when a job fails."""
     t0 = time.perf_counter()
     given = inputs(paths, fmt)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from partsafe.checker.validate.shards import (
+from partsafe.checker.validation.shards import (
     Part,
     Tally,
     Violation,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import uuid as uuidlib
 from collections.abc import Callable
 
-from partsafe.checker.validate.simulate.cluster import Simulation
-from partsafe.checker.validate.simulate.manifest import Injection, Record
-from partsafe.checker.validate.simulate.names import address
+from partsafe.checker.validation.simulate.cluster import Simulation
+from partsafe.checker.validation.simulate.manifest import Injection, Record
+from partsafe.checker.validation.simulate.names import address
 from partsafe.traces import events as ev
 
 Injector = Callable[[Simulation, set[str]], Injection | None]

@@ -2,8 +2,8 @@
 logs too big for one process: the same monitors of `specs/`, run per key over shards.
 
 The plan, stage by stage (docs/validation.md, "On Spark"; the local engine is
-`partsafe.checker.validate.local`; both run the engine-agnostic core of
-`partsafe.checker.validate.shards`):
+`partsafe.checker.validation.local`; both run the engine-agnostic core of
+`partsafe.checker.validation.shards`):
 
 1. Lines. The files are read as text by Spark (plain or ``.gz``), each line with its file, the
    input split it came from (``_metadata.file_block_start``) and a row id. A JVM aggregation counts
@@ -41,7 +41,7 @@ The modules:
 
 from __future__ import annotations
 
-from partsafe.checker.validate.spark.auto import (
+from partsafe.checker.validation.spark.auto import (
     BYTES_PER_LINE,
     CLUSTER_THRESHOLD,
     LOCAL_LINES_PER_SECOND,
@@ -49,9 +49,9 @@ from partsafe.checker.validate.spark.auto import (
     SPARK_LINES_PER_SECOND_PER_CORE,
     auto_engine,
 )
-from partsafe.checker.validate.spark.files import Input, inputs
-from partsafe.checker.validate.spark.pipeline import validate_spark
-from partsafe.checker.validate.spark.runtime import (
+from partsafe.checker.validation.spark.files import Input, inputs
+from partsafe.checker.validation.spark.pipeline import validate_spark
+from partsafe.checker.validation.spark.runtime import (
     SparkFailed,
     SparkUnavailable,
     pythons_for,

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from partsafe.checker.validate.local import LOG_SPECS
-from partsafe.checker.validate.simulate.cluster import Simulation
-from partsafe.checker.validate.simulate.inject import INJECTORS
-from partsafe.checker.validate.simulate.manifest import MANIFEST_NAME, Injection, Manifest
+from partsafe.checker.validation.local import LOG_SPECS
+from partsafe.checker.validation.simulate.cluster import Simulation
+from partsafe.checker.validation.simulate.inject import INJECTORS
+from partsafe.checker.validation.simulate.manifest import MANIFEST_NAME, Injection, Manifest
 
 #: the most members a run writes (one open file and one noise pool each)
 MAX_MEMBERS = 1000
@@ -29,7 +29,7 @@ def simulate(out: Path, *, members: int, partitions: int, events: int,
     protocol records (more when injections need further eras to find members in the state they
     need); about `lines` lines in all, or about `size` bytes, the rest noise (default: about
     `DEFAULT_NOISE_PER_EVENT` noise lines per event). `inject` lists spec ids of
-    `partsafe.checker.validate.local.LOG_SPECS`; each is injected once, after a random point, and
+    `partsafe.checker.validation.local.LOG_SPECS`; each is injected once, after a random point, and
     recorded in the manifest. The same arguments give byte-identical files. `progress` is
     called now and then with the events and bytes written so far. Files of the same names in
     `out` are overwritten; nothing else there is touched. `migrations=False` leaves out the

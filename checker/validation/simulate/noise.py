@@ -12,7 +12,7 @@ import bisect
 import random
 from collections.abc import Sequence
 
-from partsafe.checker.validate.simulate.names import CLUSTER, VERSION
+from partsafe.checker.validation.simulate.names import CLUSTER, VERSION
 
 #: noise lines written per protocol event when neither `lines` nor `size` is given
 DEFAULT_NOISE_PER_EVENT = 50

@@ -14,7 +14,7 @@ import dataclasses
 import random
 from dataclasses import dataclass
 
-from partsafe.checker.validate.simulate.walk import MAX_STEPS, Unfinished, Walk
+from partsafe.checker.validation.simulate.walk import MAX_STEPS, Unfinished, Walk
 from partsafe.traces import events as ev
 
 #: walks kept per model scope; eras draw from them and rename

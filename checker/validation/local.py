@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.checker.validate.shards import (
+from partsafe.checker.validation.shards import (
     DEFAULT_STUCK_MS,
     LOG_SPECS,
     Notice,

@@ -6,7 +6,7 @@ docs/validation.md, "The messages read") through `partsafe.traces.writer`, with 
 logs are mostly made of between the protocol lines: application requests, connection chatter,
 health reports, heartbeats, stack traces, and near misses (lines with a keyword of the scanner
 that are no protocol message). It can also inject, at random points, short sequences of protocol
-lines that break one spec of `partsafe.checker.validate.local.LOG_SPECS` each, and records where
+lines that break one spec of `partsafe.checker.validation.local.LOG_SPECS` each, and records where
 (the manifest).
 
 How the protocol lines are made. The catalogue's models stop at 26 nodes (membership) and at 20
@@ -66,18 +66,18 @@ The modules, in the order a run uses them:
 
 from __future__ import annotations
 
-from partsafe.checker.validate.simulate.inject import INJECTORS, Injector
-from partsafe.checker.validate.simulate.manifest import (
+from partsafe.checker.validation.simulate.inject import INJECTORS, Injector
+from partsafe.checker.validation.simulate.manifest import (
     MANIFEST_NAME,
     FileStats,
     Injection,
     Manifest,
     Record,
 )
-from partsafe.checker.validate.simulate.names import address, file_name
-from partsafe.checker.validate.simulate.run import MAX_MEMBERS, generate, simulate
-from partsafe.checker.validate.simulate.scripts import POOL, membership_scope, partition_scope
-from partsafe.checker.validate.simulate.walk import walk
+from partsafe.checker.validation.simulate.names import address, file_name
+from partsafe.checker.validation.simulate.run import MAX_MEMBERS, generate, simulate
+from partsafe.checker.validation.simulate.scripts import POOL, membership_scope, partition_scope
+from partsafe.checker.validation.simulate.walk import walk
 
 __all__ = [
     "INJECTORS",
