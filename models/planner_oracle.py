@@ -50,7 +50,8 @@ step, so after every clear too):
 
 The Python form of each spec is the catalogue's (``specs/planner.py``, used by :func:`check_plan`);
 here each is written as Z3 constraints over symbolic arrays (:class:`_Z3Logic`), and
-``tests/test_planner_oracle.py`` keeps the two forms in agreement on every array of small scopes.
+``tests/models/test_planner_oracle.py`` keeps the two forms in agreement on every array of small
+scopes.
 
 Encoding. Members are numbered ``1..U`` (``0`` is empty) in order of first appearance in
 ``current`` then ``target``; arrays are Z3 ``Int`` terms per (step, index). The plan is unrolled in
@@ -77,7 +78,8 @@ over all reachable arrays (breadth-first, no step bound) over the exhaustive pai
 (``checker/planner/space.py``), with all four specs, finds that the longest shortest safe plan
 has 1, 2, 4 and 5 migrations for ``n`` = 1, 2, 3, 4 and that the oracle with ``K = 2 n`` agrees
 with it on every pair, so ``2 n`` is complete there with room to spare
-(``tests/test_planner_oracle.py`` repeats the comparison for ``n <= 3``). For ``n >= 5`` it is a
+(``tests/models/test_planner_oracle.py`` repeats the comparison for ``n <= 3``). For ``n >= 5``
+it is a
 generous bound, not a proof (random pairs at ``n = 7`` needed up to 9 migrations).
 """
 
@@ -175,7 +177,8 @@ _DEFINITIONS: dict[str, Callable[..., object]] = {
 
 
 #: The Python form of each safety spec, ``(current, target, array) -> bool``: the catalogue's own
-#: (specs/planner.py); `tests/test_planner_oracle.py` keeps the Z3 form above in agreement with it.
+#: (specs/planner.py); `tests/models/test_planner_oracle.py` keeps the Z3 form above in agreement
+#: with it.
 SPEC_PREDICATES: Mapping[str, Callable[[Replicas, Replicas, Replicas], bool]] = ARRAY_SPECS
 
 

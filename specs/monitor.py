@@ -84,7 +84,8 @@ class Monitor(ABC):
           gives None for an event whose member is unknown, whatever the key, as `step` does).
 
         Running the monitor once per key over that key's events, in order, finds exactly what
-        one run over all events finds (tests/test_shards.py checks it for every log spec)."""
+        one run over all events finds (tests/validation/test_shards.py checks it for every log
+        spec)."""
         return ()
 
     def parts(self) -> tuple[Monitor, ...]:

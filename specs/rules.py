@@ -6,7 +6,7 @@ own code, or a bug there can never break the spec. Some expected values, though,
 behaviour but a rule the design defines once and every participant applies: the implementation
 must produce it and the spec must expect it, and a second, different copy of the rule would only
 be a second place to get it wrong. Those rules live here; the reference implementation
-(``partsafe.refimpl``) and the specs import them from this module, and ``tests/test_rules.py``
+(``partsafe.refimpl``) and the specs import them from this module, and ``tests/specs/test_rules.py``
 pins them to the real systems' values:
 
 - :func:`stamp`, Hazelcast 4.1's partition table stamp (003 §1.3 "Partition Table Stamp",

@@ -14,7 +14,8 @@ is one that
 
 Between two needed lines such lines all behave alike, so the scanner reads only the needed lines
 and puts `scanner.ISLAND_BREAK` where the others were (`Scanner.scan_needed`); the result is the
-same as reading every line, which tests/test_sieve.py checks against the full scan and against
+same as reading every line, which tests/traces/test_sieve.py checks against the full scan and
+against
 the JVM's own evaluation of `column`.
 
 Two cases are kept whole: lines of docker-compose's multiplexed layout (several members' streams

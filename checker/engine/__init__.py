@@ -1,7 +1,7 @@
 """The search engine, apart from any protocol (Stateright's split: a `Model` says what a system is
 and what must hold in it; the checker decides how to search it).
 
-Public API (each name is loaded on first use): `Model`, `Action`, `Property`, `Goal`, `Lasso`
+Public API (each name is loaded on first use): `Model`, `Property`, `Goal`, `Lasso`
 (model.py); `explore` (bfs.py), the one entry point, with `Bounds`, `Result`, `Trace`,
 `Violation`, `Progress` (result.py); `Checkpoint` (checkpoint.py).
 
@@ -17,7 +17,7 @@ Public API (each name is loaded on first use): `Model`, `Action`, `Property`, `G
 from partsafe._api import lazy_api
 
 _API = {
-    "Model": "model", "Action": "model", "Property": "model", "Goal": "model", "Lasso": "model",
+    "Model": "model", "Property": "model", "Goal": "model", "Lasso": "model",
     "explore": "bfs",
     "Bounds": "result", "Result": "result", "Trace": "result", "Violation": "result",
     "Progress": "result",

@@ -6,7 +6,8 @@ bug in them. So each wrong implementation here is put into the reference impleme
 a bug would be, inside the function the protocol calls, where a spec that shared the function
 would share the bug too: PT-TARGET must break on an explored model all the same. The design's
 shared rules (the stamp, the calculated assignments) are the other kind: the implementation and
-the spec apply the same pure function of specs/rules.py, pinned by tests/test_rules.py, and the
+the spec apply the same pure function of specs/rules.py, pinned by tests/specs/test_rules.py, and
+the
 spec breaks when the implementation applies anything else. Next to each wrong implementation, the
 right one holds.
 """

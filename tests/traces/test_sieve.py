@@ -13,7 +13,7 @@ from partsafe.checker.validation.simulate import generate
 from partsafe.traces import sieve
 from partsafe.traces.scanner import Scanner
 
-DATA = Path(__file__).parent / "data" / "logs"
+DATA = Path(__file__).parents[1] / "data" / "logs"
 U = ("0b7a3e8c-1f5c-4a5e-9a51-3b8c2f7d6e01", "5d2f9a0b-7c41-4e3a-8b6d-2a9e1c0f4b72")
 P1, P2 = "[10.0.0.1]:5701 [dev] [5.3.0]", "[10.0.0.2]:5701 [dev] [5.3.0]"
 #: lines of every layout and record shape the scanner handles, to be mixed at random

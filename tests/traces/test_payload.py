@@ -50,7 +50,7 @@ from partsafe.traces.payload import KEYWORDS, Origin, PayloadError, declared_siz
 ME = "10.0.0.1:5701"
 ORIGIN = Origin(member=ME, file="member.log", line=42, order=7)
 UNKNOWN = Origin(member="", file="member.log", line=42)
-LOGS = Path(__file__).resolve().parent / "data" / "logs"
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 
 U1 = "ad55fb38-9dd0-47a5-ab5b-504916c9e85f"
 U2 = "3f234cd8-050d-4ed2-9615-51b3c2593f26"

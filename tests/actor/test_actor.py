@@ -222,7 +222,7 @@ def test_every_fault_spends_its_budget_and_budgets_never_go_negative() -> None:
     model = make(members=2, joiners=1, crashes=1, joins=1, suspicions=1, losses=1,
                  duplications=1, publishes=1)
     # membership has a multiset network and no shutdown requests: those two kinds are the
-    # partition service's (tests/test_partition_service.py)
+    # partition service's (tests/protocols/test_partition_service.py)
     assert set(SLOT) == FAULT_KINDS - {"shutdown", "reorder", "restart", "admin"}
     states = reachable(model, limit=4000)
     assert len(states) >= 4000

@@ -624,7 +624,7 @@ def test_a_node_restarted_again_before_its_raft_node_started_keeps_its_standing(
 def _saved(name: str) -> dict[str, Any]:
     """The counterexample artifact `tests/data/NAME.json`."""
     return cast(dict[str, Any],
-                json.loads((Path(__file__).parent / "data" / f"{name}.json").read_text()))
+                json.loads((Path(__file__).parents[1] / "data" / f"{name}.json").read_text()))
 
 
 def _replayed(name: str) -> tuple[Any, Trace, str | None]:
@@ -1082,7 +1082,7 @@ def test_inert_watch_events_are_dead_and_others_are_not() -> None:
 def test_ign_finite_marks_exactly_the_invokes_that_write_stable() -> None:
     """IGN-FINITE's marker: an invoke delivered to the metastore that writes stable; a lasso
     through such a step is a rebalance that never ends (the lasso search itself is tested in
-    tests/test_explore.py)."""
+    tests/engine/test_explore.py)."""
     m = catalog.IGNITE.make("fixed", {})
     (lasso,) = m.lassos()
     world = next(iter(m.init_states()))

@@ -25,7 +25,7 @@ from partsafe.checker.validation.view import render_report, validate_junit
 from partsafe.traces import events as ev
 from partsafe.traces.scanner import Accounting, InputError, Malformed, Scanner
 
-LOGS = Path(__file__).parent / "data" / "logs"
+LOGS = Path(__file__).parents[1] / "data" / "logs"
 U = ["ad55fb38-9dd0-47a5-ab5b-504916c9e85f", "3f234cd8-050d-4ed2-9615-51b3c2593f26",
      "7fb07cd0-5a46-422d-801d-05e6da0b9a63", "2f8cbb60-1823-4fba-8d13-2fa9dbf89822"]
 
@@ -871,7 +871,7 @@ def test_a_directory_reads_its_logs_and_skips_what_is_not_a_log(tmp_path: Path) 
 
 
 def claim() -> str:
-    """The §5 mastership claim of tests/test_payload.py (two MemberInfo of 5.x)."""
+    """The §5 mastership claim of tests/traces/test_payload.py (two MemberInfo of 5.x)."""
     cases = importlib.import_module("test_payload")
     return next(t for t, _ in cases.MASTERSHIP if t.startswith("Mastership is claimed with"))
 

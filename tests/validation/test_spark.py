@@ -22,7 +22,7 @@ from partsafe.checker.validation.shards import LOG_SPECS
 from partsafe.checker.validation.simulate import generate, simulate
 
 spark_mod = pytest.importorskip("partsafe.checker.validation.spark")
-DATA = Path(__file__).parent / "data" / "logs"
+DATA = Path(__file__).parents[1] / "data" / "logs"
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_generated_logs_split_many_times_give_the_same_report(spark: Any, genera
 
 
 def sieve_pieces() -> Any:
-    """tests/test_sieve.py, whose pieces of logs run on both engines here (tests/ is on the
+    """tests/traces/test_sieve.py, whose pieces of logs run on both engines here (tests/ is on the
     path)."""
     return importlib.import_module("test_sieve")
 
@@ -170,7 +170,8 @@ def test_events_without_a_member_give_the_same_report(spark: Any, tmp_path: Path
 
 
 def validate_cases() -> Any:
-    """The bad-input and long-record cases of tests/test_validate.py, to run on both engines."""
+    """The bad-input and long-record cases of tests/validation/test_validate.py, to run on both
+    engines."""
     return importlib.import_module("test_validate")
 
 

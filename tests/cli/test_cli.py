@@ -501,7 +501,7 @@ def test_hypothesis_is_a_test_dependency_only() -> None:
     does not carry it."""
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert not any(d.startswith("hypothesis") for d in project["dependencies"])
     assert any(d.startswith("hypothesis") for d in project["optional-dependencies"]["test"])
