@@ -1,7 +1,7 @@
-"""Apache Ignite 3: in-memory raft group reconfiguration on node failure (seed 001, IGNITE-16668),
+"""Apache Ignite 3: in-memory raft group reconfiguration on node failure (design 001, IGNITE-16668),
 as node handlers over a metastore node, for one partition.
 
-What each piece implements (seed 001, and the Ignite 3 source by the names of its methods):
+What each piece implements (design 001, and the Ignite 3 source by the names of its methods):
 
 - the metastore (refimpl/metastore.py) is one node, `METASTORE`, reached over reliable channels:
   it runs invokes atomically, answers linearizable reads, and sends every change to every node as
@@ -19,19 +19,19 @@ What each piece implements (seed 001, and the Ignite 3 source by the names of it
   pending rebalance (`onLeaderElected`); the leader's replicators send the log again to a peer
   that has not acknowledged it (one whose restart lost it in flight, once its raft node runs
   again);
-- rebalance done (`doStableKeySwitch`, seed 001 "On rebalance done"): read every key, then
+- rebalance done (`doStableKeySwitch`, design 001 "On rebalance done"): read every key, then
   one invoke guarded by the revisions read (the data nodes' too), in the design's priority order:
   switch.append, then switch.reduce, then planned, then finish (which also clear switch.reduce);
   retried on a failed guard;
-- the restart handler (seed 001 "On in-memory partition restart"): a node restarted with
+- the restart handler (design 001 "On in-memory partition restart"): a node restarted with
   in-memory storage asks the stable peers whether they have data; with a majority it adds itself
   to switch.reduce in the retry loop and does not start raft; when every peer is empty it starts
   normally (full partition restart); otherwise it does nothing;
 - the switch.reduce watch (`handleReduceChanged`) and the stable watch;
-- optionally the `onDisappeared` removal (seed 001: "only an optimization"): the leader asks for
+- optionally the `onDisappeared` removal (design 001: "only an optimization"): the leader asks for
   the removal of a member that disappeared.
 
-The variants are the design's hazards (seed 001) and the current source's finish branch
+The variants are the design's hazards (design 001) and the current source's finish branch
 (`doStableKeySwitch`): see `VARIANT_TABLE`.
 """
 
@@ -87,27 +87,27 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
     Variant("fixed", "the design of IGNITE-16668: reentry through switch.reduce and "
             "switch.append"),
     Variant("ig-restart-keeps-peer", "a restarted in-memory node starts raft at once in its old "
-            "group, with its vote forgotten (seed 001 \"Problem\")", breaks="IGN-RESTART"),
+            "group, with its vote forgotten (design 001 \"Problem\")", breaks="IGN-RESTART"),
     Variant("ig-no-trigger-guard", "trigger invokes without the change trigger revision guard "
             "(the design's, with no other): a stale watch event replays an old rebalance (the "
             "hazard IGN-STALE-TRIGGER guards against)", breaks="IGN-STALE-TRIGGER"),
     # it needs a baseline change as well as a restart; without elections after the first
     # (max-term 1) the fixed design's clean run at that scope takes about 25 s
     Variant("ig-single-planned", "the reduction goes through the single planned key, so the "
-            "addition that returns the node overwrites it (seed 001, the [A,B,D] example)",
+            "addition that returns the node overwrites it (design 001, the [A,B,D] example)",
             breaks="IGN-NO-LOST-REDUCTION", zoo_scope={"baseline-changes": 1, "max-term": 1}),
     Variant("ig-source-keeps-append", "the current source's planned and finish branches write "
             "neither switch key (Ignite 3's `doStableKeySwitch`): a node that is to come back "
             "stays in switch.append"),
     Variant("ig-design-keeps-reduce", "the design's planned and finish branches write "
-            "switch.append but not switch.reduce (seed 001 \"On rebalance done\"): a finished "
+            "switch.append but not switch.reduce (design 001 \"On rebalance done\"): a finished "
             "reduction of a node that also left the data nodes stays behind"),
     Variant("ig-stale-reduce-event", "the switch.reduce watch's invoke guarded by the change "
-            "trigger and an empty pending alone, as in the design and the source (seed 001, "
+            "trigger and an empty pending alone, as in the design and the source (design 001, "
             "Ignite 3's `handleReduceChanged`): a reduction request acted on after the reentry it "
             "asked for finished removes the node again (finding IGN-11, docs/findings.md)"),
     Variant("ig-switch-ignores-data-nodes", "the stable switch's retry preconditions leave out "
-            "the data nodes (seed 001 \"On rebalance done\"): a switch computed before a "
+            "the data nodes (design 001 \"On rebalance done\"): a switch computed before a "
             "baseline change adds back a node that just left"),
 )
 #: the names and docs of `VARIANT_TABLE` as they were at import
@@ -738,7 +738,7 @@ class IgniteRebalance(HeartbeatProtocol):
         out.sends.append((METASTORE, Invoke("trigger", iif, answer=False)))
 
     def _reduce_changed(self, out: _Out, view: Store, reduce: Nodes, rev: int) -> None:
-        """``handleReduceChanged`` (seed 001 "On assignments.switch.reduce change"), on
+        """``handleReduceChanged`` (design 001 "On assignments.switch.reduce change"), on
         every node as in the source. The invoke acts only while switch.reduce is still at the
         event's revision: the trigger alone lets a request whose reentry has finished (through
         switch.append, which leaves the trigger where it was) remove the node again (finding
@@ -880,7 +880,7 @@ class IgniteRebalance(HeartbeatProtocol):
 
     @property
     def timing(self) -> Timing:  # type: ignore[override]
-        """The restart poll's 3 s timeout (seed 001 "On in-memory partition restart") waits for
+        """The restart poll's 3 s timeout (design 001 "On in-memory partition restart") waits for
         its node's messages; the leader's replicators are periodic."""
         return Timing(timeout=self.is_timeout)
 
@@ -918,7 +918,7 @@ class IgniteRebalance(HeartbeatProtocol):
                 self._planned_reentry_next(out)
             else:
                 self._start_removal(out, out.node)
-        # otherwise: no majority, nothing to do (seed 001: "Do nothing")
+        # otherwise: no majority, nothing to do (design 001: "Do nothing")
 
     def _on_disappeared(self, out: _Out, src: str, msg: Disappeared) -> None:
         """``onDisappeared``: the leader asks for the removal of a peer that left."""
@@ -960,7 +960,7 @@ class IgniteRebalance(HeartbeatProtocol):
         out.sends.append((METASTORE, Read("switch", _SWITCH_KEYS)))
 
     def _switch_invoke(self, out: _Out, values: dict[str, Entry]) -> None:
-        """``doStableKeySwitch`` (seed 001 "On rebalance done"): the design's set arithmetic
+        """``doStableKeySwitch`` (design 001 "On rebalance done"): the design's set arithmetic
         and branches, guarded by the revisions read."""
         applied = cast(tuple[Nodes, str], out.st.switch)[0]
         pending = values[PENDING]

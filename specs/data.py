@@ -1,4 +1,4 @@
-"""Replica data and graceful shutdown specs (Hazelcast 3.7, seeds 000 and 004), and the
+"""Replica data and graceful shutdown specs (Hazelcast 3.7, designs 000 and 004), and the
 quiescence check that the table reaches a target the master's repartitioning would keep.
 
 These monitors follow what the events say about the cluster:

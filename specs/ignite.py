@@ -1,4 +1,4 @@
-"""Ignite 3 rebalance specs (seed 001, IGNITE-16668; the invariants S1 to S8 and L1 to L3).
+"""Ignite 3 rebalance specs (design 001, IGNITE-16668; the invariants S1 to S8 and L1 to L3).
 
 Each monitor watches the events of the metastore (`metastore_invoke`, `assignments_changed`) and of
 raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Monitor
@@ -49,7 +49,7 @@ def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
 
 class OneLeader(Monitor):
     """IGN-ONE-LEADER (invariant S1): at most one raft leader per term. A full partition
-    restart (every peer of stable restarted in memory and reports EMPTY, seed 001) starts the
+    restart (every peer of stable restarted in memory and reports EMPTY, design 001) starts the
     group again from term 0 with nothing of the old one left, so it forgets the old leaders."""
 
     spec = "IGN-ONE-LEADER"

@@ -1,4 +1,4 @@
-"""Membership specs (Hazelcast 3.9, seed 002): the view properties M1-M3, versions, master-only.
+"""Membership specs (Hazelcast 3.9, design 002): the view properties M1-M3, versions, master-only.
 
 A view is a member list as installed: ``(version, members)`` with members oldest first (the first
 is the master of that list); the legacy pre-3.9 format has version None and is identified by its

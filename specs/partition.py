@@ -1,4 +1,4 @@
-"""Partition table and migration specs (Hazelcast 3.7, seed 000; 4.1, seed 003).
+"""Partition table and migration specs (Hazelcast 3.7, design 000; 4.1, design 003).
 
 PT-VERSION and PAR-STAMP judge the tables members apply; MIG-COMMIT-ORDER and MIG-ATOMIC judge
 the decisions the master and the two participants take on one migration id; PAR-ONE-PER-PARTITION,

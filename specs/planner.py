@@ -1,4 +1,4 @@
-"""Migration planner specs (Hazelcast 3.7, seed 000 §3): what a safe migration plan must keep.
+"""Migration planner specs (Hazelcast 3.7, design 000 §3): what a safe migration plan must keep.
 
 A plan for one partition goes from the `current` replica array to the cycle-fixed `target`
 through `arrays`: the current array with the clears applied (Hazelcast applies them at once),

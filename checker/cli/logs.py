@@ -147,7 +147,7 @@ def simulate(members: int, partitions: int, events: int, out_dir: str, lines: in
     optional injected violations.
 
     Protocol lines come from random walks of the reference implementation (membership, seed
-    002; parallel migrations and graceful shutdown, seeds 003 and 004), written as the
+    002; parallel migrations and graceful shutdown, designs 003 and 004), written as the
     distribution's log4j2 layout, among application noise. Each --inject SPEC writes, at a
     random point, lines that break exactly that spec; the manifest (DIR/.manifest.json, which
     `partsafe validate DIR` skips) records their file and line.

@@ -155,8 +155,8 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     """Explore MODEL exhaustively at a small scope and check every spec on it.
 
     Without MODEL, every model is checked at its default scope. Models: membership (Hazelcast 3.9
-    cluster membership, seed 002), migration and shutdown (3.7, seeds 000 and 004), parallel
-    (4.1, seed 003), ignite-rebalance (Ignite 3, seed 001), planner (the migration planner of
+    cluster membership, design 002), migration and shutdown (3.7, designs 000 and 004), parallel
+    (4.1, design 003), ignite-rebalance (Ignite 3, design 001), planner (the migration planner of
     000 §3, every pair of replica arrays) and twophase (two-phase commit, the explorer's
     calibration).
 

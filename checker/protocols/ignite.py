@@ -1,4 +1,4 @@
-"""The Ignite 3 rebalance model (seed 001) for the explorer: the protocol of refimpl/ignite.py in
+"""The Ignite 3 rebalance model (design 001) for the explorer: the protocol of refimpl/ignite.py in
 the actor layer, its monitors, coverage goals, IGN-FINITE as a lasso, and the canonical form that
 keeps metastore revisions as ranks.
 

@@ -5,7 +5,7 @@ Not part of the test suite. Run it with
     python tests/benchmarks/bench_scan.py                 # 2,000,000 lines
     python tests/benchmarks/bench_scan.py --lines 10000000 --json
 
-It generates multi-member logs from random walks of the membership model (seed 002), written in
+It generates multi-member logs from random walks of the membership model (design 002), written in
 Hazelcast's wording with mostly irrelevant lines around them as in real logs (application lines,
 connection chatter, health reports, stack traces, and Hazelcast lines that mention migrations
 without being protocol messages), then measures

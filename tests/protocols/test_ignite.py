@@ -1,4 +1,4 @@
-"""Ignite 3 rebalance (seed 001): the metastore, the handlers, the monitors and the model."""
+"""Ignite 3 rebalance (design 001): the metastore, the handlers, the monitors and the model."""
 
 from __future__ import annotations
 
@@ -377,7 +377,7 @@ def switch(p: IgniteRebalance, applied: frozenset[str], s: Store) -> tuple[str, 
 
 
 def test_worked_trace_of_a_reentry() -> None:
-    """The restart handler (seed 001 "On in-memory partition restart"): C restarts; [A,B] is
+    """The restart handler (design 001 "On in-memory partition restart"): C restarts; [A,B] is
     applied, then [A,B,C]."""
     for variant, append_left in (("fixed", None), ("ig-source-keeps-append", N("C"))):
         p = proto(variant)

@@ -17,13 +17,13 @@ those scopes, so a cluster of 20-30 members over hundreds of partitions and mill
 - The cluster's life is a sequence of **eras**. An era is one incarnation of the cluster: every
   member it involves logs ``is STARTING`` before its first line of the era and has a new UUID, so
   that each era is judged on its own (the monitors forget a restarted member; a master is told
-  apart from its other incarnations by its UUID, seed 002).
-- An era starts with a walk of the **membership** model (seed 002, versioned member lists, joins,
+  apart from its other incarnations by its UUID, design 002).
+- An era starts with a walk of the **membership** model (design 002, versioned member lists, joins,
   a crash, a false suspicion, mastership claims) at up to 26 nodes, its node names ``A``, ``B``,
   ... renamed onto a random permutation of the cluster's members (a random subset of 26 when the
   cluster is larger; the others only log noise in that era). A new master's claim is followed by
   its partition-table fetch (§7).
-- Then a walk of the **parallel** partition model (seed 003: 4.1 parallel migrations with
+- Then a walk of the **parallel** partition model (design 003: 4.1 parallel migrations with
   per-partition versions, graceful shutdown of 004) on the members that hold the master's final
   list: the master and up to 5 others, at up to 16 partitions renamed onto a random sample of the
   cluster's partitions. Its membership is the abstraction of the partition service (legacy lists,

@@ -95,7 +95,7 @@ def generate(out: Path, *, lines: int, model: str = "cluster", relevant: float =
              seed: int = 1, members: int = 4) -> dict[str, int]:
     """About `lines` lines of logs of `members` members into `out`, about `relevant` of them
     protocol records from walks of `model`: ``cluster`` (membership and partition service, as
-    `simulate`) or ``membership`` (seed 002 alone: the scan benchmark's mix). Returns the counts
+    `simulate`) or ``membership`` (design 002 alone: the scan benchmark's mix). Returns the counts
     (lines, events, files, runs: the cluster's incarnations)."""
     if model not in ("membership", "cluster"):
         raise ValueError(f"unknown model {model!r} for generate: membership or cluster")

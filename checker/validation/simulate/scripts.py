@@ -1,8 +1,8 @@
 """What members log of a walk: the membership and partition walks of one incarnation of the
 cluster as scripts of protocol events, and the pool of walks a run draws them from.
 
-A membership walk (seed 002) is written as it is, its suspicion reasons in a log's wording and a
-new master's claim followed by its partition-table fetch. A partition walk (seed 003, with the
+A membership walk (design 002) is written as it is, its suspicion reasons in a log's wording and a
+new master's claim followed by its partition-table fetch. A partition walk (design 003, with the
 graceful shutdown of 004) is reduced to what a log shows of it; the rest (the tables members
 apply, the master's queues and shutdown requests) gives the lines derived from the state: the
 partition versions applied, the migration statistics, the shutdown requests handled.
