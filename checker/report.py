@@ -61,7 +61,7 @@ def event_json(event: Any) -> dict[str, Any]:
 
 
 def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
-    """The `partsafe check --json` document for one model run (DESIGN.md contract)."""
+    """The `partsafe check --json` document for one model run (README, exit status)."""
     return {
         "model": result.model,
         "variant": result.variant,

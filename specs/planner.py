@@ -98,11 +98,29 @@ def cycle(current: Replicas, target: Replicas) -> list[str] | None:
     return [u for u, _ in edges]
 
 
+def cycle_fixed(current: Replicas, target: Replicas) -> Replicas:
+    """The target with its cyclic migrations cancelled (000 §3.2.1 "we cancel out cyclic
+    migrations"): an index whose current and target holders lie on one cycle of the migration
+    graph keeps its current holder; every other index keeps its target.
+
+    PLAN-REACHES-TARGET and the array specs judge a plan against this, not against the planner's
+    own cycle fix: a planner that cancels too much, or too little, then fails them. Each member
+    holds one index, so the migration graph has at most one edge out of a member, and its cycles
+    are its strongly connected components of more than one member.
+    """
+    graph = migration_graph(current, target)
+    cyclic = {m for part in nx.strongly_connected_components(graph) if len(part) > 1
+              for m in part}
+    return tuple(c if c in cyclic and t in cyclic else t
+                 for c, t in zip(current, target, strict=True))
+
+
 def priority_breach(migrations: Sequence[Migration]) -> int | None:
     """PLAN-PRIORITY: the position of a COPY or SHIFT UP into an empty index (no source index)
     that could still move ahead of the migration before it, or None.
 
-    000 §3.2.3 as Hazelcast implements it (PLANNER.md §4): such a migration goes ahead of every
+    000 §3.2.3 as Hazelcast implements it (``MigrationPlanner.prioritizeCopiesAndShiftUps``):
+    such a migration goes ahead of every
     earlier migration until one that has no source index either, one that shares a participant
     with it, or a shift down to an index hotter than its destination.
     """
@@ -151,7 +169,8 @@ register(Spec(
               "to an index hotter than its destination.",
     seed="000", section="§3.2.3 Prioritization of COPY and SHIFT UP Migrations",
     kind="state invariant",
-    rationale="Hazelcast's rule (PLANNER.md §4) is narrower than the design text: it compares "
+    rationale="Hazelcast's rule (MigrationPlanner.prioritizeCopiesAndShiftUps) is narrower "
+              "than the design text: it compares "
               "indices only against shift downs, not against MOVEs."))
 register(Spec(
     id="PLAN-NO-DUPLICATE", title="No member twice in one partition",

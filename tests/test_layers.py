@@ -136,3 +136,22 @@ def test_importing_the_generic_actor_layer_loads_no_protocol() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == repr(sorted([ACTOR_INTERFACE, "partsafe.specs.monitor"]))
+
+
+def test_no_file_names_a_path_outside_the_repository() -> None:
+    """Designs are cited by number and public name, the real systems' sources by class and
+    method: no tracked file points at a document that is not in the repository."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    names = ("DESIGN", "LOG_FORMATS", "PLANNER", "REBALANCE", "TESTS", "INVARIANTS")
+    outside = re.compile("|".join([*(rf"\b{n}\.md\b" for n in names), r"\.\./shared\b",
+                                   r"\bfidelity/", r"\b00[0-4]_[0-9a-f]{16}\.txt\b"]))
+    listed = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
+                            check=True).stdout.split()
+    found = [f"{f}:{n}: {line.strip()}" for f in listed
+             if f.endswith((".py", ".md", ".toml", ".lark")) and f != "tests/test_layers.py"
+             for n, line in enumerate((root / f).read_text().splitlines(), 1)
+             if outside.search(line)]
+    assert found == []

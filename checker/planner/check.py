@@ -19,7 +19,14 @@ from typing import Any
 
 from partsafe.checker.planner.space import canonical_pairs
 from partsafe.refimpl.planner import VARIANT_TABLE, Plan, PlannerAssertion, plan
-from partsafe.specs.planner import ARRAY_SPECS, Replicas, count, cycle, priority_breach
+from partsafe.specs.planner import (
+    ARRAY_SPECS,
+    Replicas,
+    count,
+    cycle,
+    cycle_fixed,
+    priority_breach,
+)
 
 #: violations the faithful planner is known to have, each recorded with why (docs/findings.md,
 #: HZ-PLAN-1 and HZ-PLAN-2).
@@ -129,7 +136,8 @@ def judge(current: Replicas, target: Replicas, variant: str = "fixed"
 def judge_plan(p: Plan) -> list[PlanViolation]:
     """Every PLAN-* spec `p` breaks, each with the first step that breaks it."""
     current, target = p.current, p.target
-    fixed = p.target_after_cycle_fix
+    # the spec's cycle fix, not the planner's own (`Plan.target_after_cycle_fix`)
+    fixed = cycle_fixed(current, target)
     found: list[PlanViolation] = []
     arrays = arrays_of(p)
     for spec, holds in ARRAY_SPECS.items():
@@ -292,7 +300,7 @@ def cross_check(n: int) -> CrossCheck:
     for current, target in canonical_pairs(n):
         out.pairs += 1
         p = plan(current, target)
-        fixed = p.target_after_cycle_fix
+        fixed = cycle_fixed(current, target)
         safe = all(holds(current, fixed, a) for holds in ARRAY_SPECS.values()
                    for a in arrays_of(p))
         oracle = shortest_safe_plan(current, fixed)

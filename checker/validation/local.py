@@ -1,6 +1,6 @@
 """The validator: the spec monitors of `partsafe.specs`, run over the events of real logs.
 
-DESIGN.md ("One set of invariants, three ways to check them"): the monitors the explorer carries
+One set of invariants, three ways to check them: the monitors the explorer carries
 in its global state are the ones that judge a log, unchanged. A log shows only some events, and a
 monitor treats what it did not see as unknown, so the specs judged here are those whose events a
 log shows (`LOG_SPECS`); the others need what Hazelcast does not log (whole partition tables,
@@ -138,7 +138,8 @@ def _listed(items: Sequence[str], most: int = 3) -> str:
 
 @dataclass
 class Report:
-    """What `validate` found, in the shape of DESIGN.md's ``validate --json`` contract."""
+    """What `validate` found, as ``validate --json`` prints it
+    (docs/validation.md)."""
 
     #: the files read (the ones not skipped), as reports name them
     files: list[str]

@@ -3,7 +3,7 @@
 Both engines (`local` in one process, `spark` on Spark, both in this package)
 run exactly these functions; they differ only in how events reach them.
 
-Order (DESIGN.md, "One set of invariants, three ways to check them"). Each member's own events
+Order (docs/validation.md). Each member's own events
 keep the order of its log; the members' streams are merged by timestamp. Every event gets an
 `OrderKey` from its file alone (`stamped`): the running maximum of its stream's timestamps, the
 file's index, where the stream starts in the file, its position in the file. Sorting by that key

@@ -240,3 +240,39 @@ def test_the_specs_judge_with_the_implementation_out_of_reach() -> None:
     assert wrong == ("['the rebalance stopped short: stable is [A,B,C], the calculated "
                      "assignments [A,B]']")
     assert right == "[]"
+
+
+# --- PLAN-REACHES-TARGET and the array specs: the spec's own cycle fix (000 §3.2.1) -------------
+
+
+def test_the_specs_cycle_fix_agrees_with_the_planners_on_every_pair_up_to_four_indices() -> None:
+    """No false alarm: the spec's cycle fix is the planner's wherever the planner is right."""
+    from partsafe.checker.planner.space import canonical_pairs
+    from partsafe.specs.planner import cycle_fixed
+
+    pairs = [(c, t) for n in range(1, 5) for c, t in canonical_pairs(n)]
+    assert len(pairs) > 2000
+    assert all(cycle_fixed(c, t) == planner.fix_cycle(c, t) for c, t in pairs)
+
+
+def _cancel_everything(current: Replicas, target: list[str | None]) -> bool:
+    """A cycle fix that cancels too much: every migration, cyclic or not."""
+    target[:] = current
+    return True
+
+
+def test_plan_reaches_target_reports_a_planner_that_cancels_more_than_its_cycles(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """[A,B,-] -> [B,A,C]: the cycle A<->B is cancelled, the COPY of C is not. A planner whose
+    cycle fix also drops the COPY plans nothing, ends where it began, and reaches its own target;
+    the spec's target still has C at index 2."""
+    from partsafe.checker.planner.check import judge
+
+    current, target = ("A", "B", None), ("B", "A", "C")
+    _, found = judge(current, target)
+    assert found == []
+    monkeypatch.setattr(planner, "_fix_cycle", _cancel_everything)
+    p, found = judge(current, target)
+    assert p is not None and p.target_after_cycle_fix == current and not p.migrations
+    assert [v.spec for v in found] == ["PLAN-REACHES-TARGET"]
+    assert "not [A,B,C]" in found[0].message
