@@ -33,6 +33,10 @@ What each piece implements (design 001, and the Ignite 3 source by the names of 
 
 The variants are the design's hazards (design 001) and the current source's finish branch
 (`doStableKeySwitch`): see `VARIANT_TABLE`.
+
+One file: the rebalance is one protocol over one metastore, and its handlers (trigger, pending,
+raft, stable switch, restart) read and write the same keys in the design's order; split apart,
+each would need the others' key rules.
 """
 
 from __future__ import annotations

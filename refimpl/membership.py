@@ -10,6 +10,9 @@ suspected member lifts the suspicion (002 Removing Suspicion).
 Nodes are named "A", "B", ... in age order: the initial members first, then the joiners, which are
 dormant until `on_join`. The historical flaws of 002 are variants, switched by flags inside the
 handlers (`VARIANT_TABLE`).
+
+One file, one class of handlers: the membership protocol of 002 (member lists, suspicion, the
+mastership claim) is one state machine whose handlers share the member state.
 """
 
 from __future__ import annotations

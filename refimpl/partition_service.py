@@ -45,6 +45,10 @@ without the shutdown-requested members, so they are only migration sources, and 
 may leave once the table no longer names it and no migration involves it.
 
 The historical flaws are variants (:data:`VARIANT_TABLE`).
+
+One file, one class of handlers: the partition service is one state machine (000, 003, 004) whose
+handlers share the master's bookkeeping (flights, queues, recovery, shutdown requests); read top to
+bottom it follows the design's sections, and split by handler each part would need the others.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ example).
 Where the source reads an array of length 7 (``MAX_REPLICA_COUNT``) while the input is shorter,
 this module works on the input length; the two are the same once both arrays are padded with
 ``None`` to length 7.
+
+One file: `MigrationPlanner.planMigrations` is one algorithm (cycle fix, the ordering loop, the
+prioritisation, the variants), ported method by method so it reads beside the source.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ These monitors follow what the events say about the cluster:
 
 A partition no ``replica_synced`` named is unknown and never judged; so is a table that no
 publication showed.
+
+One file for the replica data and graceful shutdown specs (000, 004) and PT-TARGET's oracle:
+they share the replica bookkeeping the monitors keep per partition.
 """
 
 from __future__ import annotations

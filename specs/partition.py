@@ -8,6 +8,9 @@ Hazelcast's ``MigrationPlanTask``).
 Monitor states are small immutable values: frozensets of ``(key, value)`` pairs read and written
 with `lookup` and `assign` of specs/monitor.py, and tuples. A field an event does not carry, or an
 event a stream does not show, is unknown and never a violation.
+
+One file for the partition table and migration specs of 000 and 003: their monitors share the
+per-member table bookkeeping and the migration keys they are routed by.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ member lists, ``MembersView``/``MemberInfo``, ``MigrationInfo``, ``MigrationStat
 
 Addresses are normalised to ``host:port`` (``[10.0.0.1]:5701`` -> ``10.0.0.1:5701``, redacted
 ``[<ip>]:<portA>`` -> ``<ip>:<portA>``, ``[fe80::1%eth0]:5701`` -> ``fe80::1%eth0:5701``).
+
+One file: the payload of every message family the scanner recognises (docs/validation.md, "The
+messages read"), each a short function over the grammar's trees, dispatched from one table; the
+per-line path stays in one module on purpose (it is the parser's hot path).
 """
 
 from __future__ import annotations

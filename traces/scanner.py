@@ -18,6 +18,9 @@ Accounting (docs/validation.md, "Accounting"): ``lines = parsed_lines + ignored_
 len(malformed)``. A line is *parsed* when it belongs to a record the grammar understood,
 *malformed* when it belongs to one of our messages that does not parse (a member list cut off, a
 member line with no header), *ignored* otherwise.
+
+One file: the scanner's per-line path (sieve, layout, record joining, accounting) is the
+parser's hot loop and is kept together on purpose.
 """
 
 from __future__ import annotations
