@@ -14,7 +14,8 @@ import pytest
 
 PACKAGES = ("partsafe.traces", "partsafe.specs", "partsafe.refimpl", "partsafe.models",
             "partsafe.checker", "partsafe.checker.engine", "partsafe.checker.actor",
-            "partsafe.checker.protocols", "partsafe.checker.planner")
+            "partsafe.checker.protocols", "partsafe.checker.planner",
+            "partsafe.checker.validation")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

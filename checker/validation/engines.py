@@ -1,5 +1,5 @@
 """`partsafe validate --engine auto`: which of the two engines, the local one
-(checker/validation/local.py) or Spark (checker/validation/spark.py), judges the input; and the size
+(local.py) or Spark (spark/), judges the input; and the size
 of the input, for the progress bar of the local one."""
 
 from __future__ import annotations
