@@ -429,7 +429,7 @@ def plan(current: str, target: str, variant: str, as_json: bool) -> None:
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the catalogue as JSON")
 def specs(as_json: bool) -> None:
-    """The invariant catalogue: id, title, statement, seed and section, kind."""
+    """The invariant catalogue: id, title, statement, design and section, kind."""
     catalogue = _catalogue()
     if as_json:
         click.echo(dumps([s.as_dict() for s in catalogue]))
