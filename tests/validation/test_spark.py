@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -315,9 +316,12 @@ def test_spark_submit_runs_partsafe(tmp_path: Path) -> None:
 
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     main_py = Path(partsafe.__path__[0]) / "__main__.py"
+    # spark-submit runs its driver with PYSPARK_DRIVER_PYTHON, else `python3` on the PATH: the
+    # interpreter partsafe is installed in, however this test was started
+    env = dict(os.environ, PYSPARK_DRIVER_PYTHON=sys.executable, PYSPARK_PYTHON=sys.executable)
     res = subprocess.run([str(submit), "--master", "local[1]", str(main_py), "validate",
                           "--json", str(DATA)], capture_output=True, text=True, cwd=tmp_path,
-                         timeout=300)
+                         timeout=300, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(res.stdout)
     assert (report.pop("engine"), report.pop("spark_master")) == ("spark", "local[1]")
