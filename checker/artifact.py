@@ -122,15 +122,21 @@ def events(doc: Any, where: str) -> list[Event]:
     except (KeyError, TypeError):
         raise ArtifactError(f"{where}: not a counterexample artifact (no 'steps'); write one "
                             "with `partsafe check --trace-out FILE`") from None
+    if not isinstance(steps, list):
+        raise ArtifactError(f"{where}: field 'steps' is not a list")
     found = []
-    try:
-        steps = [{"step": 0, "events": doc.get("init_events", [])}, *steps]
-        for step in steps:
-            for obj in step.get("events", []):
-                found.append(from_dict({**obj, "order": step["step"]},
-                                       f"{where}: step {step.get('step')}"))
-    except (EventFormatError, AttributeError, KeyError) as exc:
-        raise ArtifactError(f"{where}: {exc}") from None
+    steps = [{"step": 0, "events": doc.get("init_events", [])}, *steps]
+    for number, step in enumerate(steps):
+        if not isinstance(step, dict) or not isinstance(step.get("events", []), list):
+            raise ArtifactError(f"{where}: step {number} is not an object with a list of events")
+        for obj in step.get("events", []):
+            if not isinstance(obj, dict):
+                raise ArtifactError(f"{where}: step {number}: an event is not an object")
+            try:
+                found.append(from_dict({**obj, "order": step.get("step", number)},
+                                       f"{where}: step {number}"))
+            except EventFormatError as exc:
+                raise ArtifactError(str(exc)) from None
     return found
 
 

@@ -647,6 +647,25 @@ def test_counterexamples_exported_as_events_and_log_text_break_the_same_spec(
         assert doc["malformed"] == []
 
 
+@pytest.mark.parametrize(("doc", "says"), [
+    ({"steps": 3}, "field 'steps' is not a list"),
+    ({"steps": [7]}, "step 1 is not an object with a list of events"),
+    ({"steps": [{"step": 1, "events": 5}]}, "step 1 is not an object with a list of events"),
+    ({"steps": [{"step": 1, "events": ["x"]}]}, "step 1: an event is not an object"),
+    ({"steps": [{"step": 1, "events": [{"type": "nope"}]}]}, "step 1"),
+    ({"init_events": 4, "steps": []}, "step 0 is not an object with a list of events"),
+])
+def test_export_names_what_is_wrong_in_a_malformed_artifact(
+        tmp_path: Path, doc: dict[str, object], says: str) -> None:
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["export", str(trace), "--events",
+                                       str(tmp_path / "t.jsonl")])
+    assert result.exit_code == 2, result.output
+    assert says in result.output and "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_a_violation_in_the_terminal_report_is_never_cut(tmp_path: Path) -> None:
     """At 80 columns a violation keeps its spec and member whole on its first line and its
     whole message below it, wrapped at spaces."""
