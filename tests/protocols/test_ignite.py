@@ -629,7 +629,7 @@ def _saved(name: str) -> dict[str, Any]:
 
 def _replayed(name: str) -> tuple[Any, Trace, str | None]:
     """The run saved in `tests/data/NAME.json`, replayed by its canonical action ids, each step
-    emitting the events the search recorded (`checker.replay`), with its spec judged at its
+    emitting the events the search recorded (`checker.artifact.replay`), with its spec judged at its
     end."""
     return replay(_saved(name), name)
 
