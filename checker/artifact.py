@@ -57,9 +57,11 @@ def _field(doc: dict[str, Any], name: str, kind: type | tuple[type, ...], where:
     return value
 
 
-def replay(doc: Any, where: str = "<artifact>") -> tuple[Model[Any], Trace, str | None]:
-    """Replay `doc`; returns the model, the trace and the spec's message on the final state
-    (None if the spec holds there)."""
+def replay(doc: Any, where: str = "<artifact>",
+           profile: str | None = None) -> tuple[Model[Any], Trace, str | None]:
+    """Replay `doc` under the release profile it was found under, or under `profile`; returns
+    the model, the trace and the spec's message on the final state (None if the spec holds
+    there)."""
     if not isinstance(doc, dict) or doc.get("partsafe") != "counterexample":
         raise ReplayError(f"{where}: not a partsafe counterexample (no \"partsafe\": "
                           "\"counterexample\" field)")
@@ -69,8 +71,12 @@ def replay(doc: Any, where: str = "<artifact>") -> tuple[Model[Any], Trace, str 
     spec = _field(doc, "spec", str, where)
     init_index = _field(doc, "init", int, where)
     steps = _field(doc, "steps", list, where)
+    if profile is None:
+        profile = doc.get("profile", "fixed")
+        if not isinstance(profile, str):
+            raise ReplayError(f"{where}: field 'profile' is not a str")
     try:
-        model = catalog.get(name).make(variant, params)
+        model = catalog.get(name).make(variant, params, profile)
     except ValueError as exc:
         raise ReplayError(f"{where}: {exc}") from None
     inits = list(model.init_states())

@@ -65,6 +65,7 @@ def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
     return {
         "model": result.model,
         "variant": result.variant,
+        "profile": result.profile,
         "scope": result.scope,
         "symmetry": result.symmetry,
         "result": result.result,
@@ -99,6 +100,7 @@ def artifact(model: Model[Any], result: Result, params: dict[str, int]) -> dict[
         "partsafe": "counterexample",
         "model": result.model,
         "variant": result.variant,
+        "profile": result.profile,
         "params": params,
         "spec": v.spec,
         "message": v.message,
@@ -139,10 +141,16 @@ def _scope_text(scope: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in scope.items())
 
 
+def _label(result: Result) -> str:
+    """``fixed``, or ``fixed, profile hz-5``: the variant, and the release profile judged."""
+    return (result.variant if result.profile == "fixed"
+            else f"{result.variant}, profile {result.profile}")
+
+
 def render_result(console: Console, model: Model[Any], result: Result) -> None:
     verdict = result.result.upper()
     head = Text.assemble(
-        (f"{result.model}", "bold"), f" ({result.variant}) at {_scope_text(result.scope)}: ",
+        (f"{result.model}", "bold"), f" ({_label(result)}) at {_scope_text(result.scope)}: ",
         (verdict, _VERDICT_STYLE.get(result.result, "bold")),
     )
     console.print(head)
@@ -229,7 +237,7 @@ def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True,
     `extra` suites (the planner's, `planner_view.planner_suite`)."""
     suites = ET.Element("testsuites")
     for model, result in runs:
-        suite = ET.SubElement(suites, "testsuite", name=f"{result.model}[{result.variant}]",
+        suite = ET.SubElement(suites, "testsuite", name=f"{result.model}[{_label(result)}]",
                               time=f"{result.seconds:.3f}")
         cases = 0
         failures = 0

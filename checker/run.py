@@ -77,7 +77,7 @@ def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
               bounds: Bounds, symmetry: bool, keep_going: bool, until: str | None = None,
               checkpoint: Checkpoint | None = None, workers: int = 1,
               only: dict[str, frozenset[str]] | None = None,
-              watcher: Watcher | None = None) -> CheckRun:
+              watcher: Watcher | None = None, profile: str = "fixed") -> CheckRun:
     """Build `entry`'s model of `variant` at its default scope changed by `overrides` (scope
     parameters by their option names) and explore it.
 
@@ -86,8 +86,8 @@ def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
     another spec first). A KeyboardInterrupt ends the search without a verdict: `Interrupted`.
     """
     try:
-        params = entry.scope(overrides)
-        model = entry.make(variant, overrides)
+        params = entry.scope(overrides, profile)
+        model = entry.make(variant, overrides, profile)
     except ValueError as exc:
         raise CheckError(str(exc)) from None
     if only:
@@ -105,7 +105,8 @@ def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
                          f"{', '.join(specs)})")
     watch_search = watcher if watcher is not None else _unwatched
     try:
-        with watch_search(f"{entry.name} ({variant})") as watch:
+        label = variant if profile == "fixed" else f"{variant}, profile {profile}"
+        with watch_search(f"{entry.name} ({label})") as watch:
             if checkpoint is not None and watch is not None:
                 checkpoint.notify = watch.saved
             result = explore(model, symmetry=symmetry, bounds=bounds,
@@ -172,12 +173,12 @@ def check_models(entries: Sequence[ModelEntry], variant: str, overrides: dict[st
                  planner: bool, strict: bool, bounds: Bounds, symmetry: bool, keep_going: bool,
                  until: str | None = None, checkpoint: Checkpoint | None = None,
                  workers: int = 1, only: dict[str, frozenset[str]] | None = None,
-                 watcher: Watcher | None = None) -> CheckReport:
+                 watcher: Watcher | None = None, profile: str = "fixed") -> CheckReport:
     """`partsafe check`: each of `entries` searched in turn (`run_check`), then, with `planner`,
     the planner's check over every pair with 1 to `DEFAULT_REPLICAS` indices."""
     runs = [run_check(entry, variant, overrides, bounds=bounds, symmetry=symmetry,
                       keep_going=keep_going, until=until, checkpoint=checkpoint,
-                      workers=workers, only=only, watcher=watcher)
+                      workers=workers, only=only, watcher=watcher, profile=profile)
             for entry in entries]
     return CheckReport(runs, check_planner(DEFAULT_REPLICAS) if planner else None, strict)
 

@@ -73,6 +73,7 @@ from partsafe.refimpl.metastore import (
     ValueIsNot,
     invoke,
 )
+from partsafe.refimpl.profiles import Rule, check_rules, rule_table
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.specs.rules import calculate_assignments
 from partsafe.traces import events as ev
@@ -116,6 +117,10 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
 )
 #: the names and docs of `VARIANT_TABLE` as they were at import
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
+
+#: the rules of the release profiles (refimpl/profiles.py): where the code of a shipped
+#: Ignite 3 release does something else than `fixed`, each row citing its source
+RULE_TABLE: dict[str, Rule] = rule_table()
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 
@@ -310,10 +315,13 @@ class IgniteRebalance(HeartbeatProtocol):
 
     def __init__(self, nodes: int = 3, spares: int = 1, replicas: int = 3,
                  variant: str = "fixed", persistent: bool = False,
-                 on_disappeared: bool = False, max_term: int = 4) -> None:
+                 on_disappeared: bool = False, max_term: int = 4,
+                 rules: Iterable[str] = ()) -> None:
         if variant not in VARIANT_TABLE:
             raise ValueError(f"unknown variant {variant!r}")
         self.variant = variant
+        #: the rules this instance follows: a release profile's (`RULE_TABLE`) and the variant
+        self.rules = check_rules("ignite", (*rules, variant), RULE_TABLE, VARIANT_TABLE)
         self.members = tuple(chr(ord("A") + i) for i in range(nodes + spares))
         self.initial_data_nodes = frozenset(self.members[:nodes])
         self.nodes = (*self.members, METASTORE)
@@ -465,7 +473,7 @@ class IgniteRebalance(HeartbeatProtocol):
                                                  reason="start"))
             return out.step()
         out.st = out.st._replace(data=False, raft=None)
-        if self.variant == "ig-restart-keeps-peer" and st.raft is not None:
+        if "ig-restart-keeps-peer" in self.rules and st.raft is not None:
             self._start_raft(out, st.raft.last.peers, "start")  # its group, its vote forgotten
             return out.step()
         out.st = out.st._replace(poll="read")
@@ -732,13 +740,13 @@ class IgniteRebalance(HeartbeatProtocol):
                                      self.replicas)
 
     def _guard(self, rev: int) -> Below | All:
-        return All(()) if self.variant == "ig-no-trigger-guard" else Below(TRIGGER, rev)
+        return All(()) if "ig-no-trigger-guard" in self.rules else Below(TRIGGER, rev)
 
     def _trigger(self, out: _Out, view: Store, data_nodes: Nodes, rev: int) -> None:
         """``updatePendingAssignmentsKeys``: one nested invoke guarded by the trigger."""
         target = calculate_assignments(data_nodes, PARTITION, self.replicas)
         iif = trigger_invoke(target, rev, cast(Nodes | None, view.value(STABLE)),
-                             guarded=self.variant != "ig-no-trigger-guard")
+                             guarded="ig-no-trigger-guard" not in self.rules)
         out.sends.append((METASTORE, Invoke("trigger", iif, answer=False)))
 
     def _reduce_changed(self, out: _Out, view: Store, reduce: Nodes, rev: int) -> None:
@@ -750,7 +758,7 @@ class IgniteRebalance(HeartbeatProtocol):
         calc = self._calc(view)
         guard: Condition = self._guard(rev)
         # only the request of this event (the design's invoke in the variants of its hazards)
-        if self.variant not in ("ig-stale-reduce-event", "ig-no-trigger-guard"):
+        if self.rules.isdisjoint(("ig-stale-reduce-event", "ig-no-trigger-guard")):
             guard = All((guard, RevisionIs(REDUCE, rev)))
         iif = Iif(All((guard, Absent(PENDING), Absent(STABLE))),
                   (Put(PENDING, calc - reduce), Put(STABLE, calc), Put(TRIGGER, rev)),
@@ -852,7 +860,7 @@ class IgniteRebalance(HeartbeatProtocol):
             self._start_raft(out, stable, "full-restart")
             return
         out.st = out.st._replace(poll=(others, frozenset(), frozenset()))
-        if self.variant == "ig-single-planned":
+        if "ig-single-planned" in self.rules:
             out.st = out.st._replace(planned_reentry=(calc - {node}, calc))
         out.sends.extend((m, HasData()) for m in sorted(others))
 
@@ -917,7 +925,7 @@ class IgniteRebalance(HeartbeatProtocol):
         if empty == asked:  # every peer is empty: a full partition restart
             self._start_raft(out, peers, "full-restart")
         elif len(full) >= len(peers) // 2 + 1:  # a majority has the data: leave, come back
-            if self.variant == "ig-single-planned":
+            if "ig-single-planned" in self.rules:
                 out.st = out.st._replace(planned_reentry=plans)
                 self._planned_reentry_next(out)
             else:
@@ -982,7 +990,7 @@ class IgniteRebalance(HeartbeatProtocol):
         pending_reduction = applied - reduce
         pending_addition = (applied | reduced) & calc
         guarded = (STABLE, PENDING, REDUCE, APPEND)
-        if self.variant != "ig-switch-ignores-data-nodes":
+        if "ig-switch-ignores-data-nodes" not in self.rules:
             guarded = (*guarded, DATA_NODES)  # calc must be current (docs/findings.md, IGN-6)
         guards: tuple[RevisionIs | Absent, ...] = tuple(
             RevisionIs(k, values[k].rev) for k in guarded)
@@ -993,9 +1001,12 @@ class IgniteRebalance(HeartbeatProtocol):
         switch_keys = (put(REDUCE, new_reduce), put(APPEND, new_append))
         # the planned and finish branches: new_reduce and new_append are empty there; the design
         # clears switch.append, the fixed design switch.reduce as well (docs/findings.md, IGN-5)
-        last_keys = {"ig-source-keeps-append": (),
-                     "ig-design-keeps-reduce": (put(APPEND, new_append),)}.get(
-                         self.variant, switch_keys)
+        if "ig-source-keeps-append" in self.rules:
+            last_keys: tuple[Op, ...] = ()
+        elif "ig-design-keeps-reduce" in self.rules:
+            last_keys = (put(APPEND, new_append),)
+        else:
+            last_keys = switch_keys
         if new_append:
             ops: tuple[Op, ...] = (Put(STABLE, applied), Put(PENDING, pending_addition),
                                    *switch_keys)

@@ -23,6 +23,7 @@ from typing import NamedTuple, cast
 
 from partsafe.refimpl.actor import NodeId, Send, Step, Timing, message
 from partsafe.refimpl.failure_detector import HeartbeatProtocol
+from partsafe.refimpl.profiles import Rule, check_rules, rule_table
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
@@ -47,6 +48,10 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
 #: the names and docs of `VARIANT_TABLE` as they were at import
 VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
+
+#: the rules of the release profiles (refimpl/profiles.py): where the code of a shipped
+#: Hazelcast membership release does something else than `fixed`, each row citing its source
+RULE_TABLE: dict[str, Rule] = rule_table()
 
 
 # --- node state -------------------------------------------------------------------------------
@@ -159,7 +164,8 @@ class Membership(HeartbeatProtocol):
 
     name = "membership"
 
-    def __init__(self, members: int = 4, joiners: int = 1, variant: str = "fixed") -> None:
+    def __init__(self, members: int = 4, joiners: int = 1, variant: str = "fixed",
+                 rules: Iterable[str] = ()) -> None:
         if members < 1:
             raise ValueError(f"members must be at least 1, got {members}")
         if joiners < 0:
@@ -174,6 +180,8 @@ class Membership(HeartbeatProtocol):
                 f"unknown membership variant {variant!r}; known: {', '.join(VARIANT_TABLE)}"
             )
         self.variant = variant
+        #: the rules this instance follows: a release profile's (`RULE_TABLE`) and the variant
+        self.rules = check_rules("membership", (*rules, variant), RULE_TABLE, VARIANT_TABLE)
         self.initial_members: tuple[str, ...] = tuple(string.ascii_uppercase[:members])
         self.joiners: tuple[str, ...] = tuple(
             string.ascii_uppercase[members : members + joiners]
@@ -181,10 +189,10 @@ class Membership(HeartbeatProtocol):
         self.nodes = self.initial_members + self.joiners
         self.interchangeable = (frozenset(self.joiners),) if joiners > 1 else ()
         # variant flags
-        self.versioned = variant != "hz38-unordered-members"
-        self.discover = variant != "hz38-stale-master-list"
-        self.local_removal = variant == "hz38-local-removal"
-        self.self_check = variant != "mutant-no-self-check"
+        self.versioned = "hz38-unordered-members" not in self.rules
+        self.discover = "hz38-stale-master-list" not in self.rules
+        self.local_removal = "hz38-local-removal" in self.rules
+        self.self_check = "mutant-no-self-check" not in self.rules
 
     # -- initial states and joins --------------------------------------------------------------
 

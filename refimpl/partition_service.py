@@ -62,6 +62,7 @@ from partsafe.refimpl.actor import Channels, NodeId, Send, Step, Timing, message
 from partsafe.refimpl.failure_detector import HeartbeatProtocol
 from partsafe.refimpl.partition_table import PartitionTable
 from partsafe.refimpl.planner import Decision, format_replicas, plan
+from partsafe.refimpl.profiles import Rule, check_rules, rule_table
 from partsafe.refimpl.repartition import repartition
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
@@ -106,6 +107,10 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
 )
 #: the names and docs of `VARIANT_TABLE` as they were at import
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
+
+#: the rules of the release profiles (refimpl/profiles.py): where the code of a shipped
+#: Hazelcast partition service release does something else than `fixed`, each row citing its source
+RULE_TABLE: dict[str, Rule] = rule_table()
 VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 
 #: node state `shutdown` values
@@ -356,7 +361,7 @@ class PartitionService(HeartbeatProtocol):
 
     def __init__(self, members: int = 3, joiners: int = 1, partitions: int = 2, backups: int = 1,
                  protocol: str = "3.7", variant: str = "fixed", *, max_parallel: int = 1,
-                 failure_rule: str = "source") -> None:
+                 failure_rule: str = "source", rules: Iterable[str] = ()) -> None:
         if not 1 <= members <= 20 or not 0 <= joiners <= 26 - members:
             raise ValueError(f"members={members}, joiners={joiners}: 1 to 20 members and at most "
                              "26 nodes in all")
@@ -375,17 +380,20 @@ class PartitionService(HeartbeatProtocol):
         if max_parallel < 1:
             raise ValueError(f"max_parallel={max_parallel} must be at least 1")
         self.variant = variant
+        #: the rules this instance follows: a release profile's (`RULE_TABLE`) and the variant
+        self.rules = check_rules("partition service", (*rules, variant), RULE_TABLE,
+                                 VARIANT_TABLE)
         self.protocol_version = protocol
         self.partitions = partitions
         self.backups = backups
-        self.failure_rule = "design" if variant == "fail-plus-two" else failure_rule
+        self.failure_rule = "design" if "fail-plus-two" in self.rules else failure_rule
         self.initial_members = tuple(string.ascii_uppercase[:members])
         self.joiners = tuple(string.ascii_uppercase[members:members + joiners])
         self.nodes = self.initial_members + self.joiners
         self.interchangeable = (frozenset(self.joiners),) if joiners > 1 else ()
         # the global-order variant runs 4.1's parallel schedule on 3.7's global version
-        self.global_version = protocol == "3.7" or variant == "hz40-global-order-parallel"
-        self.parallel = protocol == "4.1" or variant == "hz40-global-order-parallel"
+        self.global_version = protocol == "3.7" or "hz40-global-order-parallel" in self.rules
+        self.parallel = protocol == "4.1" or "hz40-global-order-parallel" in self.rules
         self.max_parallel = max_parallel if self.parallel else 1
         self.table_protocol = "3.7" if self.global_version else "4.1"
         replicas = repartition([()] * partitions, self.initial_members, backups)
@@ -591,7 +599,7 @@ class PartitionService(HeartbeatProtocol):
                 out.sends.append((m.destination, self._commit_message(out.st, m)))
         elif kind == "resume":
             out.st = st._replace(paused=False)
-        elif kind == "shutdown-retry" and self.variant == "hz36-shutdown":
+        elif kind == "shutdown-retry" and "hz36-shutdown" in self.rules:
             self._hz36_try_leave(out)
         elif kind == "shutdown-retry":
             master = self.master_of(st)
@@ -611,7 +619,7 @@ class PartitionService(HeartbeatProtocol):
         out = _Out(node, st)
         out.st = st._replace(shutdown=REQUESTED)
         out.events.append(ev.ShutdownRequested(member=node))
-        if self.variant == "hz36-shutdown":
+        if "hz36-shutdown" in self.rules:
             self._hz36_try_leave(out)
         elif self.is_master(node, st):
             out.st = out.st._replace(shutdown_requests=out.st.shutdown_requests | {node})
@@ -722,7 +730,7 @@ class PartitionService(HeartbeatProtocol):
         if not msg.ok:
             self._fail(out, m, "a participant rejected the migration")
             return
-        if self.variant == "hz37-independent-commit":
+        if "hz37-independent-commit" in self.rules:
             self._commit_on_master(out, m)
             return
         if m.destination == out.node:  # the master is the destination: it commits first
@@ -882,7 +890,7 @@ class PartitionService(HeartbeatProtocol):
         local = out.st.table
         if self.global_version:
             newer = version > local.version or (
-                self.variant == "hz37-local-promotion" and version == local.version
+                "hz37-local-promotion" in self.rules and version == local.version
                 and replicas != local.replicas)
             if not newer:
                 return version >= local.version
@@ -917,7 +925,7 @@ class PartitionService(HeartbeatProtocol):
         old = out.st.table
         out.st = out.st._replace(table=table)
         out.events.append(self._applied(out.node, table, sender))
-        if self.variant in ("hz37-local-promotion", "hz37-backup-clear-first"):
+        if not self.rules.isdisjoint(("hz37-local-promotion", "hz37-backup-clear-first")):
             self._follow_table(out, old, table)
 
     def _follow_table(self, out: _Out, old: PartitionTable, new: PartitionTable) -> None:
@@ -1023,9 +1031,9 @@ class PartitionService(HeartbeatProtocol):
         out.st = st = st._replace(members=tuple(m for m in st.members if m != gone),
                                   pending_fetch=st.pending_fetch - {gone})
         out.events.append(ev.MemberRemoved(member=out.node, removed=gone))
-        if self.variant == "hz37-local-promotion" and not was_master:
+        if "hz37-local-promotion" in self.rules and not was_master:
             self._local_promotion(out, gone)
-        if self.variant == "hz37-independent-commit" and gone == old_master:
+        if "hz37-independent-commit" in self.rules and gone == old_master:
             for m in [a for a in out.st.active if a.master == gone]:
                 self._finalize(out, m, False)
         if was_master:
@@ -1077,7 +1085,7 @@ class PartitionService(HeartbeatProtocol):
         publishes its own."""
         st = out.st
         rec = self._snapshot(st, frozenset(m for m in st.members if m != out.node))
-        if self.variant == "hz37-stale-master-table":
+        if "hz37-stale-master-table" in self.rules:
             rec = rec._replace(waiting=frozenset())
         own = frozenset({out.node}) if st.shutdown == REQUESTED else frozenset()
         out.st = st._replace(recovery=rec, replan=False, queues=(), flights=(),
@@ -1253,12 +1261,12 @@ class PartitionService(HeartbeatProtocol):
             for d in pl.clears:
                 table = pt.set_replica(table, p, d.source_current_index, None)
                 changed = True
-            migrations = pl.decisions if self.variant == "no-prioritize" else pl.migrations
+            migrations = pl.decisions if "no-prioritize" in self.rules else pl.migrations
             ms = tuple(Migration(p, d.source, d.source_current_index, d.source_new_index,
                                  cast(str, d.destination), d.destination_current_index,
                                  d.destination_new_index, master=out.node)
                        for d in migrations if not d.is_clear)
-            if self.variant == "hz37-backup-clear-first":
+            if "hz37-backup-clear-first" in self.rules:
                 # backup changes go to the table directly, in plan order up to the first owner
                 # migration: the plan's later steps assume that one made
                 direct = 0
@@ -1278,7 +1286,7 @@ class PartitionService(HeartbeatProtocol):
             out.publish(self, None)
 
     def _follow_own_table(self, out: _Out, old: PartitionTable, new: PartitionTable) -> None:
-        if self.variant in ("hz37-local-promotion", "hz37-backup-clear-first"):
+        if not self.rules.isdisjoint(("hz37-local-promotion", "hz37-backup-clear-first")):
             self._follow_table(out, old, new)
 
     def _start(self, out: _Out) -> None:

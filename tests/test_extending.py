@@ -158,12 +158,17 @@ def test_every_table_of_the_guide_is_a_variant_table_starting_with_fixed() -> No
 
 
 def _branch_names(tree: ast.AST) -> set[str]:
-    """The variant names a module's code branches on: string constants compared with `variant`
-    or `self.variant`, and the keys of a dict looked up by `self.variant`."""
+    """The variant and rule names a module's code branches on: string constants compared with
+    `variant` or `self.variant`, tested for membership in `self.rules` (``"name" in
+    self.rules``, ``self.rules.isdisjoint(("a", "b"))``), and the keys of a dict looked up by
+    `self.variant`."""
 
     def is_variant(node: ast.AST) -> bool:
         return (isinstance(node, ast.Name) and node.id == "variant") or (
             isinstance(node, ast.Attribute) and node.attr == "variant")
+
+    def is_rules(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "rules"
 
     def strings(node: ast.AST) -> set[str]:
         return {n.value for n in ast.walk(node)
@@ -173,6 +178,12 @@ def _branch_names(tree: ast.AST) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and is_variant(node.left):
             found |= set().union(*(strings(c) for c in node.comparators))
+        elif (isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn)
+              and is_rules(node.comparators[0])):
+            found |= strings(node.left)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "isdisjoint" and is_rules(node.func.value)):
+            found |= set().union(*(strings(a) for a in node.args))
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
               and node.func.attr == "get" and isinstance(node.func.value, ast.Dict)
               and node.args and is_variant(node.args[0])):
@@ -183,8 +194,9 @@ def _branch_names(tree: ast.AST) -> set[str]:
 @pytest.mark.parametrize("path", list(TABLES))
 def test_every_branch_names_a_declared_variant_and_every_flaw_has_one(path: str) -> None:
     """Step 3 of the guide: a branch on a name no table declares never fires (a typo), and a
-    declared variant with no branch behaves as `fixed`."""
-    declared = set(TABLES[path].VARIANT_TABLE)
+    declared variant or release rule with no branch behaves as `fixed`."""
+    module = TABLES[path]
+    declared = set(module.VARIANT_TABLE) | set(getattr(module, "RULE_TABLE", {}))
     branched = _branch_names(ast.parse((ROOT / path).read_text()))
     assert branched - declared == set()
     assert declared - branched - {"fixed"} == set()

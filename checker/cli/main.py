@@ -31,6 +31,8 @@ from partsafe.checker.cli.options import (
     STRICT_HELP,
     fail,
     parse_only,
+    parse_profile,
+    profile_option,
     scope_options,
     variants_epilog,
 )
@@ -109,6 +111,7 @@ for _command in (validate, parse, simulate):
               help="protocol variant: a historical flaw or a design question of MODEL (listed "
                    "below), or fixed for the current design; `partsafe explain SPEC` names the "
                    "variants that break SPEC")
+@profile_option
 @scope_options
 @click.option("--max-depth", type=int, help="stop after this BFS depth (result: incomplete)")
 @click.option("--max-states", type=int, help="stop after this many distinct states")
@@ -146,7 +149,8 @@ for _command in (validate, parse, simulate):
                    f"{PLANNER_DEFAULT_REPLICAS}, at most {PLANNER_MAX_REPLICAS}); "
                    f"ignite-rebalance: the partition's replica count (default "
                    f"{catalog.IGNITE.params['replicas'].default})")
-def check(model: str | None, variant: str, max_depth: int | None, max_states: int | None,
+def check(model: str | None, variant: str, profile: str, max_depth: int | None,
+          max_states: int | None,
           max_seconds: float | None, checkpoint_file: Path | None, checkpoint_every: float,
           only_targets: tuple[str, ...], workers: int, symmetry: bool, keep_going: bool,
           until: str | None, strict: bool, as_json: bool,
@@ -183,13 +187,17 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
         if model != catalog.IGNITE.name:
             fail("--replicas applies to models planner and ignite-rebalance only")
         overrides["replicas"] = replicas
+    chosen = parse_profile(profile)
     if model is None:
         if variant != "fixed" or overrides or trace_out or checkpoint_file or only or until:
             fail("--variant, scope options, --only, --until, --trace-out and --checkpoint need "
                  "a MODEL")
-        entries = list(catalog.MODELS.values())
+        entries = [e for e in catalog.MODELS.values() if chosen.covers(e.name)]
     elif model not in catalog.MODELS:
         fail(f"unknown model {model!r}; known: {', '.join(MODEL_NAMES)}")
+    elif not chosen.covers(model):
+        fail(f"--profile {profile} does not cover model {model} (it covers "
+             f"{', '.join(chosen.models)})")
     else:
         entries = [catalog.get(model)]
     if until is not None:
@@ -207,10 +215,11 @@ def check(model: str | None, variant: str, max_depth: int | None, max_states: in
     if checkpoint_file is not None:
         checkpoint = _checkpoint(checkpoint_file, checkpoint_every, show_progress)
     try:
-        report = check_models(entries, variant, overrides, planner=model is None, strict=strict,
+        report = check_models(entries, variant, overrides,
+                              planner=model is None and chosen.covers("planner"), strict=strict,
                               bounds=bounds, symmetry=symmetry, keep_going=keep_going,
                               until=until, checkpoint=checkpoint, workers=workers, only=only,
-                              watcher=ProgressView if show_progress else None)
+                              watcher=ProgressView if show_progress else None, profile=profile)
     except CheckError as exc:
         fail(str(exc))
     except Interrupted as exc:
@@ -340,27 +349,34 @@ def zoo(strict: bool, as_json: bool, junit_file: str | None, progress: bool | No
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="replay under this release profile (default: the one the artifact was "
+                   "found under); `partsafe profiles` lists them")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
-def replay(file: str, as_json: bool) -> None:
+def replay(file: str, profile: str | None, as_json: bool) -> None:
     """Re-execute a counterexample artifact (from `check --trace-out`) step by step.
 
     Exit status 1 when the violation reproduces, 0 when the spec holds at the end."""
     started = time.perf_counter()
+    if profile is not None:
+        parse_profile(profile)
     try:
         doc = artifact.read(file)
-        model, trace, message = artifact.replay(doc, file)
+        model, trace, message = artifact.replay(doc, file, profile)
     except ArtifactError as exc:
         fail(str(exc))
     reproduced = message is not None
     if as_json:
-        click.echo(dumps({"file": file, "spec": doc["spec"], "reproduced": reproduced,
+        click.echo(dumps({"file": file, "spec": doc["spec"], "profile": model.profile,
+                          "reproduced": reproduced,
                           "message": message, "depth": trace.depth,
                           "trace": steps_json(model, trace)}))
     else:
         console = stdout()
         title = f"{doc['spec']}: {message}" if reproduced else f"{doc['spec']} holds at the end"
         render_trace(console, model, trace, title)
-        print_verdict(console, f"replay of {file} ({trace.depth} steps)",
+        under = "" if model.profile == "fixed" else f", profile {model.profile}"
+        print_verdict(console, f"replay of {file} ({trace.depth} steps{under})",
                       "violation" if reproduced else "ok", time.perf_counter() - started,
                       f"violation reproduced: {doc['spec']} broken again" if reproduced
                       else f"{doc['spec']} holds: the violation did not reproduce")

@@ -12,6 +12,7 @@ from typing import NoReturn, TypeVar
 import click
 
 from partsafe.checker.protocols import catalog
+from partsafe.refimpl import profiles
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -43,6 +44,23 @@ def variants_epilog() -> str:
                                initial_indent=f"  {', '.join(models)}: ",
                                subsequent_indent="      ")
     return "\n".join(lines)
+
+
+def profile_option(func: F) -> F:
+    """``--profile NAME``: the release profile whose rules the protocols follow
+    (refimpl/profiles.py)."""
+    return click.option(
+        "--profile", default="fixed", show_default=True, metavar="PROFILE",
+        help=f"release profile: the rules a shipped release line's code follows "
+             f"({', '.join(profiles.PROFILES)}); `partsafe profiles` lists them")(func)
+
+
+def parse_profile(name: str) -> profiles.Profile:
+    """The profile `--profile NAME` names; a usage error naming the known ones otherwise."""
+    try:
+        return profiles.get(name)
+    except ValueError as exc:
+        fail(f"--profile: {exc}")
 
 
 def scope_options(func: F) -> F:

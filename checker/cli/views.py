@@ -94,7 +94,9 @@ def render_check(console: Console, report: CheckReport, seconds: float) -> None:
         what = f"check of {len(report.runs)} models and the planner at their default scopes"
     else:
         run = report.runs[0]
-        what = f"check {run.result.model} ({run.result.variant}) at {scope_words(run.params)}"
+        label = (run.result.variant if run.result.profile == "fixed"
+                 else f"{run.result.variant}, profile {run.result.profile}")
+        what = f"check {run.result.model} ({label}) at {scope_words(run.params)}"
     print_verdict(console, what, report.verdict, seconds,
                   verdict_detail([run.result for run in report.runs], report.known))
 

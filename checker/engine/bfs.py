@@ -139,6 +139,7 @@ class Search:
         self.checkpoint = checkpoint
         self.workers = workers
         self.signature = {"model": model.name, "variant": model.variant,
+                          "profile": model.profile,
                           "scope": dict(model.scope), "symmetry": self.rep is not None,
                           "stop_at_first": stop_at_first, "until": until}
 
@@ -253,6 +254,7 @@ class Search:
         return Result(
             model=model.name,
             variant=model.variant,
+            profile=model.profile,
             scope=dict(model.scope),
             symmetry=rep is not None,
             result=verdict,

@@ -78,6 +78,8 @@ class Model(ABC, Generic[S]):
     name: str = "model"
     #: the variant of the protocol this model runs (``fixed`` for the current design)
     variant: str = "fixed"
+    #: the release profile whose rules the protocol follows (refimpl/profiles.py)
+    profile: str = "fixed"
     #: the scope the model was built at, for reports (set by each model's constructor)
     scope: dict[str, Any]
     #: False for one part of a scope split by fault targets (`ActorModel.restrict`): its goals

@@ -73,6 +73,8 @@ class Result:
     goals: list[GoalResult]
     incomplete_reason: str | None = None
     table_bytes: int = 0
+    #: the release profile the model followed (refimpl/profiles.py)
+    profile: str = "fixed"
     #: the depth a checkpoint was resumed at, when the search began in an earlier process
     resumed_at: int | None = None
     #: processes that expanded the levels (1: the searching process itself)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from partsafe.checker.engine.model import Model
+from partsafe.refimpl import profiles
+from partsafe.refimpl.profiles import Profile
 from partsafe.refimpl.variants import Variant
 
 __all__ = ["ModelEntry", "Param", "Variant"]
@@ -33,7 +35,8 @@ class Param:
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One model of `partsafe check`: `build(variant, scope)` makes its `Model`."""
+    """One model of `partsafe check`: `build(variant, scope, rules)` makes its `Model`, where
+    `rules` are the release rules of a profile (refimpl/profiles.py)."""
 
     name: str
     title: str
@@ -41,7 +44,7 @@ class ModelEntry:
     params: dict[str, Param]
     #: the protocol's variant table, by name (several models may share one)
     variant_table: Mapping[str, Variant]
-    build: Callable[[str, dict[str, int]], Model[Any]]
+    build: Callable[[str, dict[str, int], frozenset[str]], Model[Any]]
     #: action kinds, so that kinds that never fired are reported
     action_kinds: tuple[str, ...] = ()
 
@@ -67,9 +70,20 @@ class ModelEntry:
             entries[name] = (v.breaks, dict(v.zoo_scope))
         return entries
 
-    def scope(self, overrides: dict[str, int] | None = None) -> dict[str, int]:
-        """The default scope with `overrides` applied; unknown or too small values raise."""
+    def profile(self, name: str) -> Profile:
+        """Profile `name`, which must cover this model; ValueError otherwise."""
+        profile = profiles.get(name)
+        if not profile.covers(self.name):
+            raise ValueError(f"profile {name} does not cover model {self.name} (it covers "
+                             f"{', '.join(profile.models)})")
+        return profile
+
+    def scope(self, overrides: dict[str, int] | None = None,
+              profile: str = "fixed") -> dict[str, int]:
+        """The default scope, changed by `profile`'s defaults (Hazelcast's cap of 10 parallel
+        migrations), with `overrides` applied; unknown or too small values raise."""
         scope = {k: p.default for k, p in self.params.items()}
+        scope.update(self.profile(profile).scope_of(self.name))
         for key, value in (overrides or {}).items():
             if key not in self.params:
                 known = ", ".join(f"--{k}" for k in self.params)
@@ -81,9 +95,14 @@ class ModelEntry:
             scope[key] = value
         return scope
 
-    def make(self, variant: str = "fixed", overrides: dict[str, int] | None = None) -> Model[Any]:
-        """The model of `variant` at the default scope changed by `overrides`."""
+    def make(self, variant: str = "fixed", overrides: dict[str, int] | None = None,
+             profile: str = "fixed") -> Model[Any]:
+        """The model of `variant` under release profile `profile` (its rules, and then the
+        variant's), at the profile's default scope changed by `overrides`."""
         if variant not in self.variants:
             raise ValueError(f"unknown variant {variant!r} of model {self.name}; "
                              f"known: {', '.join(self.variants)}")
-        return self.build(variant, self.scope(overrides))
+        rules = self.profile(profile).rules_of(self.name)
+        model = self.build(variant, self.scope(overrides, profile), rules)
+        model.profile = profile
+        return model

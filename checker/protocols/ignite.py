@@ -195,9 +195,10 @@ class IgniteModel(ActorModel):
                       writes_stable)]
 
 
-def build_ignite(variant: str, scope: dict[str, int]) -> IgniteModel:
+def build_ignite(variant: str, scope: dict[str, int],
+                 rules: frozenset[str] = frozenset()) -> IgniteModel:
     proto = IgniteRebalance(nodes=scope["nodes"], spares=scope["spares"],
-                            replicas=scope["replicas"], variant=variant,
+                            replicas=scope["replicas"], variant=variant, rules=rules,
                             persistent=bool(scope["persistent"]),
                             on_disappeared=bool(scope["on-disappeared"]),
                             max_term=scope["max-term"])

@@ -91,9 +91,11 @@ def _busy(node: str, state: Hashable) -> bool:
     return st.claim is not None or not st.joined
 
 
-def build_membership(variant: str, scope: dict[str, int]) -> ActorModel:
-    """The membership model of `variant` at `scope` (the entry's parameters)."""
-    proto = Membership(scope["members"], scope["joiners"], variant)
+def build_membership(variant: str, scope: dict[str, int],
+                     rules: frozenset[str] = frozenset()) -> ActorModel:
+    """The membership model of `variant` at `scope` (the entry's parameters), following the
+    release `rules` (refimpl/profiles.py)."""
+    proto = Membership(scope["members"], scope["joiners"], variant, rules)
     budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
                     suspicions=scope["suspicions"], losses=scope["losses"],
                     duplications=scope["duplications"], publishes=scope["publishes"])

@@ -95,10 +95,11 @@ def _partition_busy(node: str, state: Hashable) -> bool:
 def _partition_builder(name: str, protocol: str) -> Callable[[str, dict[str, int]], Model[Any]]:
     """The build function of model `name`, which runs `protocol` ("3.7" or "4.1")."""
 
-    def build(variant: str, scope: dict[str, int]) -> ActorModel:
+    def build(variant: str, scope: dict[str, int],
+              rules: frozenset[str] = frozenset()) -> ActorModel:
         proto = PartitionService(scope["members"], scope["joiners"], scope["partitions"],
                                  scope["backups"], protocol, variant,
-                                 max_parallel=scope.get("max-parallel", 1))
+                                 max_parallel=scope.get("max-parallel", 1), rules=rules)
         budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
                         shutdowns=scope["shutdowns"], losses=scope["losses"],
                         reorders=scope["reorders"])

@@ -20,6 +20,7 @@ from typing import Any
 
 from partsafe.checker.engine.model import Action, Goal, Model, Property
 from partsafe.checker.protocols.entry import ModelEntry, Param
+from partsafe.refimpl.profiles import check_rules
 from partsafe.refimpl.variants import Variant, variant_table
 
 WORKING, PREPARED, COMMITTED, ABORTED = 0, 1, 2, 3  # rmState
@@ -43,12 +44,14 @@ class TwoPhase(Model[int]):
 
     name = "twophase"
 
-    def __init__(self, rms: int = 3, variant: str = "fixed") -> None:
+    def __init__(self, rms: int = 3, variant: str = "fixed", rules: Iterable[str] = ()) -> None:
         if rms < 1:
             raise ValueError("--rms must be at least 1")
         if variant not in VARIANT_TABLE:
             raise ValueError(f"unknown twophase variant {variant!r}; known: "
                              f"{', '.join(VARIANT_TABLE)}")
+        # TwoPhase is no shipped protocol: it has no release rules (refimpl/profiles.py)
+        check_rules("twophase", rules, {})
         n = rms
         self.n = n
         self.variant = variant
@@ -166,6 +169,6 @@ TWOPHASE = ModelEntry(
     seed="TwoPhase.tla",
     params={"rms": Param(3, "resource managers", 1)},
     variant_table=VARIANT_TABLE,
-    build=lambda variant, scope: TwoPhase(scope["rms"], variant),
+    build=lambda variant, scope, rules: TwoPhase(scope["rms"], variant, rules),
     action_kinds=ACTION_KINDS,
 )

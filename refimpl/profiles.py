@@ -1,0 +1,241 @@
+"""Release profiles: what a shipped release line of Hazelcast or Ignite 3 does, as a set of rules
+of the reference implementation (docs/profiles.md).
+
+partsafe's protocols follow the designs, with partsafe's own repairs: that is ``fixed``. A
+*rule* is one place where a release line's code does something else; each protocol declares its
+rules in a ``RULE_TABLE`` beside its handlers (refimpl/membership.py, refimpl/partition_service.py,
+refimpl/ignite.py), each row citing the source it was read from (repository, tag or commit, file
+and method). A *profile* names, for each model of `partsafe check` it covers, the rules that
+release line's code follows. A protocol's handlers branch on ``"rule-name" in self.rules``, as
+they do on a variant: a variant is one more rule (``--variant`` on top of a profile adds it), and
+a profile may name a variant where the release line shipped that flaw (Hazelcast 3.7's members
+carry no list version: ``hz38-unordered-members``).
+
+Two profiles are not releases: ``fixed`` (no rule: the designs with partsafe's repairs, each
+justified where it is made) and ``design`` (the designs' text where partsafe repairs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = ["PROFILES", "Profile", "Rule", "Source", "check_rules", "get", "rule_table"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a rule was read: `repo` (``hazelcast/hazelcast``), `ref` (a tag or a commit), `path`
+    in that repository, and `method` (``InternalPartitionServiceImpl.applyCompletedMigrations``)."""
+
+    repo: str
+    ref: str
+    path: str
+    method: str
+
+    def __str__(self) -> str:
+        return f"{self.repo}@{self.ref} {self.path} {self.method}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule a release line's code follows where ``fixed`` does something else.
+
+    `doc` says what the code does, `fixed` what partsafe's design does instead and why, and
+    `sources` where the code's rule was read (at least one)."""
+
+    name: str
+    doc: str
+    fixed: str
+    sources: tuple[Source, ...]
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.doc or not self.fixed:
+            raise ValueError(f"rule {self.name!r}: a rule needs a name, a doc and what fixed does")
+        if not self.sources:
+            raise ValueError(f"rule {self.name!r}: a rule cites at least one source")
+
+
+def rule_table(*rows: Rule) -> dict[str, Rule]:
+    """A protocol's rule table: `rows` by name, in order (a plain dict, as a variant table)."""
+    table: dict[str, Rule] = {}
+    for row in rows:
+        if row.name in table:
+            raise ValueError(f"rule {row.name!r} is declared twice")
+        table[row.name] = row
+    return table
+
+
+def check_rules(protocol: str, rules: Iterable[str],
+                *tables: Mapping[str, object]) -> frozenset[str]:
+    """`rules` as a frozenset, each a name of one of `tables` (the protocol's rule table and
+    variant table); raises ValueError naming the first unknown one."""
+    names = frozenset(rules) - {"fixed"}
+    for name in sorted(names):
+        if not any(name in table for table in tables):
+            known = ", ".join(n for table in tables for n in table if n != "fixed")
+            raise ValueError(f"unknown {protocol} rule {name!r}; known: {known}")
+    return names
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A release line (or ``design`` / ``fixed``): for each model it covers, the rules its code
+    follows, and the scope defaults it changes (Hazelcast's cap of 10 parallel migrations)."""
+
+    name: str
+    title: str
+    doc: str
+    #: model of `partsafe check` -> the rules of its protocol this profile follows
+    rules: Mapping[str, tuple[str, ...]]
+    #: model -> scope defaults this profile changes, by option name
+    scope: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: model -> spec -> finding id: what the profile's search at the model's default scope
+    #: breaks (docs/findings.md); `partsafe zoo --profile` expects exactly these
+    findings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", MappingProxyType(
+            {m: tuple(r) for m, r in self.rules.items()}))
+        object.__setattr__(self, "scope", MappingProxyType(
+            {m: MappingProxyType(dict(s)) for m, s in self.scope.items()}))
+        object.__setattr__(self, "findings", MappingProxyType(
+            {m: MappingProxyType(dict(f)) for m, f in self.findings.items()}))
+        extra = (set(self.scope) | set(self.findings)) - set(self.rules)
+        if extra:
+            raise ValueError(f"profile {self.name!r}: scope or findings for models it does not "
+                             "cover: "
+                             f"{', '.join(sorted(extra))}")
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models of `partsafe check` this profile covers."""
+        return tuple(self.rules)
+
+    def covers(self, model: str) -> bool:
+        return model in self.rules
+
+    def rules_of(self, model: str) -> frozenset[str]:
+        """The rules this profile follows in `model`; ValueError if it does not cover it."""
+        if model not in self.rules:
+            raise ValueError(f"profile {self.name} does not cover model {model} (it covers "
+                             f"{', '.join(self.models)})")
+        return frozenset(self.rules[model])
+
+    def scope_of(self, model: str) -> dict[str, int]:
+        return dict(self.scope.get(model, {}))
+
+
+_ALL_MODELS = ("membership", "migration", "shutdown", "parallel", "ignite-rebalance",
+               "twophase", "planner")
+_HAZELCAST = ("hz-3.7", "hz-3.9", "hz-4.1", "hz-5")
+_IGNITE = ("ignite-3-table", "ignite-3-zone")
+
+# --- the rules of each profile, by protocol ------------------------------------------------------
+# Each block names the rules (RULE_TABLE or VARIANT_TABLE names of its protocol) a profile
+# follows, the scope defaults it changes, and the findings its full-scope search must report
+# (spec -> finding id of docs/findings.md; `partsafe zoo --profile` fails on any other result).
+
+#: Hazelcast membership (design 002; refimpl/membership.py), model membership
+MEMBERSHIP_RULES: dict[str, tuple[str, ...]] = {
+    "design": (),
+    "hz-3.7": (),
+    "hz-3.9": (),
+    "hz-4.1": (),
+    "hz-5": (),
+}
+MEMBERSHIP_FINDINGS: dict[str, dict[str, str]] = {}
+
+#: Hazelcast partition service (designs 000, 003, 004; refimpl/partition_service.py): models
+#: migration and shutdown (3.x's global table version) and parallel (4.1's per-partition versions)
+PARTITION_RULES: dict[str, tuple[str, ...]] = {
+    "design": (),
+    "hz-3.7": (),
+    "hz-3.9": (),
+    "hz-4.1": (),
+    "hz-5": (),
+}
+PARTITION_SCOPE: dict[str, dict[str, int]] = {}
+PARTITION_FINDINGS: dict[str, dict[str, dict[str, str]]] = {}
+
+#: Ignite 3's in-memory rebalance (design 001; refimpl/ignite.py), model ignite-rebalance
+IGNITE_RULES: dict[str, tuple[str, ...]] = {
+    "design": (),
+    "ignite-3-table": (),
+    "ignite-3-zone": (),
+}
+IGNITE_SCOPE: dict[str, dict[str, int]] = {}
+IGNITE_FINDINGS: dict[str, dict[str, str]] = {}
+
+
+def _models(name: str) -> dict[str, tuple[str, ...]]:
+    """Model -> rules of profile `name`, from the blocks above."""
+    rules: dict[str, tuple[str, ...]] = {}
+    if name in MEMBERSHIP_RULES:
+        rules["membership"] = MEMBERSHIP_RULES[name]
+    if name in PARTITION_RULES:
+        # 3.x ran one global table version (migration, shutdown); 4.1 on per-partition versions
+        for model in (("migration", "shutdown") if name in ("design", "hz-3.7", "hz-3.9")
+                      else ("parallel",) if name in ("hz-4.1", "hz-5") else ()):
+            rules[model] = PARTITION_RULES[name]
+        if name == "design":
+            rules["parallel"] = PARTITION_RULES[name]
+    if name in IGNITE_RULES:
+        rules["ignite-rebalance"] = IGNITE_RULES[name]
+    if name == "design" or name in _HAZELCAST:
+        rules["planner"] = ()  # the planner's decisions are MigrationPlanner's in every release
+    if name == "design":
+        rules["twophase"] = ()
+    return rules
+
+
+def _findings(name: str) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    if name in MEMBERSHIP_FINDINGS:
+        found["membership"] = MEMBERSHIP_FINDINGS[name]
+    found.update(PARTITION_FINDINGS.get(name, {}))
+    if name in IGNITE_FINDINGS:
+        found["ignite-rebalance"] = IGNITE_FINDINGS[name]
+    return found
+
+
+_TITLES = {
+    "design": ("the designs' text", "the designs 000-004 where partsafe repairs them: what the "
+               "design documents say, taken literally"),
+    "hz-3.7": ("Hazelcast 3.7 and 3.8", "the 3.7 partition service (000, 004) with 3.7's member "
+               "lists, before the 3.9 membership design"),
+    "hz-3.9": ("Hazelcast 3.9 to 3.12", "3.9's versioned member lists (002) with 3.x's partition "
+               "service on one global table version"),
+    "hz-4.1": ("Hazelcast 4.1 and 4.2", "parallel migrations on per-partition versions (003)"),
+    "hz-5": ("Hazelcast 5.x", "the 5.x code (read at 5.0-SNAPSHOT and the 2025 sources)"),
+    "ignite-3-table": ("Ignite 3, table-based rebalance (2024-05 to 2025-07)", "the table-era "
+                       "metastore keys and restart reentry through switch.reduce, the default "
+                       "from 2024-05-16 until colocation (86a07f62ccc, 2025-07-02)"),
+    "ignite-3-zone": ("Ignite 3, zone-based rebalance (from 2025-07)", "colocation: zone-based "
+                      "rebalance, no restart reentry (IGNITE-22522), the raft sequence token"),
+}
+
+#: every profile by name: ``fixed`` and ``design`` first, then the release lines, oldest first.
+#: The rule names are those of the protocols' RULE_TABLE and VARIANT_TABLE; a test checks each.
+PROFILES: dict[str, Profile] = {
+    "fixed": Profile("fixed", "the designs with partsafe's repairs",
+                     "the designs 000-004 as partsafe reads them, with the repairs "
+                     "docs/deviations.md justifies; every model's default",
+                     {m: () for m in _ALL_MODELS}),
+    **{name: Profile(name, *_TITLES[name], _models(name),
+                     scope={**({m: PARTITION_SCOPE[name] for m in ("parallel",)}
+                               if name in PARTITION_SCOPE else {}),
+                            **({"ignite-rebalance": IGNITE_SCOPE[name]}
+                               if name in IGNITE_SCOPE else {})},
+                     findings=_findings(name))
+       for name in ("design", *_HAZELCAST, *_IGNITE)},
+}
+
+
+def get(name: str) -> Profile:
+    """The profile named `name`; ValueError naming the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; known: {', '.join(PROFILES)}") from None
