@@ -779,7 +779,9 @@ def test_a_member_of_pending_kept_stopped_after_its_restart_stalls_the_rebalance
     Its stand-in here is the run of IGN-16 with the restart handler's read never answered.
     The change to [B,C] then waits for B's acknowledgement for ever: the run ends quiescent
     with stable [A,C], pending [B,C] and A leading a configuration it cannot commit in, and
-    IGN-CONVERGE holds only because the configuration [B,C] has no live majority."""
+    IGN-CONVERGE holds only because the configuration [B,C] has no live majority. IGN-PROGRESS
+    flags that stall (finding IGN-18; the table era's handler,
+    tests/protocols/test_ignite_profiles.py)."""
     doc = _saved("ignite_restart_while_joining")
     m, trace, _ = replay(dict(doc, steps=doc["steps"][:38]), "kept-stopped")
     world = trace.steps[-1][1]
@@ -795,6 +797,7 @@ def test_a_member_of_pending_kept_stopped_after_its_restart_stalls_the_rebalance
     assert b.raft is None and a.raft is not None and a.raft.role == LEADER
     assert a.raft.last.peers == N("BC") and a.raft.commit < len(a.raft.log)
     assert judge(m, end, "IGN-CONVERGE") is None and judge(m, end, "IGN-RESTART") is None
+    assert "pending [B,C] lacks a live majority" in (judge(m, end, "IGN-PROGRESS") or "")
 
 
 def test_no_lost_reduction() -> None:

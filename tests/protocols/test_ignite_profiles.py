@@ -1,7 +1,7 @@
 """Ignite 3's release profiles (refimpl/profiles.py, the rules of refimpl/ignite.py's
 `RULE_TABLE`): each rule against the fixed design from one concrete state, the runs the profiles'
-findings rest on (docs/findings.md, IGN-18 to IGN-21), IGN-PROGRESS, and the lassos of a rebalance
-that loops, with and without the raft sequence token."""
+findings rest on (docs/findings.md, IGN-18 and IGN-19), IGN-PROGRESS, and the lassos of a
+rebalance that loops, with and without the raft sequence token (IGN-7)."""
 
 from __future__ import annotations
 
@@ -266,7 +266,7 @@ def _loop_start(variant: str, profile: str, window: int) -> tuple[Any, World]:
 ])
 def test_a_switch_append_that_is_never_cleared_loops_and_the_search_reports_it(
         variant: str, profile: str, window: int, cycle: int) -> None:
-    """IGN-FINITE within a bound (findings IGN-7 and IGN-20): after the reentry of IGN-3, C
+    """IGN-FINITE within a bound (finding IGN-7): after the reentry of IGN-3, C
     leaves the data nodes and every stable switch takes the switch.append branch again. A
     search bounded by 4,000 states, which a queue of watch events to a node that never takes
     them keeps from ever completing, reports the cycle it explored."""
