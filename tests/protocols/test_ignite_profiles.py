@@ -185,10 +185,12 @@ def test_the_designs_reentry_stalls_a_rebalance_that_needs_the_restarted_node() 
 @pytest.mark.parametrize(("name", "spec", "depth"), [
     ("ignite_table_keeps_append", "IGN-CONVERGE", 45),
     ("ignite_zone_restart_keeps_peer", "IGN-RESTART", 4),
+    ("ignite_zone_two_leaders", "IGN-ONE-LEADER", 5),
 ])
 def test_the_profiles_shortest_counterexamples_replay(name: str, spec: str, depth: int) -> None:
     """The default scope's shortest counterexample of each profile (`partsafe check
-    ignite-rebalance --profile P --trace-out F`), replayed under its profile."""
+    ignite-rebalance --profile P --trace-out F`), and the zone era's two leaders in one term
+    (`--restarts 2 --baseline-changes 1`, finding IGN-19), replayed under their profile."""
     doc = _saved(name)
     m, trace, message = replay(doc, name)
     assert (doc["spec"], trace.depth, m.profile) == (spec, depth, doc["profile"])
