@@ -26,7 +26,14 @@ from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.checker.report import canonical
-from partsafe.refimpl.ignite import METASTORE, VARIANT_TABLE, IgniteRebalance, Invoke, Member
+from partsafe.refimpl.ignite import (
+    METASTORE,
+    RULE_TABLE,
+    VARIANT_TABLE,
+    IgniteRebalance,
+    Invoke,
+    Member,
+)
 from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
 from partsafe.specs.ignite import ignite_monitors
 
@@ -291,6 +298,7 @@ IGNITE = ModelEntry(
                              "the leader change once)", 1),
     },
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=build_ignite,
     action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder"),
 )

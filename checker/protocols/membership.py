@@ -12,7 +12,13 @@ from collections.abc import Hashable
 from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal
 from partsafe.checker.protocols.entry import ModelEntry, Param
-from partsafe.refimpl.membership import VARIANT_TABLE, Membership, MemberState, MembersUpdate
+from partsafe.refimpl.membership import (
+    RULE_TABLE,
+    VARIANT_TABLE,
+    Membership,
+    MemberState,
+    MembersUpdate,
+)
 from partsafe.specs.membership import MONITORS as MEMBERSHIP_MONITORS
 
 
@@ -120,6 +126,7 @@ MEMBERSHIP = ModelEntry(
         "publishes": Param(0, "periodic member list publishes that race newer updates"),
     },
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=build_membership,
     action_kinds=("deliver", "timer", "suspect", "heartbeat", "crash", "join", "false-suspect",
                   "drop", "duplicate", "timer-race"),

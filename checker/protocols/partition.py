@@ -18,6 +18,7 @@ from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.refimpl.partition_service import (
     LEFT,
     REQUESTED,
+    RULE_TABLE,
     VARIANT_TABLE,
     MigrationCommit,
     Node,
@@ -145,6 +146,7 @@ MIGRATION = ModelEntry(
     seed="000",
     params=_partition_params(joins=1, shutdowns=0),
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=_partition_builder("migration", "3.7"),
     action_kinds=PARTITION_ACTIONS,
 )
@@ -155,6 +157,7 @@ SHUTDOWN = ModelEntry(
     seed="004",
     params=_partition_params(joins=0, shutdowns=1),
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=_partition_builder("shutdown", "3.7"),
     action_kinds=PARTITION_ACTIONS,
 )
@@ -167,6 +170,7 @@ PARALLEL = ModelEntry(
                              **{"max-parallel": Param(2, "max.parallel.migrations per member",
                                                       1)}),
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=_partition_builder("parallel", "4.1"),
     action_kinds=PARTITION_ACTIONS,
 )
