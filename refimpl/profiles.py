@@ -140,10 +140,10 @@ _IGNITE = ("ignite-3-table", "ignite-3-zone")
 #: Hazelcast membership (design 002; refimpl/membership.py), model membership
 MEMBERSHIP_RULES: dict[str, tuple[str, ...]] = {
     "design": (),
-    "hz-3.7": (),
-    "hz-3.9": (),
-    "hz-4.1": (),
-    "hz-5": (),
+    "hz-3.7": ("hz38-unordered-members", "hz38-stale-master-list", "hz38-local-removal"),
+    "hz-3.9": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
+    "hz-4.1": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
+    "hz-5": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
 }
 MEMBERSHIP_FINDINGS: dict[str, dict[str, str]] = {}
 
