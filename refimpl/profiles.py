@@ -166,7 +166,16 @@ PARTITION_RULES: dict[str, tuple[str, ...]] = {
 #: Hazelcast's default hazelcast.partition.max.parallel.migrations (ClusterProperty, 003 §2.2)
 PARTITION_SCOPE: dict[str, dict[str, int]] = {"hz-4.1": {"max-parallel": 10},
                                               "hz-5": {"max-parallel": 10}}
-PARTITION_FINDINGS: dict[str, dict[str, dict[str, str]]] = {}
+PARTITION_FINDINGS: dict[str, dict[str, dict[str, str]]] = {
+    # HZ-PT-2: a destination's commit gone from every completed list; HZ-PT-12: a member that
+    # asked to leave accepts an in-flight migration as its destination
+    "design": {"shutdown": {"SHUT-ONLY-SOURCE": "HZ-PT-12"},
+               "parallel": {"SHUT-ONLY-SOURCE": "HZ-PT-12", "MIG-ATOMIC": "HZ-PT-2"}},
+    "hz-3.7": {"shutdown": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+    "hz-3.9": {"shutdown": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+    "hz-4.1": {"parallel": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+    "hz-5": {"parallel": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+}
 
 #: Ignite 3's in-memory rebalance (design 001; refimpl/ignite.py), model ignite-rebalance
 IGNITE_RULES: dict[str, tuple[str, ...]] = {
