@@ -44,7 +44,12 @@ Graceful shutdown (004): the member asks the master (retried, idempotent); the m
 without the shutdown-requested members, so they are only migration sources, and tells a member it
 may leave once the table no longer names it and no migration involves it.
 
-The historical flaws are variants (:data:`VARIANT_TABLE`).
+The historical flaws are variants (:data:`VARIANT_TABLE`). Where a shipped release's code does
+something else than the above, a release rule (:data:`RULE_TABLE`, named by the profiles of
+refimpl/profiles.py) makes the handlers follow the code: the new master's recovery from the
+completed lists alone and its version rules (000 §2.2), 4.1's publications (the periodic stamp
+check, completed migrations in batches, migration operations carrying their partition's completed
+migrations; 003 §1.2) and the shutdown of 004 without the destination's refusal.
 
 One file, one class of handlers: the partition service is one state machine (000, 003, 004) whose
 handlers share the master's bookkeeping (flights, queues, recovery, shutdown requests); read top to
@@ -1394,8 +1399,9 @@ class PartitionService(HeartbeatProtocol):
 
     @staticmethod
     def _with_version(table: PartitionTable, partition: int, version: int) -> PartitionTable:
-        """`table` with partition `partition` at `version`, its replicas kept (4.1's
-        ``new ReadonlyInternalPartition(replicas, partitionId, version)``)."""
+        """`table` with partition `partition` at `version`, its replicas kept (003 §1.2's
+        per-partition versions; 4.1's ``new ReadonlyInternalPartition(replicas, partitionId,
+        version)``)."""
         versions = list(table.versions)
         versions[partition] = version
         return PartitionTable._unchecked(table.replicas, tuple(versions), table.version,
@@ -1642,7 +1648,8 @@ class PartitionService(HeartbeatProtocol):
 
     @staticmethod
     def _idle(st: Node) -> bool:
-        """``PublishPartitionRuntimeStateTask`` checks the members' tables only when no migration
+        """Rule ``publish-when-idle`` (the stamp of 003 §1.3):
+        ``PublishPartitionRuntimeStateTask`` checks the members' tables only when no migration
         task runs or waits (``MigrationManager.hasOnGoingMigration``: the running
         ``MigrationPlanTask`` counts until its last migration is done), migrations are not
         paused, and the master is not shutting down (``NodeState.ACTIVE``)."""
