@@ -170,10 +170,13 @@ def run_profile_zoo(profile: str, bounds: Bounds | None = None, workers: int = 1
     Each model the profile covers is searched at its default scope under the profile, going on
     past each spec's first violation (`--keep-going`), so the search lists every spec it breaks
     with the depth of its shortest counterexample. The profile declares the findings its
-    searches must report (`Profile.findings`, ids of docs/findings.md): the verdict is ``ok``
-    when every search is complete and breaks exactly those specs, ``violation`` when a search
-    breaks another spec or misses a declared one, ``incomplete`` when a bound ended a search
-    before that could be told. The planner has no release rule and is left to `partsafe zoo`.
+    searches must report (`Profile.findings`, ids of docs/findings.md); a model's search ends
+    once every finding declared for it is found (as `--until` does for one spec: the levels up
+    to that depth are judged for every spec, the levels beyond it are not searched), and runs to
+    its end when none is declared. The verdict is ``ok`` when every search breaks exactly the
+    declared specs (and, with none declared, is complete), ``violation`` when a search breaks
+    another spec or misses a declared one, ``incomplete`` when a bound ended a search before
+    that could be told. The planner has no release rule and is left to `partsafe zoo`.
     Raises what `run_check` raises, and ValueError for an unknown profile.
     """
     chosen = profiles.get(profile)
@@ -183,10 +186,11 @@ def run_profile_zoo(profile: str, bounds: Bounds | None = None, workers: int = 1
     for entry in catalog.MODELS.values():
         if not chosen.covers(entry.name):
             continue
-        run = run_check(entry, "fixed", {}, bounds=bounds or Bounds(), symmetry=True,
-                        keep_going=True, workers=workers, watcher=watcher, profile=profile)
-        r = run.result
         declared = dict(chosen.findings.get(entry.name, {}))
+        run = run_check(entry, "fixed", {}, bounds=bounds or Bounds(), symmetry=True,
+                        keep_going=True, until=frozenset(declared) or None, workers=workers,
+                        watcher=watcher, profile=profile)
+        r = run.result
         broken = [{"spec": v.spec, "depth": v.trace.depth, "message": v.message,
                    "finding": declared.get(v.spec), "declared": v.spec in declared}
                   for v in r.violations]
@@ -206,6 +210,7 @@ def run_profile_zoo(profile: str, bounds: Bounds | None = None, workers: int = 1
                        "transitions": r.transitions, "depth": r.depth,
                        "seconds": round(r.seconds, 3), "broken": broken, "missing": missing,
                        "goals_not_reached": gaps, "incomplete_reason": r.incomplete_reason,
+                       "searched_until": sorted(declared) if declared else None,
                        "command": check_command(entry.name, profile=profile) + " --keep-going"})
     verdict = ("violation" if "violation" in verdicts else
                "incomplete" if "incomplete" in verdicts else "ok")
