@@ -110,6 +110,13 @@ class P:
 
     def describe(self, st: int) -> str:
         return str(st + 1)
+
+    def on_timer(self, st: int) -> int:
+        return _check(st, 0) + 1
+
+
+def _check(n: int, low: int) -> int:
+    return n - low
 '''
 
 
@@ -126,7 +133,7 @@ def where(line: int, text: str, nth: int = 0) -> tuple[tuple[int, int], tuple[in
     (4, "3", "core/NumberReplacer", "module level"),
     (8, '"""A protocol."""', "core/NumberReplacer", "docstring"),
     (10, "None", "core/ReplaceBinaryOperator_BitOr_Add", "type hint"),
-    (17, "+", "core/ReplaceBinaryOperator_Add_Sub", "raise"),
+    (17, "+", "core/ReplaceBinaryOperator_Add_Sub", "message text"),
     (18, "is", "core/ReplaceComparisonOperator_Is_Eq", "`is Class` read as `== Class`"),
     (21, "-", "core/ReplaceBinaryOperator_Sub_Add", "variant or profile rule only"),
     (23, "self._legacy(st)", "core/ReplaceBinaryOperator_Mul_Add",
@@ -135,16 +142,23 @@ def where(line: int, text: str, nth: int = 0) -> tuple[tuple[int, int], tuple[in
     (25, "|", "core/ReplaceBinaryOperator_BitOr_BitAnd", "type hint"),
     (28, "*", "core/ReplaceBinaryOperator_Mul_Add", "variant or profile rule only"),
     (31, "+", "core/ReplaceBinaryOperator_Add_Sub", "presentation"),
-    (16, ">", "core/ReplaceComparisonOperator_Gt_GtE", None),
+    (16, ">", "core/ReplaceComparisonOperator_Gt_GtE", "input check"),
+    (34, "0", "core/NumberReplacer", "input validation"),
+    (34, "+", "core/ReplaceBinaryOperator_Add_Sub", None),
+    (37, "-", "core/ReplaceBinaryOperator_Sub_Add", "input validation"),
     (18, "is", "core/ReplaceComparisonOperator_Is_IsNot", None),
     (22, "not self.strict", "core/AddNot", None),
     (25, "+", "core/ReplaceBinaryOperator_Add_Sub", None),
     (12, "not in", "core/ReplaceComparisonOperator_NotEq_Eq", None),
 ])
-def test_scope(line: int, text: str, operator: str, reason: str | None) -> None:
+def test_scope(line: int, text: str, operator: str, reason: str | None,
+               monkeypatch: pytest.MonkeyPatch) -> None:
     """The handler's logic is in scope; a module constant, a docstring, a type hint, a raise and
-    its message, ``is Class`` as ``==``, an assert, presentation and the code only a rule runs (a
-    rule's branch, a flag set from the rules, a method called only there) are not."""
+    its message, the condition of an ``if`` that only raises, ``is Class`` as ``==``, an assert,
+    presentation, an input check and a call of it, and the code only a rule runs (a rule's branch,
+    a flag set from the rules, a method called only there) are not."""
+    monkeypatch.setitem(bench.SKIPPED_FUNCTIONS, "refimpl/p.py",
+                        {"_check": "input validation: a bound"})
     spans = bench.scope_spans(SOURCE, "refimpl/p.py")
     got = bench.out_of_scope(spans, operator, *where(line, text))
     assert (got if got is None else got.split(":")[0]) == reason
@@ -193,36 +207,78 @@ def pool() -> list[bench.Mutant]:
     return bench.with_ids(mutant(n, str(n), f"        x = {n}") for n in range(1, 101))
 
 
-def test_the_sample_depends_on_seed_and_protocol_not_on_order() -> None:
+def test_the_sample_depends_on_the_seed_not_on_the_order() -> None:
     mutants = pool()
-    first = bench.sample(mutants, 20, 7, "planner")
+    first = bench.sample(mutants, 20, 7)
     assert len(first) == 20 == len({m.id for m in first})
-    assert bench.sample(list(reversed(mutants)), 20, 7, "planner") == first
-    assert bench.sample(mutants, 20, 8, "planner") != first
-    assert bench.sample(mutants, 20, 7, "ignite") != first
+    assert bench.sample(list(reversed(mutants)), 20, 7) == first
+    assert bench.sample(mutants, 20, 8) != first
     assert [m.id for m in first] == sorted(m.id for m in first)
-    assert bench.sample(mutants, 200, 7, "planner") == sorted(mutants, key=lambda m: m.id)
+    assert bench.sample(mutants, 200, 7) == sorted(mutants, key=lambda m: m.id)
+
+
+def test_the_sample_is_drawn_per_protocol() -> None:
+    """The same ids in two protocols rank differently."""
+    other = [bench._replace(m, protocol="ignite") for m in pool()]
+    assert [m.id for m in bench.sample(other, 20, 7)] != [m.id for m in bench.sample(pool(), 20,
+                                                                                      7)]
+
+
+def test_a_change_of_pool_changes_the_sample_by_that_mutant_only() -> None:
+    """An edit elsewhere in the code or a change of scope keeps the rest of the sample (and the
+    triage of its survivors)."""
+    mutants = pool()
+    first = bench.sample(mutants, 20, 7)
+    without = bench.sample([m for m in mutants if m != first[3]], 20, 7)
+    assert len(set(first) - set(without)) == 1 and len(set(without) - set(first)) == 1
+    added = bench._replace(mutants[0], id="refimpl/p.py:P.new:AddNot:ffffffffff")
+    assert len(set(bench.sample([*mutants, added], 20, 7)) - set(first)) <= 1
 
 
 # --- score --------------------------------------------------------------------------------------
 
 
-def result(outcome: str, verdict: str | None = None) -> bench.MutantResult:
-    triage = None if verdict is None else bench.Triage(
+def pair(outcome: str, verdict: str | None = None) -> tuple[str, bench.Triage | None]:
+    return outcome, None if verdict is None else bench.Triage(
         verdict, "why", "MEM-VERSION" if verdict == bench.MISSED else None)
-    return bench.MutantResult(mutant(1, "1", "x = 1"), outcome, "", "membership", 1.0, "",
-                              triage)
 
 
 def test_score_is_kills_over_the_non_equivalent() -> None:
-    s = bench.score([result(bench.KILLED), result(bench.ERROR), result(bench.TIMEOUT),
-                     result(bench.SURVIVED, bench.EQUIVALENT), result(bench.SURVIVED,
-                                                                       bench.MISSED),
-                     result(bench.SURVIVED), result(bench.UNDECIDED)])
+    """Every kind of kill counts; an undecided or untriaged mutant counts as not killed."""
+    s = bench.score([pair(bench.KILLED), pair(bench.ERROR), pair(bench.TIMEOUT),
+                     pair(bench.SURVIVED, bench.EQUIVALENT), pair(bench.SURVIVED, bench.MISSED),
+                     pair(bench.SURVIVED), pair(bench.UNDECIDED)])
     assert (s.sampled, s.killed, s.equivalent, s.missed, s.untriaged) == (7, 3, 1, 1, 1)
     assert s.score == 3 / 6
     assert s.as_json()["meets_target"] is False
-    assert bench.score([result(bench.SURVIVED, bench.EQUIVALENT)]).score is None
+    assert bench.score([pair(bench.SURVIVED, bench.EQUIVALENT)]).score is None
+
+
+def test_a_report_read_back_is_classified_by_the_triage_as_it_is_now() -> None:
+    """--rescore: the survivors take the current triage, the figures follow, and an entry for a
+    mutant no longer in scope is stale (an entry for another protocol's module is not)."""
+    def m(i: int, outcome: str) -> dict:
+        return {"id": f"refimpl/planner.py:plan:AddNot:{i:010d}", "outcome": outcome}
+
+    report = {"protocols": {"planner": {"modules": ["refimpl/planner.py"], "mutants": [
+        m(i, bench.KILLED) for i in range(8)] + [m(8, bench.SURVIVED), m(9, bench.SURVIVED)]}}}
+    equivalent = bench.Triage(bench.EQUIVALENT, "sorted already")
+    gone = "refimpl/planner.py:plan:AddNot:9999999999"
+    other = "refimpl/ignite.py:_elect:AddNot:0000000001"
+    bench.apply_triage(report, {m(8, "")["id"]: equivalent, gone: equivalent,
+                                other: equivalent}, lambda spec: True,
+                       {m(i, "")["id"] for i in range(10)})
+    p = report["protocols"]["planner"]
+    assert (p["equivalent"], p["untriaged"], p["score"]) == (1, 1, round(8 / 9, 4))
+    assert not report["meets_target"]
+    assert [s["triage"] and s["triage"]["verdict"] for s in report["survivors"]] == [
+        bench.EQUIVALENT, None]
+    assert report["stale_triage"] == [gone]
+    missed = bench.Triage(bench.MISSED, "w", "PLAN-OWNER")
+    bench.apply_triage(report, {m(8, "")["id"]: equivalent, m(9, "")["id"]: missed},
+                       lambda spec: spec == "PLAN-OWNER", set())
+    assert report["survivors"][1]["triage"]["spec_registered"] is True
+    assert report["protocols"]["planner"]["score"] == round(8 / 9, 4)
 
 
 # --- triage -------------------------------------------------------------------------------------

@@ -46,7 +46,6 @@ import hashlib
 import json
 import os
 import queue
-import random
 import re
 import shutil
 import signal
@@ -198,8 +197,9 @@ def scope_spans(source: str, module: str) -> list[Span]:
     docstrings, type hints (annotations and the type of a ``cast``), ``raise`` and ``assert``
     statements (an error and its message, an internal check), f-strings (messages), decorators,
     the functions and classes of `SKIPPED_NAMES` and `SKIPPED_FUNCTIONS`, ``kind is Class`` for
-    `IS_OPERATORS`, and the code only a variant or a profile's rule runs
-    (`_gated_spans`)."""
+    `IS_OPERATORS`, the condition of an ``if`` that only raises (an input check), a call of a
+    function left out (an input check's bounds, a message's parts), and the code only a variant or
+    a profile's rule runs (`_gated_spans`)."""
     tree = ast.parse(source)
     lines = source.split("\n")
     spans: list[Span] = []
@@ -230,6 +230,12 @@ def scope_spans(source: str, module: str) -> list[Span]:
             spans.append(_span(lines, node.args[0], "type hint"))
         elif isinstance(node, ast.Raise):
             spans.append(_span(lines, node, "raise: an error and its message"))
+        elif isinstance(node, ast.If) and not node.orelse \
+                and all(isinstance(b, ast.Raise) for b in node.body):
+            spans.append(_span(lines, node, "input check: a condition that only raises"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in skipped:
+            spans.append(_span(lines, node, skipped[node.func.id]))
         elif isinstance(node, ast.Assert):
             spans.append(_span(lines, node, "assert: an internal check"))
         elif isinstance(node, ast.JoinedStr):
@@ -351,13 +357,16 @@ def _gated_spans(tree: ast.Module, lines: Sequence[str]) -> list[Span]:
 
 
 def out_of_scope(spans: Iterable[Span], operator: str, start: Pos, end: Pos) -> str | None:
-    """Why a mutation of `operator` at `start`..`end` is left out, or None when it is in scope."""
+    """Why a mutation of `operator` at `start`..`end` is left out (the innermost region's reason),
+    or None when it is in scope."""
     if operator in SKIPPED_OPERATORS:
         return SKIPPED_OPERATORS[operator]
+    inner = None
     for span in spans:
-        if span.covers(start, end, operator):
-            return span.reason
-    return None
+        if span.covers(start, end, operator) and (
+                inner is None or (span.start, inner.end) >= (inner.start, span.end)):
+            inner = span
+    return None if inner is None else inner.reason
 
 
 # --- mutants --------------------------------------------------------------------------------------
@@ -425,18 +434,19 @@ def _replace(m: Mutant, **changes: Any) -> Mutant:
     return Mutant(**{**asdict(m), **changes})
 
 
-def sample(mutants: Sequence[Mutant], n: int, seed: int, protocol: str) -> list[Mutant]:
-    """`n` of a protocol's in-scope `mutants` (all if fewer), the same for the same mutants,
-    `seed` and `protocol` whatever their order: drawn from the mutants sorted by stable id, with a
-    generator seeded by `seed` and `protocol`, and returned in that sorted order."""
+def rank(m: Mutant, seed: int) -> str:
+    """A mutant's place in the draw: a hash of `seed`, its protocol and its stable id."""
+    return hashlib.sha256(f"{seed}:{m.protocol}:{m.id}".encode()).hexdigest()
+
+
+def sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Mutant]:
+    """`n` of a protocol's in-scope `mutants` (all if fewer), sorted by stable id: the `n` that
+    rank first (`rank`). The same mutants and `seed` give the same sample whatever their order,
+    and a mutant added to or gone from the pool (an edit of the code, a change of scope) changes
+    the sample by that mutant at most, so the triage of the others stays useful."""
     if n < 0:
         raise ValueError(f"a sample of {n} mutants")
-    pool = sorted(mutants, key=lambda m: m.id)
-    if len(pool) <= n:
-        return pool
-    rng = random.Random(f"{seed}:{protocol}")
-    picked = sorted(rng.sample(range(len(pool)), n))
-    return [pool[i] for i in picked]
+    return sorted(sorted(mutants, key=lambda m: rank(m, seed))[:n], key=lambda m: m.id)
 
 
 @dataclass
@@ -667,21 +677,14 @@ class MutantResult:
     check: str
     seconds: float
     diff: str
-    triage: Triage | None = None
 
-    def as_json(self, registered: Callable[[str], bool]) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         m = self.mutant
-        out: dict[str, Any] = {
+        return {
             "id": m.id, "where": m.where, "function": m.function, "operator": m.operator_short,
             "occurrence": m.occurrence, "outcome": self.outcome, "detail": self.detail,
             "check": self.check, "seconds": round(self.seconds, 2), "diff": self.diff,
         }
-        if self.outcome == SURVIVED:
-            t = self.triage
-            out["triage"] = None if t is None else {
-                "verdict": t.verdict, "why": t.why, "spec": t.spec,
-                "spec_registered": None if t.spec is None else registered(t.spec)}
-        return out
 
 
 @dataclass
@@ -713,20 +716,48 @@ class Score:
                 "meets_target": s is None or s >= TARGET}
 
 
-def score(results: Iterable[MutantResult]) -> Score:
-    """The figures of one protocol's results (survivors counted by their triage)."""
+def score(results: Iterable[tuple[str, Triage | None]]) -> Score:
+    """The figures of one protocol's (outcome, triage) pairs: a survivor counts by its triage
+    (equivalent, missed, or untriaged when it has none)."""
     s = Score()
-    for r in results:
+    for outcome, triage in results:
         s.sampled += 1
-        s.counts[r.outcome] += 1
-        if r.outcome == SURVIVED:
-            if r.triage is None:
+        s.counts[outcome] += 1
+        if outcome == SURVIVED:
+            if triage is None:
                 s.untriaged += 1
-            elif r.triage.verdict == EQUIVALENT:
+            elif triage.verdict == EQUIVALENT:
                 s.equivalent += 1
             else:
                 s.missed += 1
     return s
+
+
+def apply_triage(report: dict[str, Any], triage: dict[str, Triage],
+                 registered: Callable[[str], bool], in_scope: set[str]) -> dict[str, Any]:
+    """Classify the survivors of `report` (a run's, or one read back) by `triage` and compute
+    every protocol's figures, the survivors' list, and the stale triage entries: those for a
+    module of the report's protocols that name no mutant of `in_scope` (the ids of the code's
+    mutants in scope now)."""
+    survivors: list[dict[str, Any]] = []
+    for name, p in report["protocols"].items():
+        pairs: list[tuple[str, Triage | None]] = []
+        for m in p["mutants"]:
+            t = triage.get(m["id"]) if m["outcome"] == SURVIVED else None
+            m.pop("triage", None)
+            if m["outcome"] == SURVIVED:
+                m["triage"] = None if t is None else {
+                    "verdict": t.verdict, "why": t.why, "spec": t.spec,
+                    "spec_registered": None if t.spec is None else registered(t.spec)}
+                survivors.append({"protocol": name, **m})
+            pairs.append((m["outcome"], t))
+        p.update(score(pairs).as_json())
+    modules = {m for p in report["protocols"].values() for m in p["modules"]}
+    report["survivors"] = survivors
+    report["stale_triage"] = sorted(k for k in set(triage) - in_scope
+                                    if k.split(":")[0] in modules)
+    report["meets_target"] = all(p["meets_target"] for p in report["protocols"].values())
+    return report
 
 
 def check_command(model: str) -> list[str]:
@@ -764,16 +795,7 @@ class Workspace:
         self.all: list[Path] = []
         for k in range(jobs):
             root = base / f"copy-{k}"
-            package = root / "partsafe"
-            package.mkdir(parents=True)
-            for part in PACKAGE_PARTS:
-                src = source / part
-                if src.is_dir():
-                    shutil.copytree(src, package / part,
-                                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-                else:
-                    shutil.copy2(src, package / part)
-            _precompile(package)
+            _precompile(copy_package(source, root / "partsafe"))
             self.roots.put(root)
             self.all.append(root)
 
@@ -784,6 +806,20 @@ class Workspace:
             yield root
         finally:
             self.roots.put(root)
+
+
+def copy_package(source: Path, package: Path) -> Path:
+    """Copy the package's parts (`PACKAGE_PARTS`) from the repository `source` to `package`,
+    without bytecode."""
+    package.mkdir(parents=True)
+    for part in PACKAGE_PARTS:
+        src = source / part
+        if src.is_dir():
+            shutil.copytree(src, package / part,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(src, package / part)
+    return package
 
 
 def _precompile(package: Path) -> None:
@@ -893,9 +929,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--session-dir", type=Path,
                         help="keep cosmic-ray's session databases here (`cr-report "
                              "DIR/PROTOCOL.sqlite`)")
+    parser.add_argument("--rescore", type=Path, metavar="REPORT",
+                        help="run nothing: classify the survivors of an earlier JSON report by "
+                             "the triage file as it is now, and give the figures again")
     parser.add_argument("--json", action="store_true", help="also print the JSON report")
     args = parser.parse_args(argv)
     console = Console(stderr=args.json, highlight=False)
+    if not console.is_terminal:
+        console.width = 120  # a log file: the table unfolded
     if args.per_protocol < 1:
         parser.error("--per-protocol must be at least 1")
     if not 1 <= args.jobs <= MAX_JOBS:
@@ -904,11 +945,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--timeout must be positive")
     try:
         triage = load_triage(args.triage)
-    except TriageError as exc:
+        if args.rescore:
+            report = rescore(args.rescore)
+            in_scope = current_ids([PROTOCOLS[name] for name in report["protocols"]])
+        else:
+            ran = run(args, console)
+            if ran is None:
+                return 2
+            report, in_scope = ran
+    except (TriageError, ReportError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
+    apply_triage(report, triage, _registered(), in_scope)
+    render(console, report)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    console.print(f"report written to {escape(str(args.out))}")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0 if report["meets_target"] else 1
+
+
+class ReportError(ValueError):
+    """A report given to --rescore that cannot be read: the message names the file."""
+
+
+def rescore(path: Path) -> dict[str, Any]:
+    """An earlier run's JSON report, to classify again."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ReportError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("protocols"), dict) or any(
+            name not in PROTOCOLS or not isinstance(p, dict) or "mutants" not in p
+            for name, p in report["protocols"].items()):
+        raise ReportError(f"{path}: not a report of this benchmark (no protocols with mutants)")
+    return report
+
+
+def current_ids(protocols: Iterable[Protocol]) -> set[str]:
+    """The stable ids of `protocols`' mutants in scope in the code as it is now."""
+    with tempfile.TemporaryDirectory(prefix="partsafe-mutation-") as tmp:
+        package = copy_package(REPO, Path(tmp) / "partsafe")
+        return {m.id for p in protocols
+                for m in enumerate_mutants(p, package, Path(tmp) / f"{p.name}.sqlite").in_scope}
+
+
+def run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], set[str]] | None:
+    """Sample and run the mutants of the chosen protocols: the report without the triage's
+    figures (`apply_triage` adds them) and the ids of every mutant in scope; None when a
+    protocol's self-check fails."""
+    from importlib.metadata import version
+
     protocols = [PROTOCOLS[p] for p in (args.protocol or PROTOCOLS)]
-    registered = _registered()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="partsafe-mutation-") as tmp:
         base = Path(tmp)
@@ -922,9 +1012,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 checked = self_check(workspace, p)
             except SystemExit as exc:
                 console.print(f"[red]error:[/] {p.name}: {escape(str(exc))}")
-                return 2
+                return None
             found = enumerate_mutants(p, pristine, sessions / f"{p.name}.sqlite")
-            picked = sample(found.in_scope, args.per_protocol, args.seed, p.name)
+            picked = sample(found.in_scope, args.per_protocol, args.seed)
             timeouts = {m: args.timeout or max(20.0, 4 * s)
                         for m, s in checked["baseline_seconds"].items()}
             plans[p.name] = (found, picked, checked, timeouts)
@@ -932,32 +1022,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.print(f"{p.name}: {len(found.in_scope):,} mutants in scope "
                           f"({sum(found.left_out.values()):,} left out), {len(picked)} sampled; "
                           f"checks pass unmutated in {passing}; a broken module: "
-                          f"{checked['broken_module']['outcome']}")
+                          f"{checked['broken_module']['outcome'].replace('_', ' ')}")
         # the slowest protocols first, so that the two jobs finish together
         order = sorted(((p, m) for p in protocols for m in plans[p.name][1]),
                        key=lambda pm: -sum(plans[pm[0].name][2]["baseline_seconds"].values()))
         results: dict[str, list[MutantResult]] = {p.name: [] for p in protocols}
-        done = 0
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(run_mutant, workspace, m, p.checks, plans[p.name][3]): p
-                       for p, m in order}
-            for future in as_completed(futures):
+            futures = [pool.submit(run_mutant, workspace, m, p.checks, plans[p.name][3])
+                       for p, m in order]
+            for done, future in enumerate(as_completed(futures), 1):
                 r = future.result()
-                r.triage = triage.get(r.mutant.id) if r.outcome == SURVIVED else None
                 results[r.mutant.protocol].append(r)
-                done += 1
                 console.print(f"[{done}/{len(order)}] {r.mutant.protocol} {r.mutant.where} "
                               f"{r.mutant.operator_short}: {r.outcome.replace('_', ' ')} "
                               f"({escape(r.detail[:120])}, {r.seconds:.1f} s)")
         _record_sessions(sessions, plans, results)
-    report = build_report(args, protocols, plans, results, triage, registered,
-                          time.perf_counter() - started)
-    render(console, report)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    console.print(f"report written to {escape(str(args.out))}")
-    if args.json:
-        print(json.dumps(report, indent=2))
-    return 0 if report["meets_target"] else 1
+    per: dict[str, Any] = {}
+    for p in protocols:
+        found, _, checked, timeouts = plans[p.name]
+        per[p.name] = {
+            "modules": list(p.modules), "checks": list(p.checks),
+            "in_scope": len(found.in_scope), "left_out": dict(found.left_out.most_common()),
+            "self_check": checked, "timeout_seconds": timeouts,
+            "mutants": [r.as_json() for r in sorted(results[p.name], key=lambda r: r.mutant.id)],
+        }
+    report = {
+        "cosmic_ray": version("cosmic-ray"), "seed": args.seed,
+        "per_protocol": args.per_protocol, "timeout": args.timeout, "jobs": args.jobs,
+        "target": TARGET, "seconds": round(time.perf_counter() - started, 1), "protocols": per,
+    }
+    return report, {m.id for name in plans for m in plans[name][0].in_scope}
 
 
 def _record_sessions(sessions: Path, plans: dict[str, Any],
@@ -982,39 +1076,6 @@ def _record_sessions(sessions: Path, plans: dict[str, Any],
                                                          worker_outcome=WorkerOutcome.SKIPPED))
 
 
-def build_report(args: argparse.Namespace, protocols: Sequence[Protocol], plans: dict[str, Any],
-                 results: dict[str, list[MutantResult]], triage: dict[str, Triage],
-                 registered: Callable[[str], bool], seconds: float) -> dict[str, Any]:
-    """The JSON report: per protocol the figures and every sampled mutant; the survivors; the
-    triage entries that name no mutant in scope any more (stale)."""
-    from importlib.metadata import version
-
-    per: dict[str, Any] = {}
-    survivors: list[dict[str, Any]] = []
-    known_ids: set[str] = set()
-    for p in protocols:
-        found, _, checked, timeouts = plans[p.name]
-        known_ids |= {m.id for m in found.in_scope}
-        rs = sorted(results[p.name], key=lambda r: r.mutant.id)
-        s = score(rs)
-        per[p.name] = {
-            "modules": list(p.modules), "checks": list(p.checks),
-            "in_scope": len(found.in_scope), "left_out": dict(found.left_out.most_common()),
-            "self_check": checked, "timeout_seconds": timeouts, **s.as_json(),
-            "mutants": [r.as_json(registered) for r in rs],
-        }
-        survivors += [{"protocol": p.name, **r.as_json(registered)}
-                      for r in rs if r.outcome == SURVIVED]
-    return {
-        "cosmic_ray": version("cosmic-ray"), "seed": args.seed,
-        "per_protocol": args.per_protocol, "timeout": args.timeout, "jobs": args.jobs,
-        "target": TARGET, "seconds": round(seconds, 1),
-        "protocols": per, "survivors": survivors,
-        "stale_triage": sorted(set(triage) - known_ids),
-        "meets_target": all(v["meets_target"] for v in per.values()),
-    }
-
-
 def render(console: Console, report: dict[str, Any]) -> None:
     table = Table(title=f"mutation kill score (seed {report['seed']}, "
                         f"{report['per_protocol']} per protocol)", title_justify="left")
@@ -1033,10 +1094,10 @@ def render(console: Console, report: dict[str, Any]) -> None:
         t = s["triage"]
         verdict = "[red]untriaged[/]" if t is None else (
             f"equivalent: {escape(t['why'])}" if t["verdict"] == EQUIVALENT else
-            f"missed: {t['spec']}{'' if t['spec_registered'] else ' (new spec)'}: "
+            f"missed: {t['spec']}{'' if t['spec_registered'] else ' (a new spec)'}: "
             f"{escape(t['why'])}")
         console.print(f"survivor {escape(s['where'])} {s['operator']} [dim]{escape(s['id'])}[/]")
-        console.print(escape(s["diff"]), markup=False, highlight=False)
+        console.print(s["diff"], markup=False, highlight=False)
         console.print(f"  -> {verdict}")
     for stale in report["stale_triage"]:
         console.print(f"stale triage entry (no such mutant in scope): {escape(stale)}")
