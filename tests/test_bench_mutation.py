@@ -111,7 +111,7 @@ class P:
     def describe(self, st: int) -> str:
         return str(st + 1)
 
-    def on_timer(self, st: int) -> int:
+    def on_timer(self, *, st: int) -> int:
         return _check(st, 0) + 1
 
 
@@ -145,7 +145,8 @@ def where(line: int, text: str, nth: int = 0) -> tuple[tuple[int, int], tuple[in
     (16, ">", "core/ReplaceComparisonOperator_Gt_GtE", "input check"),
     (34, "0", "core/NumberReplacer", "input validation"),
     (34, "+", "core/ReplaceBinaryOperator_Add_Sub", None),
-    (37, "-", "core/ReplaceBinaryOperator_Sub_Add", "input validation"),
+    (38, "-", "core/ReplaceBinaryOperator_Sub_Add", "input validation"),
+    (33, "*", "core/ReplaceBinaryOperator_Mul_Add", "signature"),
     (18, "is", "core/ReplaceComparisonOperator_Is_IsNot", None),
     (22, "not self.strict", "core/AddNot", None),
     (25, "+", "core/ReplaceBinaryOperator_Add_Sub", None),
@@ -155,8 +156,9 @@ def test_scope(line: int, text: str, operator: str, reason: str | None,
                monkeypatch: pytest.MonkeyPatch) -> None:
     """The handler's logic is in scope; a module constant, a docstring, a type hint, a raise and
     its message, the condition of an ``if`` that only raises, ``is Class`` as ``==``, an assert,
-    presentation, an input check and a call of it, and the code only a rule runs (a rule's branch,
-    a flag set from the rules, a method called only there) are not."""
+    a signature (a keyword-only ``*`` too), presentation, an input check and a call of it, and
+    the code only a rule runs (a rule's branch, a flag set from the rules, a method called only
+    there) are not."""
     monkeypatch.setitem(bench.SKIPPED_FUNCTIONS, "refimpl/p.py",
                         {"_check": "input validation: a bound"})
     spans = bench.scope_spans(SOURCE, "refimpl/p.py")

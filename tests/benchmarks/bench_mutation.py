@@ -52,6 +52,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from collections import Counter
@@ -194,8 +195,10 @@ def _definitions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.
 def scope_spans(source: str, module: str) -> list[Span]:
     """The regions of `module` (its repository path) outside the protocol handlers' logic:
     module-level statements (imports, constants, type aliases, the variant and rule tables),
-    docstrings, type hints (annotations and the type of a ``cast``), ``raise`` and ``assert``
-    statements (an error and its message, an internal check), f-strings (messages), decorators,
+    docstrings, signatures (parameters, their defaults and hints; cosmic-ray would also turn a
+    keyword-only ``*`` into ``+``), type hints (annotations and the type of a ``cast``), ``raise``
+    and ``assert`` statements (an error and its message, an internal check), f-strings
+    (messages), decorators,
     the functions and classes of `SKIPPED_NAMES` and `SKIPPED_FUNCTIONS`, ``kind is Class`` for
     `IS_OPERATORS`, the condition of an ``if`` that only raises (an input check), a call of a
     function left out (an input check's bounds, a message's parts), and the code only a variant or
@@ -215,6 +218,9 @@ def scope_spans(source: str, module: str) -> list[Span]:
             spans.append(_span(lines, node, reason))
         for deco in node.decorator_list:
             spans.append(_span(lines, deco, "decorator"))
+        if not isinstance(node, ast.ClassDef):
+            head, body = _span(lines, node, ""), _span(lines, node.body[0], "")
+            spans.append(Span(head.start, body.start, "signature: parameters, defaults, hints"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
                 and isinstance(node.value.value, str):
@@ -766,22 +772,51 @@ def check_command(model: str) -> list[str]:
     return [sys.executable, "-m", "partsafe", "check", model, "--json", "--no-progress"]
 
 
+#: the process groups of the checks running now, and whether the run is being stopped
+_RUNNING: set[int] = set()
+_STOPPING = threading.Event()
+
+
+class Stopped(Exception):
+    """The run was interrupted: no further check starts."""
+
+
 def run_command(argv: list[str], root: Path, timeout: float) -> tuple[int | None, str, str, float]:
     """Run `argv` in the copy at `root` (its parent on PYTHONPATH, no bytecode written): exit
     status (None after `timeout` seconds: the process group is killed), stdout, stderr, seconds."""
+    if _STOPPING.is_set():
+        raise Stopped
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONSTARTUP", None)
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _RUNNING.add(proc.pid)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _kill_group(proc.pid)
         out, err = proc.communicate()
         return None, out, err, time.perf_counter() - started
+    finally:
+        _RUNNING.discard(proc.pid)
     return proc.returncode, out, err, time.perf_counter() - started
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def stop_all() -> None:
+    """Interrupted (Ctrl-C, SIGTERM): start no further check and kill the running ones."""
+    _STOPPING.set()
+    for pgid in list(_RUNNING):
+        _kill_group(pgid)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 class Workspace:
@@ -943,6 +978,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--jobs must be 1 to {MAX_JOBS}")
     if args.timeout is not None and args.timeout <= 0:
         parser.error("--timeout must be positive")
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         triage = load_triage(args.triage)
         if args.rescore:
@@ -956,6 +992,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TriageError, ReportError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
+    except KeyboardInterrupt:
+        console.print("interrupted: the running checks were stopped, no report")
+        return 130
     apply_triage(report, triage, _registered(), in_scope)
     render(console, report)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -1028,14 +1067,19 @@ def run(args: argparse.Namespace, console: Console) -> tuple[dict[str, Any], set
                        key=lambda pm: -sum(plans[pm[0].name][2]["baseline_seconds"].values()))
         results: dict[str, list[MutantResult]] = {p.name: [] for p in protocols}
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = [pool.submit(run_mutant, workspace, m, p.checks, plans[p.name][3])
-                       for p, m in order]
-            for done, future in enumerate(as_completed(futures), 1):
-                r = future.result()
-                results[r.mutant.protocol].append(r)
-                console.print(f"[{done}/{len(order)}] {r.mutant.protocol} {r.mutant.where} "
-                              f"{r.mutant.operator_short}: {r.outcome.replace('_', ' ')} "
-                              f"({escape(r.detail[:120])}, {r.seconds:.1f} s)")
+            try:
+                futures = [pool.submit(run_mutant, workspace, m, p.checks, plans[p.name][3])
+                           for p, m in order]
+                for done, future in enumerate(as_completed(futures), 1):
+                    r = future.result()
+                    results[r.mutant.protocol].append(r)
+                    console.print(f"[{done}/{len(order)}] {r.mutant.protocol} {r.mutant.where} "
+                                  f"{r.mutant.operator_short}: {r.outcome.replace('_', ' ')} "
+                                  f"({escape(r.detail[:120])}, {r.seconds:.1f} s)")
+            except KeyboardInterrupt:
+                stop_all()
+                pool.shutdown(cancel_futures=True)
+                raise
         _record_sessions(sessions, plans, results)
     per: dict[str, Any] = {}
     for p in protocols:
