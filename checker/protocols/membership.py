@@ -2,7 +2,9 @@
 the handlers of refimpl/membership.py in the actor layer, with the membership monitors and the
 scenarios a clean verdict must have reached.
 
-Its variants are refimpl/membership.py's `VARIANT_TABLE` (docs/extending.md).
+Its variants are refimpl/membership.py's `VARIANT_TABLE` (docs/extending.md), and the rules the
+release profiles name (refimpl/profiles.py: hz-3.7's flaws of 002's Background, 3.9 to 5.x's
+mastership claim) its `RULE_TABLE`.
 """
 
 from __future__ import annotations
