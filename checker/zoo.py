@@ -7,7 +7,8 @@ another first. At each scope the entries use, the fixed design must be clean: co
 no violation (a reduced scope need not reach every coverage goal). Each flaw of the planner
 (hz37-naive-order) must break its spec (PLAN-NO-DECREASE) on a pair where the faithful planner
 keeps every spec (000 §3), and the faithful planner must break nothing beyond its known findings
-(nothing at all when `strict`).
+(nothing at all when `strict`). The fixed design's own findings at a zoo scope
+(`FIXED_FINDINGS`) are reported the same way.
 
 `run_zoo` returns the `partsafe zoo --json` document; every entry carries the `partsafe check`
 command that reproduces it (`check_command`).
@@ -35,6 +36,13 @@ from partsafe.checker.report import junit
 from partsafe.checker.run import Watcher, run_check
 from partsafe.refimpl import profiles
 from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
+
+#: what the fixed design breaks at a zoo scope, a finding of docs/findings.md each: model -> spec
+#: -> finding id. A fixed run whose only violations are these is reported with them and does
+#: not fail the zoo (`strict` fails on them, as on the planner's). IGN-18: the design's reentry
+#: keeps a restarted member of a rebalance's new configuration stopped until a reduction that
+#: waits for that rebalance (`--baseline-changes 1 --max-term 1`, 25 steps).
+FIXED_FINDINGS: dict[str, dict[str, str]] = {"ignite-rebalance": {"IGN-PROGRESS": "IGN-18"}}
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ def run_zoo(strict: bool = False, watcher: Watcher | None = None) -> Zoo:
     variants = []
     fixed = []
     runs = []
+    known_fixed: dict[str, list[str]] = {}
     ok = True
     for entry in catalog.MODELS.values():
         scopes_done: set[tuple[tuple[str, int], ...]] = set()
@@ -87,24 +96,34 @@ def run_zoo(strict: bool = False, watcher: Watcher | None = None) -> Zoo:
             if key in scopes_done:
                 continue
             scopes_done.add(key)
+            findings = {} if strict else FIXED_FINDINGS.get(entry.name, {})
             clean_run = run_check(entry, "fixed", overrides, bounds=Bounds(), symmetry=True,
-                                  keep_going=False, watcher=watcher)
+                                  keep_going=bool(findings), watcher=watcher)
             r2 = clean_run.result
             runs.append((clean_run.model, r2))
-            clean = not r2.violations and r2.incomplete_reason is None
+            seen = {v.spec for v in r2.violations}
+            clean = seen <= set(findings) and r2.incomplete_reason is None
             ok &= clean
-            fixed.append({"model": entry.name, "result": "ok" if clean else r2.result,
-                          "scope": params, "distinct_states": r2.distinct_states,
-                          "seconds": round(r2.seconds, 3),
-                          "goals_reached": [g.name for g in r2.goals if g.reached],
-                          "command": check_command(entry.name, "fixed", overrides)})
+            record = {"model": entry.name, "result": "ok" if clean else r2.result,
+                      "scope": params, "distinct_states": r2.distinct_states,
+                      "seconds": round(r2.seconds, 3),
+                      "goals_reached": [g.name for g in r2.goals if g.reached],
+                      "command": check_command(entry.name, "fixed", overrides)}
+            if seen & set(findings):
+                record["known_findings"] = {spec: findings[spec]
+                                            for spec in sorted(seen & set(findings))}
+                known_fixed.setdefault(entry.name, [])
+                known_fixed[entry.name] += [s for s in sorted(seen & set(findings))
+                                            if s not in known_fixed[entry.name]]
+            fixed.append(record)
     planner_variants, planner_fixed, planner_ok, planner = planner_zoo(strict)
     variants.extend(planner_variants)
     fixed.append(planner_fixed)
     ok &= planner_ok
     verdict = "ok" if ok else "violation"
     known = [] if strict else planner.known
-    doc = {"result": verdict, "strict": strict, "known_findings": {"planner": known},
+    doc = {"result": verdict, "strict": strict,
+           "known_findings": {"planner": known, **known_fixed},
            "variants": variants, "fixed": fixed,
            "seconds": round(time.perf_counter() - started, 3)}
     return Zoo(doc, runs, planner, strict)

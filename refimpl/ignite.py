@@ -82,7 +82,7 @@ from partsafe.refimpl.metastore import (
     ValueIsNot,
     invoke,
 )
-from partsafe.refimpl.profiles import Rule, check_rules, rule_table
+from partsafe.refimpl.profiles import Rule, Source, check_rules, rule_table
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.specs.rules import calculate_assignments
 from partsafe.traces import events as ev
@@ -154,9 +154,55 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
 #: the names and docs of `VARIANT_TABLE` as they were at import
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
 
+_IGNITE = "apache/ignite-3"
+#: the table era's last commit before colocation became the default (86a07f62ccc, 2025-07-02)
+_TABLE_ERA = "f02b1122ab5"
+#: the zone era as read (HEAD, 2026-03-27)
+_ZONE_ERA = "d46ac208937"
+_TABLE_MANAGER = ("modules/table/src/main/java/org/apache/ignite/internal/table/distributed/"
+                  "TableManager.java")
+_NODE_IMPL = "modules/raft/src/main/java/org/apache/ignite/raft/jraft/core/NodeImpl.java"
+
 #: the rules of the release profiles (refimpl/profiles.py): where the code of a shipped
 #: Ignite 3 release does something else than `fixed`, each row citing its source
-RULE_TABLE: dict[str, Rule] = rule_table()
+RULE_TABLE: dict[str, Rule] = rule_table(
+    Rule("ig-table-reentry",
+         "a node restarted in memory that pending names and stable does not (a node being added "
+         "back, or joining) runs the reentry of a member of stable against the old stable "
+         "peers, itself not among them: every peer empty starts it with stable's "
+         "configuration, a majority with data puts it in switch.reduce and leaves its raft node "
+         "stopped, anything else leaves it stopped (the node's recovery handles the pending it "
+         "finds and starts the partition through the reentry check, with stable as the new "
+         "configuration)",
+         "starts the node's raft node at once, as a joining node (design 001 \"On in-memory "
+         "partition restart\" reenters the members of stable only): the rule's node waits in "
+         "switch.reduce for a reduction that cannot start while its own addition is pending, "
+         "and the rebalance stalls (finding IGN-18, docs/findings.md)",
+         (Source(_IGNITE, _TABLE_ERA, _TABLE_MANAGER,
+                 "TableManager.handleChangePendingAssignmentEvent"),
+          Source(_IGNITE, _TABLE_ERA, _TABLE_MANAGER, "TableManager.startPartitionAndStartClient"),
+          Source(_IGNITE, _TABLE_ERA,
+                 "modules/table/src/main/java/org/apache/ignite/internal/table/distributed/"
+                 "PartitionReplicatorNodeRecovery.java",
+                 "PartitionReplicatorNodeRecovery.performGroupRecovery"),
+          Source(_IGNITE, "97c531227eb", _TABLE_MANAGER,
+                 "TableManager.handleChangePendingAssignmentEvent"))),
+    Rule("ig-no-sequence-token",
+         "before the raft sequence token (55114300509, 2025-11): changePeersAndLearnersAsync "
+         "carries no token, so nothing is ESTALE and a configuration with the same peers is "
+         "the current one whatever revision asked for it (the callback fires again, no entry "
+         "is appended); a stale pending event is told by a linearizable read of pending "
+         "before the change (\"Do not change peers of the raft group if this is a stale "
+         "event\")",
+         "the sequence token of the current source (JRaft's Configuration with "
+         "sequenceToken): the pending's revision rides on the change, a lower one is ESTALE, "
+         "and equal peers with a new token are a new change",
+         (Source(_IGNITE, _TABLE_ERA, _NODE_IMPL, "NodeImpl.changePeersAndLearnersAsync"),
+          Source(_IGNITE, _TABLE_ERA, _NODE_IMPL, "NodeImpl.unsafeRegisterConfChange"),
+          Source(_IGNITE, _TABLE_ERA, _TABLE_MANAGER,
+                 "TableManager.sendChangePeersAndLearnersRequest"),
+          Source(_IGNITE, _ZONE_ERA, _NODE_IMPL, "NodeImpl.changePeersAndLearnersAsync"))),
+)
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 
@@ -333,6 +379,12 @@ class Member(NamedTuple):
     elected: bool = False
     #: the single-planned variant's reentry: the assignments still to plan
     planned_reentry: tuple[Nodes, ...] = ()
+    #: the restart poll is that of a member of pending outside stable (``ig-table-reentry``):
+    #: the peers it counts are stable's alone
+    outside: bool = False
+    #: ``ig-no-sequence-token``: the revisions of the pending events whose linearizable
+    #: re-read of pending is on its way, oldest first
+    checks: tuple[int, ...] = ()
 
 
 def _majority(voters: Nodes, peers: Nodes) -> bool:
@@ -524,7 +576,7 @@ class IgniteRebalance(HeartbeatProtocol):
             return None
         st = cast(Member, state)
         out = _Out(node, st._replace(poll=None, removals=frozenset(), switch=None, elected=False,
-                                     planned_reentry=()))
+                                     planned_reentry=(), outside=False, checks=()))
         out.events.append(ev.NodeRestarted(member=node, in_memory=not self.persistent))
         if self.persistent:
             if st.raft is not None:
@@ -875,12 +927,16 @@ class IgniteRebalance(HeartbeatProtocol):
         self._maybe_commit(out)
 
     def _change_peers(self, out: _Out, peers: Nodes, token: int) -> None:
-        """``changePeersAndLearnersAsync(peers, term, token)`` at the leader."""
+        """``changePeersAndLearnersAsync(peers, term, token)`` at the leader. Without the
+        sequence token (``ig-no-sequence-token``) there is no ESTALE, and a configuration with
+        the same peers is the same configuration whatever the token: every entry carries 0."""
         raft = out.st.raft
         if raft is None or raft.role != LEADER:
             return  # EPERM: not the leader
         conf = raft.last
-        if token < conf.token:
+        if "ig-no-sequence-token" in self.rules:
+            token = 0
+        elif token < conf.token:
             return  # ESTALE
         if raft.commit < len(raft.log):
             out.raft(want=(peers, token))  # EBUSY: retried once the running change ends
@@ -966,6 +1022,12 @@ class IgniteRebalance(HeartbeatProtocol):
             self._start_raft(out, stable, "joining")
             return
         if st.raft is not None and st.raft.role == LEADER:
+            if "ig-no-sequence-token" in self.rules:
+                # the table era's stale-event check: a linearizable read of pending, and the
+                # change only if no newer pending was written since (no token to refuse it)
+                out.st = out.st._replace(checks=(*st.checks, rev))
+                out.sends.append((METASTORE, Read("pending", (PENDING,))))
+                return
             self._change_peers(out, pending, rev)
 
     def _stable_changed(self, out: _Out, view: Store, stable: Nodes) -> None:
@@ -999,6 +1061,14 @@ class IgniteRebalance(HeartbeatProtocol):
                 self._removal_invoke(out, who, values[REDUCE])
         elif op == "switch" and out.st.switch is not None and out.st.switch[1] == "read":
             self._switch_invoke(out, values)
+        elif op == "pending" and out.st.checks:
+            rev, rest = out.st.checks[0], out.st.checks[1:]
+            out.st = out.st._replace(checks=rest)
+            latest = values[PENDING]
+            # "Do not change peers of the raft group if this is a stale event": the event's
+            # revision below the latest pending's (a removed pending is newer still)
+            if latest.value is not None and latest.rev == rev:
+                self._change_peers(out, cast(Nodes, latest.value), rev)
 
     def _on_invoked(self, out: _Out, src: str, msg: Invoked) -> None:
         op = msg.op
@@ -1042,7 +1112,12 @@ class IgniteRebalance(HeartbeatProtocol):
                                      PARTITION, self.replicas)
         if node not in stable:
             out.st = out.st._replace(poll=None)
-            if node in pending:
+            if node in pending and "ig-table-reentry" in self.rules and stable:
+                # the table era: the node's recovery starts the partition it finds in pending
+                # with the old stable configuration, whose peers it polls as a member would
+                out.st = out.st._replace(poll=(stable, frozenset(), frozenset()), outside=True)
+                out.sends.extend((m, HasData()) for m in sorted(stable))
+            elif node in pending:
                 self._start_raft(out, stable, "joining")
             return
         others = stable - {node}
@@ -1109,11 +1184,13 @@ class IgniteRebalance(HeartbeatProtocol):
 
     def _poll_decide(self, out: _Out) -> None:
         asked, full, empty = cast(tuple[Nodes, Nodes, Nodes], out.st.poll)
-        peers = asked | {out.node}
+        outside = out.st.outside  # a member of pending outside stable: stable's peers alone
+        peers = asked if outside else asked | {out.node}
         plans = out.st.planned_reentry
-        out.st = out.st._replace(poll=None, planned_reentry=())
+        out.st = out.st._replace(poll=None, planned_reentry=(), outside=False)
         if empty == asked:  # every peer is empty: a full partition restart
-            self._start_raft(out, peers, "full-restart")
+            # (outside stable, the node starts with stable's configuration, as it joins)
+            self._start_raft(out, peers, "joining" if outside else "full-restart")
         elif len(full) >= len(peers) // 2 + 1:  # a majority has the data: leave, come back
             if "ig-single-planned" in self.rules:
                 out.st = out.st._replace(planned_reentry=plans)

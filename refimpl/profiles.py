@@ -185,8 +185,14 @@ PARTITION_FINDINGS: dict[str, dict[str, dict[str, str]]] = {
 #: Ignite 3's in-memory rebalance (design 001; refimpl/ignite.py), model ignite-rebalance
 IGNITE_RULES: dict[str, tuple[str, ...]] = {
     "design": (),
-    "ignite-3-table": (),
-    "ignite-3-zone": (),
+    # read at f02b1122ab5, the last commit before colocation became the default (86a07f62ccc);
+    # the re-drive on a new leader is the primary replica's (ReplicaImpl, 89e33bde72e)
+    "ignite-3-table": ("ig-table-reentry", "ig-no-sequence-token", "ig-source-keeps-append",
+                       "ig-switch-ignores-data-nodes", "ig-stale-reduce-event"),
+    # read at d46ac208937 (2026-03): the sequence token (55114300509, 2025-11) and no reentry
+    # (TODO IGNITE-22522); from 2025-07 to 2025-11 the zone code ran without the token
+    "ignite-3-zone": ("ig-restart-keeps-peer", "ig-source-keeps-append",
+                      "ig-switch-ignores-data-nodes", "ig-stale-reduce-event"),
 }
 IGNITE_SCOPE: dict[str, dict[str, int]] = {}
 IGNITE_FINDINGS: dict[str, dict[str, str]] = {}

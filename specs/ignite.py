@@ -470,13 +470,56 @@ def _show(nodes: frozenset[str] | None) -> str:
     return "-" if nodes is None else "[" + ",".join(sorted(nodes)) + "]"
 
 
+def _live_majority(peers: frozenset[str], down: frozenset[str]) -> bool:
+    return len(peers - down) * 2 > len(peers)
+
+
+# --- IGN-PROGRESS ---------------------------------------------------------------------------------
+
+
+class Progress(Converge):
+    """IGN-PROGRESS (invariant L1, the stall IGN-CONVERGE excuses): once faults stop, while
+    stable keeps a live majority, pending, when there is one, keeps a live majority too.
+
+    IGN-CONVERGE asks for convergence only while the latest configuration keeps a live majority,
+    since a group that lost one has lost its in-memory data. A rebalance whose target lacks one
+    while stable, the configuration the group last committed and switched to, keeps it has
+    lost nothing: it waits for a member that stays stopped (a restarted node waiting in
+    switch.reduce for a reduction that cannot start while the rebalance runs, finding IGN-18 in
+    docs/findings.md), and the group no longer moves. The spec reads the target from pending,
+    not from the raft configuration, so that its verdict does not depend on when the leader
+    appends the joint entry: JRaft appends none until the new peers have caught up (``NodeImpl``'s
+    catch-up stage, retried without limit on ECATCHUP) and keeps the old configuration as the
+    latest, this model appends it at once; both are the same stall here. Nor does it ask for a
+    live leader: JRaft's leader steps down when its configuration has no live quorum
+    (``NodeImpl.checkDeadNodes``, "Majority of the group dies"), which this model leaves out,
+    and no election can then succeed; with or without it, the partition no longer moves.
+
+    Its state is IGN-CONVERGE's (the same events), so it tells no states apart that IGN-CONVERGE
+    does not."""
+
+    spec = "IGN-PROGRESS"
+
+    def at_quiescence(self, state: Hashable) -> str | None:
+        st: _Converge = state  # type: ignore[assignment]
+        stable = lookup(st.keys, STABLE)
+        if not stable or not _live_majority(stable, st.down):
+            return None  # the group lost its majority: in-memory data is gone
+        pending = lookup(st.keys, PENDING)
+        if not pending or _live_majority(pending, st.down):
+            return None  # no rebalance, or one that can end: IGN-CONVERGE judges the rest
+        return (f"the rebalance can no longer progress: pending {_show(pending)} lacks a live "
+                f"majority ({_show(pending & st.down)} stopped) while stable {_show(stable)} "
+                f"keeps one; switch.reduce {_show(lookup(st.keys, REDUCE))}")
+
+
 def ignite_monitors(replicas: int) -> list[Monitor]:
     return [OneLeader(), Restart(), NoLostReduction(), StaleTrigger(), Cas(),
-            Converge(replicas), OneVote(), QuorumLeader()]
+            Converge(replicas), Progress(replicas), OneVote(), QuorumLeader()]
 
 
 MONITORS: tuple[type[Monitor], ...] = (OneLeader, Restart, NoLostReduction, StaleTrigger, Cas,
-                                      Converge, OneVote, QuorumLeader)
+                                      Converge, Progress, OneVote, QuorumLeader)
 
 register(Spec(
     id="IGN-ONE-LEADER", title="At most one raft leader per term",
@@ -564,6 +607,17 @@ register(Spec(
     kind="quiescence check", monitor=Converge,
     rationale="Every trigger must end in a stable switch to its target; keys left behind start "
               "spurious rebalances later."))
+register(Spec(
+    id="IGN-PROGRESS", title="A rebalance never waits for a member that stays stopped",
+    statement="Once faults stop, while the stable configuration keeps a live majority, "
+              "pending, when there is one, keeps a live majority too.",
+    seed="001", section="On rebalance done; invariant L1", kind="quiescence check",
+    monitor=Progress,
+    rationale="\"onRebalanceDone will always consider switch as a higher priority action in "
+              "comparison to planned rebalance\": a restarted node's reduction is picked up by "
+              "the stable switch of the rebalance that runs, so that rebalance must be able to "
+              "end. One whose new configuration needs the restarted node, which stays stopped "
+              "until its reduction, never does."))
 register(Spec(
     id="IGN-FINITE", title="Each trigger leads to finitely many stable switches",
     statement="No reachable cycle of the state graph writes stable: a lasso is a rebalance that "

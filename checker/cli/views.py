@@ -186,10 +186,17 @@ def render_zoo(console: Console, doc: dict[str, Any]) -> None:
     if known:
         console.print(Text(f"known findings of the faithful planner, which do not fail the run "
                            f"(--strict fails on them): {', '.join(known)}", style="yellow"))
+    designs = {m: specs for m, specs in doc["known_findings"].items() if m != "planner" and specs}
+    for model, specs in designs.items():
+        console.print(Text(f"known findings of the fixed design of {model}, which do not fail "
+                           f"the run (--strict fails on them): {', '.join(specs)}",
+                           style="yellow"))
     failed = [f"{v['variant']} not found" for v in variants if not v["found"]]
     failed += [f"{f['model']} fixed: {f['result']}" for f in fixed if f["result"] != "ok"]
+    found = ([f"of the planner: {', '.join(known)}"] if known else []) + [
+        f"of {model}: {', '.join(specs)}" for model, specs in designs.items()]
     detail = "; ".join(failed) if failed else (
-        f"known findings of the planner: {', '.join(known)}" if known else "")
+        "known findings " + "; ".join(found) if found else "")
     print_verdict(console, f"zoo of {len(variants)} historical flaws and the fixed design at "
                            f"{len(fixed)} scopes", doc["result"], doc["seconds"], detail)
 

@@ -19,9 +19,10 @@ in the current and the next level. The engine's parts, one concern each:
 - rebuild.py: a counterexample rebuilt after the search by following parent fingerprints back to
   an initial state and re-executing the model forward, matching fingerprints (so with symmetry
   the trace is concrete, not a representative's);
-- lassos.py: lasso properties, after a complete search, on the explored graph: a reachable cycle
+- lassos.py: lasso properties, after the search, on the explored graph: a reachable cycle
   through a marked transition is reported as a lasso (every edge is kept for such models only,
-  edges.py). A search a bound stopped skips them: its graph is no verdict.
+  edges.py). A search a bound stopped is judged on the part it explored: a cycle found there
+  is a lasso of the whole graph, and none found is no verdict (the result stays incomplete).
 
 On the first violation the search finishes the current level in scan mode (quiescence and deadlock
 checks only), so the reported violation is the shortest of all.
@@ -238,7 +239,10 @@ class Search:
         self.found.sort(key=lambda f: f[3])
         violations = [Violation(spec, msg, rebuild(model, rep, table, fp))
                       for spec, msg, fp, _ in self.found]
-        if self.checks.lassos and not self.stop and self.incomplete is None:
+        if self.checks.lassos and not self.stop:
+            # a bounded search too: its edges are transitions of the model, so a cycle among
+            # them is one of the whole graph (a rebalance that loops while a queue to a slow
+            # node grows has no complete search, and this is how its lasso is reported)
             violations.extend(lasso_violations(model, rep, table, self.checks.lassos, self.edges))
             seconds = self._elapsed()
         self.edges.close()

@@ -1,11 +1,13 @@
-"""Lasso properties judged on the explored graph after a complete search: `lasso_violations`.
+"""Lasso properties judged on the explored graph after a search: `lasso_violations`.
 
 A lasso property ("finitely often") forbids a reachable cycle through a marked transition (a
 rebalance that never ends). The search keeps every edge of such a model (`EdgeLog`, 17 bytes each,
 checker/engine/edges.py); afterwards numpy drops the edges that lie on no cycle
 (`cyclic_core`), networkx finds the strongly connected components of the rest, and each property
 broken is reported as a lasso: the shortest path to the marked edge nearest an initial state,
-then the cycle back. A search a bound stopped skips this: its graph is no verdict.
+then the cycle back. A search a bound stopped is judged on the part it explored: its edges are
+transitions of the model, so a cycle among them is a lasso of the whole graph; finding none there
+is no verdict.
 """
 
 from __future__ import annotations

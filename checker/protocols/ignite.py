@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, cast
 
+from partsafe.checker.actor.faults import RESTART
 from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
@@ -32,9 +33,13 @@ from partsafe.refimpl.ignite import (
     METASTORE,
     RULE_TABLE,
     VARIANT_TABLE,
+    AppendConf,
+    Appended,
     IgniteRebalance,
     Invoke,
     Member,
+    Raft,
+    RequestVote,
     Vote,
 )
 from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
@@ -134,6 +139,117 @@ class RevisionRanks:
         if image is None:
             image = known[1][moves] = _remap(part, ranks)
         return image
+
+
+class LogWindow:
+    """The canonical form's second part: once every raft index of a world exceeds `window`, all
+    of them lowered together to it, the logs cut at the front to match.
+
+    Raft logs and the indices that count into them (the commit index, the leader's
+    acknowledgements, the indices in AppendConf, Appended and RequestVote) are read only through
+    comparisons with one another, the last entry, and appends of one: the handlers never look
+    at an entry before the last. Lowering all of them by one amount keeps every such comparison
+    and every append, so the world and its image have the same futures, with one exception: a
+    raft node started afresh (a log of one term-0 entry, commit 1) holds indices that are not
+    lowered. A joining node, outside its own configuration, never stands, gets the leader's log
+    with its first AppendConf (its commit then the leader's, above 1 on both sides), and a
+    RequestVote compares its term-0 entry with a later term before any index; so its indices
+    stay as they are, and it does not hold the window back. A node started afresh inside its
+    configuration (a full partition restart, a group started again by a restart) can lead with
+    its one entry and append after it, starting indices of its own beside the lowered ones: the
+    form therefore applies only once a world has no restart left in its budget, no restart
+    decision in progress (a restart poll or its read), and no such node; before that the logs
+    are kept whole, and a restart is the only way to start one.
+
+    It closes the loop of a rebalance whose rounds only lengthen the logs (the current
+    source's switch.append under the raft sequence token, finding IGN-7 in docs/findings.md):
+    the rounds then return to the same state, a cycle IGN-FINITE reports as a lasso. `window`
+    0 turns it off; below the window nothing changes, so a search whose logs stay shorter is the
+    search without it."""
+
+    def __init__(self, window: int, names: tuple[str, ...]) -> None:
+        self.window = window
+        self.names = names
+
+    def __call__(self, world: World) -> World:
+        window = self.window
+        if window <= 0 or world.budget[RESTART]:
+            return world
+        low: int | None = None
+        for name, st in zip(self.names, world.nodes, strict=True):
+            if type(st) is not Member:
+                continue
+            if st.poll is not None:
+                return world
+            raft = st.raft
+            if raft is None or _joining(name, raft):
+                continue
+            least = min(len(raft.log), raft.commit, *(i for _, i in raft.acks))
+            if least <= window:
+                return world
+            low = least if low is None else min(low, least)
+        if low is None:
+            return world
+        for _, _, msgs in world.network:
+            for msg in msgs:
+                least = _least_index(msg)
+                if least is None:
+                    continue
+                if least <= window:
+                    return world
+                low = min(low, least)
+        cut = low - window
+        nodes = tuple(st._replace(raft=_cut_raft(st.raft, cut))
+                      if type(st) is Member and st.raft is not None
+                      and not _joining(name, st.raft) else st
+                      for name, st in zip(self.names, world.nodes, strict=True))
+        network = frozenset((src, dst, tuple(_cut_message(m, cut) for m in msgs))
+                            for src, dst, msgs in world.network)
+        return world._replace(nodes=nodes, network=network)
+
+
+def _joining(name: str, raft: Raft) -> bool:
+    """A raft node started afresh outside its own configuration (a joining node)."""
+    return raft.log[-1].term == 0 and name not in raft.members
+
+
+def _least_index(msg: Any) -> int | None:
+    kind = type(msg)
+    if kind is AppendConf:
+        return min(len(msg.log), msg.commit)
+    if kind is Appended:
+        return msg.index if msg.index >= 0 else None  # -1: a refusal, no index
+    if kind is RequestVote:
+        return cast(int, msg.last_index)
+    return None
+
+
+def _cut_raft(raft: Raft, cut: int) -> Raft:
+    return raft._replace(log=raft.log[cut:], commit=raft.commit - cut,
+                         acks=frozenset((m, i - cut) for m, i in raft.acks))
+
+
+def _cut_message(msg: Any, cut: int) -> Any:
+    kind = type(msg)
+    if kind is AppendConf:
+        return msg._replace(log=msg.log[cut:], commit=msg.commit - cut)
+    if kind is Appended and msg.index >= 0:
+        return msg._replace(index=msg.index - cut)
+    if kind is RequestVote:
+        return msg._replace(last_index=msg.last_index - cut)
+    return msg
+
+
+class IgniteCanonical:
+    """The model's canonical form: revisions by rank (`RevisionRanks`), then raft indices
+    lowered past a window (`LogWindow`)."""
+
+    def __init__(self, window: int, names: tuple[str, ...]) -> None:
+        self.ranks = RevisionRanks()
+        self.logs = LogWindow(window, names)
+
+    def __call__(self, world: World) -> World:
+        return self.logs(self.ranks(world))
 
 
 def revision_ranks(world: World) -> World:
@@ -255,7 +371,7 @@ def build_ignite(variant: str, scope: dict[str, int],
                                                      "baseline-changes", "persistent",
                                                      "on-disappeared", "max-term",
                                                      "early-timeouts", "pre-vote")},
-                        busy=_busy, canonical=RevisionRanks())
+                        busy=_busy, canonical=IgniteCanonical(scope["log-window"], proto.nodes))
     model.name = "ignite-rebalance"
     return model
 
@@ -333,6 +449,9 @@ IGNITE = ModelEntry(
                                    "election while messages to it are in flight"),
         "pre-vote": Param(0, "1: JRaft's pre-vote as a round of its own (a node keeps its term "
                              "until a quorum grants it), not merged into the vote"),
+        "log-window": Param(12, "raft indices kept as they are up to this; once every index of "
+                                "a state is past it and no restart is left, all are lowered "
+                                "together to it (the same futures; 0: never)"),
     },
     variant_table=VARIANT_TABLE,
     rule_table=RULE_TABLE,
