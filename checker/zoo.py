@@ -101,20 +101,17 @@ def run_zoo(strict: bool = False, watcher: Watcher | None = None) -> Zoo:
                                   keep_going=bool(findings), watcher=watcher)
             r2 = clean_run.result
             runs.append((clean_run.model, r2))
-            seen = {v.spec for v in r2.violations}
-            clean = seen <= set(findings) and r2.incomplete_reason is None
+            clean, known = judge_fixed(r2, findings)
             ok &= clean
             record = {"model": entry.name, "result": "ok" if clean else r2.result,
                       "scope": params, "distinct_states": r2.distinct_states,
                       "seconds": round(r2.seconds, 3),
                       "goals_reached": [g.name for g in r2.goals if g.reached],
                       "command": check_command(entry.name, "fixed", overrides)}
-            if seen & set(findings):
-                record["known_findings"] = {spec: findings[spec]
-                                            for spec in sorted(seen & set(findings))}
-                known_fixed.setdefault(entry.name, [])
-                known_fixed[entry.name] += [s for s in sorted(seen & set(findings))
-                                            if s not in known_fixed[entry.name]]
+            if known:
+                record["known_findings"] = known
+                listed = known_fixed.setdefault(entry.name, [])
+                listed += [spec for spec in known if spec not in listed]
             fixed.append(record)
     planner_variants, planner_fixed, planner_ok, planner = planner_zoo(strict)
     variants.extend(planner_variants)
@@ -127,6 +124,14 @@ def run_zoo(strict: bool = False, watcher: Watcher | None = None) -> Zoo:
            "variants": variants, "fixed": fixed,
            "seconds": round(time.perf_counter() - started, 3)}
     return Zoo(doc, runs, planner, strict)
+
+
+def judge_fixed(result: Result, findings: dict[str, str]) -> tuple[bool, dict[str, str]]:
+    """Whether a fixed run at a zoo scope is clean: complete, and breaking no spec but the
+    known `findings` (spec -> finding id); and the known findings it broke."""
+    broken = {v.spec for v in result.violations}
+    known = {spec: findings[spec] for spec in sorted(broken & set(findings))}
+    return broken <= set(findings) and result.incomplete_reason is None, known
 
 
 def planner_zoo(strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any], bool,

@@ -241,15 +241,16 @@ def _cut_message(msg: Any, cut: int) -> Any:
 
 
 class IgniteCanonical:
-    """The model's canonical form: revisions by rank (`RevisionRanks`), then raft indices
-    lowered past a window (`LogWindow`)."""
+    """The model's canonical form: raft indices lowered past a window (`LogWindow`), then
+    revisions by rank (`RevisionRanks`), so that the revisions of the entries the window cut
+    leave no gap."""
 
     def __init__(self, window: int, names: tuple[str, ...]) -> None:
-        self.ranks = RevisionRanks()
         self.logs = LogWindow(window, names)
+        self.ranks = RevisionRanks()
 
     def __call__(self, world: World) -> World:
-        return self.logs(self.ranks(world))
+        return self.ranks(self.logs(world))
 
 
 def revision_ranks(world: World) -> World:

@@ -500,9 +500,15 @@ def test_a_marked_self_loop_is_a_lasso() -> None:
     assert labels(v.trace) == ["aside", "spin"] and v.trace.loop_start == 1
 
 
-def test_a_search_stopped_by_a_bound_judges_no_lasso() -> None:
+def test_a_search_stopped_by_a_bound_reports_the_lassos_of_the_part_it_explored() -> None:
+    """A bounded search is judged on the edges it followed: a cycle among them is a lasso of the
+    whole graph (the verdict a violation, the bound still named); none there is no verdict."""
     r = explore(Looping({"b"}), bounds=Bounds(max_states=3))
     assert r.result == "incomplete" and r.violations == []
+    r = explore(Looping({"spin"}), bounds=Bounds(max_depth=2))
+    assert r.result == "violation" and r.incomplete_reason == "depth bound 2 reached"
+    (v,) = r.violations
+    assert v.spec == "FINITE" and labels(v.trace) == ["aside", "spin"]
 
 
 def test_marked_edges_off_every_cycle_are_no_lasso() -> None:

@@ -1036,8 +1036,10 @@ def test_the_current_sources_switch_append_makes_a_later_rebalance_loop_for_ever
     reentry leaves switch.append holding B (or C); the baseline change that follows starts a
     rebalance whose every stable switch takes the switch.append branch again, with the same
     peers, round after round, with no fault. The rounds repeat but for the lengths of the raft
-    logs, which is why the search (which sees the logs grow) finds no cycle to report."""
-    m = catalog.IGNITE.make("ig-source-keeps-append", SMALL)
+    logs, which is why a search that keeps the logs whole (`--log-window 0`) finds no cycle to
+    report; the log window lowers them (tests/protocols/test_ignite_profiles.py)."""
+    whole = {**SMALL, "log-window": 0}
+    m = catalog.IGNITE.make("ig-source-keeps-append", whole)
     r = explore(m, until="IGN-CONVERGE")
     (v,) = r.violations
     # B or C, whichever of the two mirrored traces the search rebuilt
@@ -1058,7 +1060,7 @@ def test_the_current_sources_switch_append_makes_a_later_rebalance_loop_for_ever
                  if type(st) is Member and st.raft is not None and st.raft.role == LEADER]
     assert len(leader.log) > 2 * len(writes)
     # the fixed design, after its reentry finished: the same baseline change ends
-    fixed = catalog.IGNITE.make("fixed", SMALL)
+    fixed = catalog.IGNITE.make("fixed", whole)
     done = next(g for g in explore(fixed).goals if g.name == "rebalance-finished").trace
     assert done is not None
     ends = _stable_writes(fixed, _then_baseline_change(fixed, done.steps[-1][1], "A"), 400)
