@@ -415,3 +415,24 @@ def test_the_zoo_reports_the_fixed_designs_known_finding_and_fails_on_any_other(
     assert judge_fixed(result("IGN-PROGRESS", "IGN-RESTART"), findings)[0] is False
     assert judge_fixed(result(incomplete="time bound 1 s reached"), findings)[0] is False
     assert judge_fixed(result("IGN-PROGRESS"), {}) == (False, {})  # --strict
+
+
+def test_a_new_leader_of_the_table_era_redrives_pending_without_a_token() -> None:
+    """No rule for `onLeaderElected`: the table path's listener does nothing from 52171333851
+    (RebalanceRaftGroupEventsListener.onLeaderElected), but the primary replica re-drives the
+    rebalance (ReplicaImpl.changePeersAndLearnersAsyncIfPendingExists): a linearizable read of
+    pending and changePeersAndLearnersAsync with no token, whose equal configuration is
+    JRaft's callback again. The model's new leader does the same under the profile: pending
+    equal to its committed configuration, the stable switch; another pending, a change whose
+    entries carry no token."""
+    table = IgniteRebalance(nodes=3, spares=0, rules=("ig-no-sequence-token",))
+    st, _ = _leader_with(0)
+    st = st._replace(elected=True)
+    same = table.on_message("A", st, METASTORE, ReadReply(
+        "elected", (Entry(PENDING, N("ABC"), Rev(9)),)))
+    assert cast(Member, same.state).switch == (N("ABC"), "read")
+    assert cast(Member, same.state).raft == st.raft
+    other = table.on_message("A", st, METASTORE, ReadReply(
+        "elected", (Entry(PENDING, N("AB"), Rev(9)),)))
+    raft = cast(Member, other.state).raft
+    assert raft is not None and raft.last == Conf(1, N("AB"), N("ABC"), 0)
