@@ -30,6 +30,7 @@ from partsafe.refimpl.ignite import (
     CANDIDATE,
     LEADER,
     METASTORE,
+    RULE_TABLE,
     VARIANT_TABLE,
     IgniteRebalance,
     Invoke,
@@ -334,6 +335,7 @@ IGNITE = ModelEntry(
                              "until a quorum grants it), not merged into the vote"),
     },
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=build_ignite,
     action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder", "false-suspect"),
 )
