@@ -3,10 +3,10 @@
 Each monitor watches the events of the metastore (`metastore_invoke`, `assignments_changed`) and of
 raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Besides
 the design's invariants, IGN-ONE-VOTE and IGN-QUORUM-LEADER are raft's own election rules, on
-which IGN-ONE-LEADER rests. Monitor
-states are small immutable values (frozensets of pairs); revisions kept in them are compared only
-by order, as the protocol compares them. IGN-FINITE is a property of the state graph, not of one
-run: the explorer checks it as a lasso (checker/protocols/ignite.py).
+which IGN-ONE-LEADER rests. Monitor states are small immutable values (frozensets of pairs);
+revisions kept in them are compared only by order, as the protocol compares them. IGN-FINITE is
+a property of the state graph, not of one run: the explorer checks it as a lasso
+(checker/protocols/ignite.py).
 """
 
 from __future__ import annotations
