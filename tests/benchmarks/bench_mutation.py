@@ -953,9 +953,11 @@ def self_check(workspace: Workspace, protocol: Protocol) -> dict[str, Any]:
 
 
 def _registered() -> Callable[[str], bool]:
+    """Whether a spec id exists: a spec of the catalogue, or a report of the checker's own
+    (MODEL-ERROR, DEADLOCK)."""
     from partsafe.specs.registry import all_specs
 
-    ids = {s.id for s in all_specs()}
+    ids = {s.id for s in all_specs()} | {MODEL_ERROR, "DEADLOCK"}
     return lambda spec: spec in ids
 
 
@@ -1158,6 +1160,14 @@ def render(console: Console, report: dict[str, Any]) -> None:
         console.print(f"survivor {escape(s['where'])} {s['operator']} [dim]{escape(s['id'])}[/]")
         console.print(s["diff"], markup=False, highlight=False)
         console.print(f"  -> {verdict}")
+    missed: dict[str, list[str]] = {}
+    for s in report["survivors"]:
+        t = s["triage"]
+        if t is not None and t["verdict"] == MISSED:
+            name = t["spec"] if t["spec_registered"] else f"{t['spec']} (a new spec)"
+            missed.setdefault(name, []).append(s["where"])
+    for spec, places in sorted(missed.items()):
+        console.print(f"missed, {spec} should kill: {escape(', '.join(places))}")
     for stale in report["stale_triage"]:
         console.print(f"stale triage entry (no such mutant in scope): {escape(stale)}")
     console.print(f"{'met' if report['meets_target'] else 'MISSED'}: at least "
