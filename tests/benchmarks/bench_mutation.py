@@ -535,18 +535,6 @@ class _NameIndex:
         return best
 
 
-def mutated_source(source: str, m: Mutant) -> str:
-    """`source` with mutant `m` applied (cosmic-ray's operator at its occurrence)."""
-    from cosmic_ray.mutating import mutate_code
-    from cosmic_ray.plugins import get_operator
-
-    code = mutate_code(source, get_operator(m.operator)(), m.occurrence)
-    if code is None:
-        raise ValueError(f"{m.id}: cosmic-ray finds no occurrence {m.occurrence} of "
-                         f"{m.operator} in {m.module}")
-    return code
-
-
 def unified_diff(module: str, before: str, after: str) -> str:
     return "\n".join(difflib.unified_diff(before.split("\n"), after.split("\n"),
                                           f"a/{module}", f"b/{module}", n=1, lineterm=""))
