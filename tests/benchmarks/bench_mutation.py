@@ -974,7 +974,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "the triage file as it is now, and give the figures again")
     parser.add_argument("--json", action="store_true", help="also print the JSON report")
     args = parser.parse_args(argv)
-    console = Console(stderr=args.json, highlight=False)
+    console = Console(stderr=args.json, highlight=False, emoji=False)  # ids hold ":b:"-like text
     if not console.is_terminal:
         console.width = 120  # a log file: the table unfolded
     if args.per_protocol < 1:
