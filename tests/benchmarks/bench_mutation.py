@@ -535,18 +535,6 @@ class _NameIndex:
         return best
 
 
-def mutated_source(source: str, m: Mutant) -> str:
-    """`source` with mutant `m` applied (cosmic-ray's operator at its occurrence)."""
-    from cosmic_ray.mutating import mutate_code
-    from cosmic_ray.plugins import get_operator
-
-    code = mutate_code(source, get_operator(m.operator)(), m.occurrence)
-    if code is None:
-        raise ValueError(f"{m.id}: cosmic-ray finds no occurrence {m.occurrence} of "
-                         f"{m.operator} in {m.module}")
-    return code
-
-
 def unified_diff(module: str, before: str, after: str) -> str:
     return "\n".join(difflib.unified_diff(before.split("\n"), after.split("\n"),
                                           f"a/{module}", f"b/{module}", n=1, lineterm=""))
@@ -986,7 +974,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "the triage file as it is now, and give the figures again")
     parser.add_argument("--json", action="store_true", help="also print the JSON report")
     args = parser.parse_args(argv)
-    console = Console(stderr=args.json, highlight=False)
+    console = Console(stderr=args.json, highlight=False, emoji=False)  # ids hold ":b:"-like text
     if not console.is_terminal:
         console.width = 120  # a log file: the table unfolded
     if args.per_protocol < 1:
