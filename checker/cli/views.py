@@ -310,8 +310,9 @@ def render_profile_zoo(console: Console, doc: dict[str, Any]) -> None:
     console.print(table)
     for m in doc["models"]:
         if m.get("searched_until") and not m["missing"] and not m["incomplete_reason"]:
-            console.print(Text(f"{m['model']}: searched to depth {m['depth']}, where the last "
-                               "declared finding broke; the levels beyond are not searched"))
+            last = max(b["depth"] for b in m["broken"])
+            console.print(Text(f"{m['model']}: searched until the last declared finding broke "
+                               f"(depth {last}); the levels beyond are not searched"))
         if m["incomplete_reason"]:
             console.print(Text(f"{m['model']}: incomplete ({m['incomplete_reason']}) at depth "
                                f"{m['depth']}", style="yellow"))
