@@ -74,7 +74,8 @@ class CheckRun:
 
 
 def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
-              bounds: Bounds, symmetry: bool, keep_going: bool, until: str | None = None,
+              bounds: Bounds, symmetry: bool, keep_going: bool,
+              until: str | frozenset[str] | None = None,
               checkpoint: Checkpoint | None = None, workers: int = 1,
               only: dict[str, frozenset[str]] | None = None,
               watcher: Watcher | None = None, profile: str = "fixed") -> CheckRun:
@@ -100,8 +101,10 @@ def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
         except ValueError as exc:
             raise CheckError(str(exc)) from None
     specs = list(dict.fromkeys(p.spec for p in model.properties()))
-    if until is not None and until not in specs:
-        raise CheckError(f"--until {until}: not a spec of model {entry.name} (its specs: "
+    for name in ([until] if isinstance(until, str) else sorted(until or ())):
+        if name in specs:
+            continue
+        raise CheckError(f"--until {name}: not a spec of model {entry.name} (its specs: "
                          f"{', '.join(specs)})")
     watch_search = watcher if watcher is not None else _unwatched
     try:

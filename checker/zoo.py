@@ -34,6 +34,7 @@ from partsafe.checker.planner.view import planner_suite
 from partsafe.checker.protocols import catalog
 from partsafe.checker.report import junit
 from partsafe.checker.run import Watcher, run_check
+from partsafe.refimpl import profiles
 from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
 
 #: what the fixed design breaks at a zoo scope, a finding of docs/findings.md each: model -> spec
@@ -170,10 +171,13 @@ def planner_zoo(strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any], boo
 
 
 def check_command(model: str, variant: str = "fixed", overrides: dict[str, int] | None = None,
-                  until: str | None = None) -> str:
-    """The `partsafe check` command line that runs `model` at the default scope changed by
-    `overrides` (scope parameters by their option names), searching on until `until` breaks."""
+                  until: str | None = None, profile: str = "fixed") -> str:
+    """The `partsafe check` command line that runs `model` under `profile` at the default scope
+    changed by `overrides` (scope parameters by their option names), searching on until `until`
+    breaks."""
     words = ["partsafe", "check", model]
+    if profile != "fixed":
+        words += ["--profile", profile]
     if variant != "fixed":
         words += ["--variant", variant]
     for key, value in (overrides or {}).items():
@@ -181,3 +185,58 @@ def check_command(model: str, variant: str = "fixed", overrides: dict[str, int] 
     if until:
         words += ["--until", until]
     return " ".join(words)
+
+
+def run_profile_zoo(profile: str, bounds: Bounds | None = None, workers: int = 1,
+                    watcher: Watcher | None = None) -> dict[str, Any]:
+    """`partsafe zoo --profile P`: what release line `profile` breaks (refimpl/profiles.py).
+
+    Each model the profile covers is searched at its default scope under the profile, going on
+    past each spec's first violation (`--keep-going`), so the search lists every spec it breaks
+    with the depth of its shortest counterexample. The profile declares the findings its
+    searches must report (`Profile.findings`, ids of docs/findings.md); a model's search ends
+    once every finding declared for it is found (as `--until` does for one spec: the levels up
+    to that depth are judged for every spec, the levels beyond it are not searched), and runs to
+    its end when none is declared. The verdict is ``ok`` when every search breaks exactly the
+    declared specs (and, with none declared, is complete), ``violation`` when a search breaks
+    another spec or misses a declared one, ``incomplete`` when a bound ended a search before
+    that could be told. The planner has no release rule and is left to `partsafe zoo`.
+    Raises what `run_check` raises, and ValueError for an unknown profile.
+    """
+    chosen = profiles.get(profile)
+    started = time.perf_counter()
+    models = []
+    verdicts = set()
+    for entry in catalog.MODELS.values():
+        if not chosen.covers(entry.name):
+            continue
+        declared = dict(chosen.findings.get(entry.name, {}))
+        run = run_check(entry, "fixed", {}, bounds=bounds or Bounds(), symmetry=True,
+                        keep_going=True, until=frozenset(declared) or None, workers=workers,
+                        watcher=watcher, profile=profile)
+        r = run.result
+        broken = [{"spec": v.spec, "depth": v.trace.depth, "message": v.message,
+                   "finding": declared.get(v.spec), "declared": v.spec in declared}
+                  for v in r.violations]
+        complete = r.incomplete_reason is None
+        missing = [{"spec": spec, "finding": finding} for spec, finding in declared.items()
+                   if spec not in {b["spec"] for b in broken} and complete]
+        gaps = [g.name for g in r.goals if not g.reached] if r.result == "gap" else []
+        if any(not b["declared"] for b in broken) or missing or gaps:
+            verdict = "violation"
+        elif not complete:
+            verdict = "incomplete"
+        else:
+            verdict = "ok"
+        verdicts.add(verdict)
+        models.append({"model": entry.name, "result": verdict, "search": r.result,
+                       "scope": run.params, "distinct_states": r.distinct_states,
+                       "transitions": r.transitions, "depth": r.depth,
+                       "seconds": round(r.seconds, 3), "broken": broken, "missing": missing,
+                       "goals_not_reached": gaps, "incomplete_reason": r.incomplete_reason,
+                       "searched_until": sorted(declared) if declared else None,
+                       "command": check_command(entry.name, profile=profile) + " --keep-going"})
+    verdict = ("violation" if "violation" in verdicts else
+               "incomplete" if "incomplete" in verdicts else "ok")
+    return {"profile": profile, "title": chosen.title, "result": verdict, "models": models,
+            "seconds": round(time.perf_counter() - started, 3)}

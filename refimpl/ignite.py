@@ -13,7 +13,8 @@ What each piece implements (design 001, and the Ignite 3 source by the names of 
   with the old stable configuration; the leader asks raft to change peers, with the pending's
   revision as sequence token;
 - raft (JRaft's `NodeImpl`): terms, RequestVote with `votedFor` persisted only for persistent
-  storage, leader election, and configuration changes in JRaft's stages: a joint entry that
+  storage, leader election (the pre-vote merged into the vote, or with `pre_vote` a round of
+  its own: `on_suspect`), and configuration changes in JRaft's stages: a joint entry that
   needs majorities of the old and the new peers, then the new configuration alone, after which
   the change is done; a new leader writes its configuration again in its term and re-drives the
   pending rebalance (`onLeaderElected`); the leader's replicators send the log again to a peer
@@ -41,11 +42,19 @@ each would need the others' key rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import ClassVar, NamedTuple, cast
 
-from partsafe.refimpl.actor import Channels, NodeId, Step, Timing, message
-from partsafe.refimpl.failure_detector import HeartbeatProtocol
+from partsafe.refimpl.actor import (
+    Channels,
+    NodeId,
+    Step,
+    Suspicion,
+    SystemView,
+    Timing,
+    message,
+)
+from partsafe.refimpl.failure_detector import FALSE, HeartbeatProtocol
 from partsafe.refimpl.metastore import (
     APPEND,
     DATA_NODES,
@@ -86,6 +95,9 @@ HAS_DATA_TIMEOUT = ("has-data-timeout",)
 REPLICATE = ("replicate",)
 Nodes = frozenset[str]
 
+#: the scope of the election mutants: no restart, three early election timeouts, three terms
+_ELECTIONS = {"restarts": 0, "max-term": 3, "early-timeouts": 3}
+
 #: the variants (refimpl/variants.py): the design's hazards first (the zoo's three), then the
 #: current source's and the design's branches that this model found wanting (docs/findings.md)
 VARIANT_TABLE: dict[str, Variant] = variant_table(
@@ -114,6 +126,30 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
     Variant("ig-switch-ignores-data-nodes", "the stable switch's retry preconditions leave out "
             "the data nodes (design 001 \"On rebalance done\"): a switch computed before a "
             "baseline change adds back a node that just left"),
+    # raft mutants, not historical: each leaves out one check of JRaft's `NodeImpl` that the
+    # election specs exist for. Their scopes lift the justified-timeout rule (`on_suspect`) a
+    # few times (`--early-timeouts`), so that elections overlap and deposed leaders live on;
+    # each is killed there with `--pre-vote 1` too (tests/protocols/test_ignite_elections.py)
+    Variant("mutant-vote-twice", "not historical: a node grants its vote in a term it has "
+            "voted in already (`handleRequestVoteRequest` without its votedId check)",
+            breaks="IGN-ONE-VOTE", zoo_scope=_ELECTIONS),
+    Variant("mutant-count-refused-vote", "not historical: a candidate counts every answer of "
+            "its term, refused votes too (`handleRequestVoteResponse` without its granted check)",
+            breaks="IGN-QUORUM-LEADER", zoo_scope=_ELECTIONS),
+    Variant("mutant-accept-stale-append", "not historical: a node takes the log of a leader of "
+            "an older term and goes back to that term (`handleAppendEntriesRequest` without its "
+            "stale-term check)", breaks="IGN-ONE-VOTE", zoo_scope=_ELECTIONS),
+    Variant("mutant-count-stale-vote", "not historical: a candidate counts a vote granted to "
+            "its candidacy of an earlier term (`handleRequestVoteResponse` without its "
+            "stale-term check)", breaks="IGN-QUORUM-LEADER", zoo_scope=_ELECTIONS),
+    Variant("mutant-joint-new-quorum", "not historical: the ballot of a node of a joint "
+            "configuration (its pre-votes and votes) counts against the new peers only (JRaft's "
+            "`Ballot.init(conf, oldConf)` counts both halves)", breaks="IGN-QUORUM-LEADER",
+            zoo_scope={"nodes": 2, "restarts": 0, "baseline-changes": 1, "max-term": 3,
+                       "early-timeouts": 2}),
+    Variant("mutant-forget-voted-for", "not historical: persistent storage keeps a node's term "
+            "but not its vote across a restart (JRaft's `RaftMetaStorage` keeps both)",
+            breaks="IGN-ONE-VOTE", zoo_scope={"restarts": 2, "persistent": 1}),
 )
 #: the names and docs of `VARIANT_TABLE` as they were at import
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
@@ -229,6 +265,25 @@ class Vote(NamedTuple):
 
 
 @message
+class PreVote(NamedTuple):
+    """JRaft's pre-vote request (``preVote``): the term the node would stand for, its term
+    left as it is."""
+
+    term: int
+    last_term: int
+    last_index: int
+
+
+@message
+class PreVoteReply(NamedTuple):
+    """The answer to a pre-vote: the voter's term, and the term of the node that asked."""
+
+    term: int
+    granted: bool
+    asked: int
+
+
+@message
 class AppendConf(NamedTuple):
     """The leader's log (configuration entries only) and commit index."""
 
@@ -287,6 +342,9 @@ class Raft(NamedTuple):
     acks: frozenset[tuple[str, int]] = frozenset()
     #: a change asked for while another ran (EBUSY, retried): (peers, token)
     want: tuple[Nodes, int] | None = None
+    #: the pre-vote round of a follower whose election timer fired (with `pre_vote`): the
+    #: nodes that granted it, itself included; None outside a round
+    prevotes: Nodes | None = None
 
     @property
     def last(self) -> Conf:
@@ -368,7 +426,7 @@ class IgniteRebalance(HeartbeatProtocol):
     def __init__(self, nodes: int = 3, spares: int = 1, replicas: int = 3,
                  variant: str = "fixed", persistent: bool = False,
                  on_disappeared: bool = False, max_term: int = 4,
-                 rules: Iterable[str] = ()) -> None:
+                 rules: Iterable[str] = (), pre_vote: bool = False) -> None:
         if variant not in VARIANT_TABLE:
             raise ValueError(f"unknown variant {variant!r}")
         self.variant = variant
@@ -381,6 +439,8 @@ class IgniteRebalance(HeartbeatProtocol):
         self.persistent = persistent
         self.on_disappeared = on_disappeared
         self.max_term = max_term
+        #: JRaft's pre-vote as a round of its own, not merged into RequestVote (`on_suspect`)
+        self.pre_vote = pre_vote
         stable = calculate_assignments(self.initial_data_nodes, PARTITION, replicas)
         self.initial_store = Store((Entry(DATA_NODES, self.initial_data_nodes, Rev(1)),
                                     Entry(STABLE, stable, Rev(1))), Rev(1))
@@ -412,11 +472,12 @@ class IgniteRebalance(HeartbeatProtocol):
         st = cast(Member, state)
         if st.raft is None:
             return ()
-        out: list[Event] = [ev.RaftStarted(member=node, peers=_sorted(self.initial_stable),
-                                           reason="start"),
-                            ev.RaftVote(member=node, term=1, candidate=self.leader0)]
+        peers = _sorted(self.initial_stable)
+        out: list[Event] = [ev.RaftStarted(member=node, peers=peers, reason="start")]
         if node == self.leader0:
-            out.append(ev.RaftLeader(member=node, term=1, votes=_sorted(self.initial_stable)))
+            # the first election, as its leader saw it: every peer's vote, then its win
+            out.extend(ev.RaftVote(member=m, term=1, candidate=node) for m in peers)
+            out.append(ev.RaftLeader(member=node, term=1, votes=peers, peers=peers))
         return tuple(out)
 
     @property
@@ -520,7 +581,9 @@ class IgniteRebalance(HeartbeatProtocol):
         if self.persistent:
             if st.raft is not None:
                 out.raft(role=FOLLOWER, leader=None, votes=frozenset(), acks=frozenset(),
-                         want=None)
+                         want=None, prevotes=None)
+                if "mutant-forget-voted-for" in self.rules:
+                    out.raft(voted=None)
                 out.events.append(ev.RaftStarted(member=node, peers=_sorted(st.raft.members),
                                                  reason="start"))
             return out.step()
@@ -550,6 +613,22 @@ class IgniteRebalance(HeartbeatProtocol):
             return (raft.leader,)
         return (node,)
 
+    def suspicions(self, node: NodeId, state: Hashable,
+                   system: SystemView) -> Iterator[Suspicion]:
+        """The heartbeat detector's (refimpl/failure_detector.py), and with `pre_vote` one rule
+        more: a node's election timer is long next to message delays, so during a pre-vote
+        round it fires again only once no message of the node to a peer is in flight (its
+        pre-votes among them); earlier, it fires early (a false suspicion). Without it, rounds
+        refused by a leader's lease would fill the channels for ever."""
+        for verdict in super().suspicions(node, state, system):
+            if self.pre_vote and verdict.justified and verdict.suspect == node:
+                raft = cast(Member, state).raft
+                if raft is not None and raft.prevotes is not None and any(
+                        system.in_flight_between(node, m) for m in raft.members if m != node):
+                    yield Suspicion(node, FALSE, False)
+                    continue
+            yield verdict
+
     def heartbeat_targets(self, node: NodeId, state: Hashable) -> frozenset[NodeId]:
         """A leader keeps every node's election timer from firing: JRaft's pre-vote and leader
         stickiness stop a node that was removed without hearing of it (and so gets no more
@@ -568,7 +647,20 @@ class IgniteRebalance(HeartbeatProtocol):
         RequestVote to the peers. The two are steps of their own because the followers' leases
         end together (the leader's last heartbeat) while their timers do not: one follower
         stands for election while the other, its lease over, votes for it, and the leader
-        changes at the next term (one step for both would leave only the split vote)."""
+        changes at the next term (one step for both would leave only the split vote).
+
+        Both fire, as the failure detector's justified suspicions, only once nothing is in flight
+        to the node's leader or to the node itself (refimpl/failure_detector.py): a lease ends
+        only when its leader is gone, and a timer fires only when no answer is on its way. So
+        two candidates stand in one term only when one refused the other on a lease that ended
+        since, and no deposed leader lives on. Each false suspicion (the `suspicions` budget,
+        ``--early-timeouts``) lifts that once: a lease that ends while its leader lives, a
+        timer that fires while messages to the node are in flight.
+
+        The merged request (RequestVote, `_on_request_vote`) makes the node a candidate of the
+        next term at once; JRaft (``handleElectionTimeout``, ``preVote``) keeps its term until
+        a quorum granted the pre-vote. With `pre_vote`, so does the node here
+        (`_start_pre_vote`)."""
         out = _Out(node, cast(Member, state))
         raft = out.st.raft
         if raft is None or raft.role == LEADER or raft.term >= self.max_term:
@@ -576,15 +668,60 @@ class IgniteRebalance(HeartbeatProtocol):
         if raft.role == FOLLOWER and raft.leader is not None and raft.leader != node:
             out.raft(leader=None)
             return out.step()
-        self._elect(out)
+        if self.pre_vote:
+            self._start_pre_vote(out)
+        else:
+            self._elect(out)
         return out.step()
+
+    def _start_pre_vote(self, out: _Out) -> None:
+        """``handleElectionTimeout`` then ``preVote`` (a candidate's ``handleVoteTimeout``
+        steps down first, in its term, as JRaft's default ``stepDownWhenVoteTimedout``): ask
+        the peers whether they would vote for the next term, the node's own term unchanged."""
+        raft = cast(Raft, out.st.raft)
+        node = out.node
+        out.raft(role=FOLLOWER, leader=None, votes=frozenset(), acks=frozenset(), want=None,
+                 prevotes=frozenset({node}))
+        request = PreVote(raft.term + 1, raft.last.term, len(raft.log))
+        out.sends.extend((m, request) for m in sorted(raft.members - {node}))
+        self._maybe_stand(out)
+
+    def _maybe_stand(self, out: _Out) -> None:
+        """``handlePreVoteResponse``: a quorum of pre-votes (of both halves of a joint
+        configuration, as the vote's) and the node stands (``electSelf``)."""
+        raft = cast(Raft, out.st.raft)
+        if raft.prevotes is not None and self._ballot(raft, raft.prevotes):
+            self._elect(out)
+
+    def _on_pre_vote(self, out: _Out, src: str, msg: PreVote) -> None:
+        """``handlePreVoteRequest``: granted to a candidate of the voter's configuration, while
+        no leader's lease holds at the voter, for a term not below its own, with a log at
+        least as up to date; the voter changes nothing."""
+        raft = out.st.raft
+        if raft is None:
+            return
+        granted = (src in raft.members and raft.leader is None and msg.term >= raft.term
+                   and (msg.last_term, msg.last_index) >= (raft.last.term, len(raft.log)))
+        out.sends.append((src, PreVoteReply(raft.term, granted, msg.term - 1)))
+
+    def _on_pre_vote_reply(self, out: _Out, src: str, msg: PreVoteReply) -> None:
+        raft = out.st.raft
+        if (raft is None or raft.role != FOLLOWER or raft.prevotes is None
+                or msg.asked != raft.term):
+            return
+        if msg.term > raft.term:
+            self._step_down(out, msg.term)
+            return
+        if msg.granted:
+            out.raft(prevotes=raft.prevotes | {src})
+            self._maybe_stand(out)
 
     def _elect(self, out: _Out) -> None:
         raft = cast(Raft, out.st.raft)
         node = out.node
         term = raft.term + 1
         out.raft(term=term, voted=node, role=CANDIDATE, leader=None, votes=frozenset({node}),
-                 acks=frozenset(), want=None)
+                 acks=frozenset(), want=None, prevotes=None)
         out.events.append(ev.RaftVote(member=node, term=term, candidate=node))
         last = len(raft.log)
         request = RequestVote(term, raft.last.term, last)
@@ -606,9 +743,20 @@ class IgniteRebalance(HeartbeatProtocol):
         not in conf <{}>.", JRaft's `NodeImpl`), and one whose leader's lease holds, then grants
         one vote per term to a candidate whose log is at least as up to date as its own. The one
         JRaft run the merge leaves out: a node that refused the pre-vote grants the vote after
-        it, in place of a node that granted the pre-vote and then refuses the vote."""
+        it, in place of a node that granted the pre-vote and then refuses the vote.
+
+        The merge also makes the candidate take the next term before any node granted it
+        anything, where JRaft's ``preVote`` leaves the term as it is until a quorum did: a node
+        refused on its peers' leases here holds a term above theirs, and with it two candidates
+        can stand in one term after a restart (at the default scope) and a live leader is
+        deposed by one early timeout. With `pre_vote` the two are separate rounds
+        (`_start_pre_vote`, `_on_pre_vote`, `_on_vote_request`); which verdicts depend on the
+        merge, tests/protocols/test_ignite_elections.py says."""
         raft = out.st.raft
         if raft is None:
+            return
+        if self.pre_vote:
+            self._on_vote_request(out, src, msg)
             return
         if src not in raft.members or (msg.term > raft.term and raft.leader is not None):
             # the pre-vote's refusals, the voter's term unchanged: a candidate outside its
@@ -617,10 +765,33 @@ class IgniteRebalance(HeartbeatProtocol):
             out.sends.append((src, Vote(raft.term, False)))
             return
         if msg.term > raft.term:
-            out.raft(term=msg.term, voted=None, role=FOLLOWER, leader=None, votes=frozenset(),
-                     acks=frozenset(), want=None)
+            self._step_down(out, msg.term)
             raft = cast(Raft, out.st.raft)
-        grant = (msg.term == raft.term and raft.voted in (None, src)
+        grant = (msg.term == raft.term
+                 and (raft.voted in (None, src) or "mutant-vote-twice" in self.rules)
+                 and (msg.last_term, msg.last_index) >= (raft.last.term, len(raft.log)))
+        if grant:
+            out.raft(voted=src)
+            out.events.append(ev.RaftVote(member=out.node, term=msg.term, candidate=src))
+        out.sends.append((src, Vote(raft.term, grant)))
+
+    def _on_vote_request(self, out: _Out, src: str, msg: RequestVote) -> None:
+        """``handleRequestVoteRequest``, the vote after a pre-vote round (`pre_vote`): no
+        configuration or lease check (the pre-vote made them); a request of an older term is
+        refused, a newer term is taken (``stepDown``), and the vote goes to the first candidate
+        of the term whose log is at least as up to date; a node already following the candidate
+        in the term answers with what it voted."""
+        raft = cast(Raft, out.st.raft)
+        if msg.term < raft.term:
+            out.sends.append((src, Vote(raft.term, False)))
+            return
+        if msg.term > raft.term:
+            self._step_down(out, msg.term)
+        elif src == raft.leader:
+            out.sends.append((src, Vote(raft.term, raft.voted == src)))
+            return
+        raft = cast(Raft, out.st.raft)
+        grant = ((raft.voted in (None, src) or "mutant-vote-twice" in self.rules)
                  and (msg.last_term, msg.last_index) >= (raft.last.term, len(raft.log)))
         if grant:
             out.raft(voted=src)
@@ -639,20 +810,31 @@ class IgniteRebalance(HeartbeatProtocol):
         return raft if raft.role == role and term == raft.term else None
 
     def _on_vote(self, out: _Out, src: str, msg: Vote) -> None:
-        raft = self._answered(out, msg.term, CANDIDATE)
-        if raft is None or not msg.granted:
+        """``handleRequestVoteResponse``: a candidate counts a granted vote of its own term; an
+        answer of a newer term makes it step down, one of an older term is stale."""
+        raft = out.st.raft
+        if ("mutant-count-stale-vote" in self.rules and raft is not None
+                and raft.role == CANDIDATE and msg.term < raft.term):
+            pass  # the mutant: a grant to its earlier candidacy counts in this one
+        else:
+            raft = self._answered(out, msg.term, CANDIDATE)
+        if raft is None or not (msg.granted or "mutant-count-refused-vote" in self.rules):
             return
         out.raft(votes=raft.votes | {src})
         self._maybe_win(out)
 
     def _maybe_win(self, out: _Out) -> None:
+        """``becomeLeader`` once the votes make a quorum of the candidate's configuration, of
+        both halves of a joint one (JRaft's ``voteCtx.init(conf, oldConf)``)."""
         raft = cast(Raft, out.st.raft)
-        if raft.role != CANDIDATE or not raft.quorum(raft.votes):
+        if raft.role != CANDIDATE or not self._ballot(raft, raft.votes):
             return
         node = out.node
-        out.raft(role=LEADER, leader=node, acks=frozenset({(node, len(raft.log))}))
-        out.events.append(ev.RaftLeader(member=node, term=raft.term, votes=_sorted(raft.votes)))
         conf = raft.last
+        out.raft(role=LEADER, leader=node, acks=frozenset({(node, len(raft.log))}))
+        out.events.append(ev.RaftLeader(member=node, term=raft.term, votes=_sorted(raft.votes),
+                                        peers=_sorted(conf.peers),
+                                        old=_sorted(conf.old or ())))
         if raft.commit < len(raft.log):
             # becomeLeader's ConfigurationCtx.flush: the configuration again, in the new term,
             # so that nothing of an older term commits by counting replicas alone
@@ -668,9 +850,17 @@ class IgniteRebalance(HeartbeatProtocol):
         out.st = out.st._replace(elected=True)
         out.sends.append((METASTORE, Read("elected", (PENDING,))))
 
+    def _ballot(self, raft: Raft, voters: Nodes) -> bool:
+        """Is a ballot of `voters` (votes or pre-votes) granted: a majority of the node's
+        configuration, and of its old half while it is joint (JRaft's ``Ballot.init(conf,
+        oldConf)``)?"""
+        if "mutant-joint-new-quorum" in self.rules:
+            return _majority(voters, raft.last.peers)
+        return raft.quorum(voters)
+
     def _step_down(self, out: _Out, term: int) -> None:
         out.raft(term=term, voted=None, role=FOLLOWER, leader=None, votes=frozenset(),
-                 acks=frozenset(), want=None)
+                 acks=frozenset(), want=None, prevotes=None)
 
     def _broadcast(self, out: _Out) -> None:
         raft = cast(Raft, out.st.raft)
@@ -681,12 +871,12 @@ class IgniteRebalance(HeartbeatProtocol):
         raft = out.st.raft
         if raft is None:  # no raft node for the group: the leader's replicator will retry
             return
-        if msg.term < raft.term:
-            out.sends.append((src, Appended(raft.term, -1)))
+        if msg.term < raft.term and "mutant-accept-stale-append" not in self.rules:
+            out.sends.append((src, Appended(raft.term, -1)))  # a stale leader
             return
         voted = raft.voted if msg.term == raft.term else None
         out.raft(term=msg.term, voted=voted, role=FOLLOWER, leader=src, votes=frozenset(),
-                 acks=frozenset(), want=None, log=msg.log,
+                 acks=frozenset(), want=None, prevotes=None, log=msg.log,
                  commit=min(len(msg.log), max(raft.commit, msg.commit)))
         if msg.data and not out.st.data:
             out.st = out.st._replace(data=True)
@@ -1107,6 +1297,8 @@ class IgniteRebalance(HeartbeatProtocol):
     _HANDLERS: ClassVar[dict[str, Callable[..., None]]] = {
         "RequestVote": _on_request_vote,
         "Vote": _on_vote,
+        "PreVote": _on_pre_vote,
+        "PreVoteReply": _on_pre_vote_reply,
         "AppendConf": _on_append,
         "Appended": _on_appended,
         "Watch": _on_watch,
@@ -1133,7 +1325,9 @@ class IgniteRebalance(HeartbeatProtocol):
             conf = raft.last
             view["raft"] = (f"{raft.role} term {raft.term}"
                             + (f", voted {raft.voted}" if raft.voted else "")
-                            + (f", leader {raft.leader}" if raft.leader else ""))
+                            + (f", leader {raft.leader}" if raft.leader else "")
+                            + (f", pre-votes {_show(raft.prevotes)}"
+                               if raft.prevotes is not None else ""))
             view["peers"] = _show(conf.peers) + (f" (joint with {_show(conf.old)})"
                                                  if conf.old is not None else "")
         for key in ("poll", "removals", "switch"):

@@ -23,7 +23,7 @@ from typing import NamedTuple, cast
 
 from partsafe.refimpl.actor import NodeId, Send, Step, Timing, message
 from partsafe.refimpl.failure_detector import HeartbeatProtocol
-from partsafe.refimpl.profiles import Rule, check_rules, rule_table
+from partsafe.refimpl.profiles import Rule, Source, check_rules, rule_table
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
@@ -49,9 +49,57 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
 VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
 
+_HZ = "hazelcast/hazelcast"
+_CLUSTER = "hazelcast/src/main/java/com/hazelcast/internal/cluster/impl/"
+_MM = _CLUSTER + "MembershipManager.java"
+_CSI = _CLUSTER + "ClusterServiceImpl.java"
+#: master at the 4.1 branch point ("prepare for next development cycle", 4.1-SNAPSHOT to
+#: 4.2-SNAPSHOT, 2020-10-26); the claim methods are the same from the 3.12 branch point
+#: (d8f516a9) to 5.0-SNAPSHOT (9146c0e8), but for types and logging
+_HZ41 = "91e02636da33f9500636d790f58b6a7111f18d48"
+#: the stored 5.x copies of MembershipManager.java and ClusterServiceImpl.java
+_HZ5_MM = "1cc9f204d7acd1b58ad78dacb36b314ecf73147a"
+_HZ5_CSI = "01370696abaeccde563f54905742b7fa075567f2"
+
 #: the rules of the release profiles (refimpl/profiles.py): where the code of a shipped
 #: Hazelcast membership release does something else than `fixed`, each row citing its source
-RULE_TABLE: dict[str, Rule] = rule_table()
+RULE_TABLE: dict[str, Rule] = rule_table(
+    Rule("hz39-claim-latest-view",
+         "the claimant keeps one 'latest' view: its own list from itself on, replaced by an "
+         "accepted answer only when that answer's version is strictly greater; it asks the "
+         "members it had not asked only from such a strictly later view, and publishes the "
+         "members of the latest view that accepted, in that view's order, at its version + 1 "
+         "(002 Mastership Claim Process, as 3.9 to 5.x implement it)",
+         "the claimant learns members from every accepted answer and publishes every member "
+         "it learned of that accepted (002's text: 'It puts the members who accepted its "
+         "mastership claim into the final member list'); a member that accepted but is "
+         "missing from the latest view still follows the claimant, so partsafe keeps it",
+         (Source(_HZ, "v3.9", _MM, "MembershipManager.decideNewMembersView"),
+          Source(_HZ, "v3.9", _MM, "MembershipManager.fetchLatestMembersView"),
+          Source(_HZ, "v3.9", _MM, "MembershipManager.fetchMembersViewFromNewMembers"),
+          Source(_HZ, _HZ41, _MM, "MembershipManager.decideNewMembersView"),
+          Source(_HZ, _HZ5_MM, _MM, "MembershipManager.fetchLatestMembersView"))),
+    Rule("hz39-claim-accepts-suspected",
+         "a member answers a claim as ClusterServiceImpl.handleMastershipClaim does: it "
+         "refuses for good (IllegalStateException, the claimant drops it) when it is not "
+         "joined, is a master or a claimant itself, or does not know the candidate; it says "
+         "'not yet' (RetryableHazelcastException) while it does not suspect every member "
+         "older than the candidate; it refuses for good a candidate it suspects that is older "
+         "than the master it follows (MembershipManager.clearMemberSuspicion); otherwise it "
+         "accepts, lifting its suspicion of the candidate, whomever it followed. 3.9.x also "
+         "refuses a claim from the master it already follows (removed in 3.10 by 'Make "
+         "mastership claim idempotent'); the model sends a claim twice only with duplications",
+         "a member accepts only a candidate it does not suspect, and only while it follows "
+         "that candidate or the head of its list (which it suspects); any other answer is "
+         "'not yet': 'D accepts the mastership claim of C only if it also suspects A and B. "
+         "Otherwise, it makes C retry' (002), read as 'accept only a claim I would make in "
+         "its place'",
+         (Source(_HZ, "v3.9", _CSI, "ClusterServiceImpl.handleMastershipClaim"),
+          Source(_HZ, "v3.9", _MM, "MembershipManager.clearMemberSuspicion"),
+          Source(_HZ, _HZ41, _CSI, "ClusterServiceImpl.handleMastershipClaim"),
+          Source(_HZ, _HZ41, _MM, "MembershipManager.clearMemberSuspicion"),
+          Source(_HZ, _HZ5_CSI, _CSI, "ClusterServiceImpl.handleMastershipClaim"))),
+)
 
 
 # --- node state -------------------------------------------------------------------------------
@@ -71,6 +119,9 @@ class Claim(NamedTuple):
     known: tuple[str, ...]
     #: the greatest member list version seen: the claimant's own and every accepted response's
     best_version: int | None
+    #: hz39-claim-latest-view: the members of the latest view (at `best_version`), from the
+    #: claimant on, in that view's order; empty otherwise
+    latest: tuple[str, ...] = ()
 
 
 class MemberState(NamedTuple):
@@ -131,12 +182,18 @@ class ClaimResponse(NamedTuple):
 
 
 @message
+class ClaimRefused(NamedTuple):
+    """hz39-claim-accepts-suspected: a claim refused for good (the IllegalStateException or
+    IllegalArgumentException of ClusterServiceImpl.handleMastershipClaim), not to be retried."""
+
+
+@message
 class ExplicitSuspicion(NamedTuple):
     """Asks the receiver to suspect the sender and go its own way (002 Explicit Suspicion)."""
 
 
 Message = (MembersUpdate | JoinRequest | MasterAddress | MastershipClaim | ClaimResponse
-           | ExplicitSuspicion)
+           | ClaimRefused | ExplicitSuspicion)
 
 _NOT_FROM_MASTER = "not from master"
 _STALE = "stale version"
@@ -154,6 +211,18 @@ def _older(members: tuple[str, ...], node: str) -> tuple[str, ...]:
 
 def _younger(members: tuple[str, ...], node: str) -> tuple[str, ...]:
     return members[members.index(node) + 1 :] if node in members else ()
+
+
+def _tail(members: tuple[str, ...], node: str) -> tuple[str, ...]:
+    """`node` and the members after it (MemberMap.toTailMembersView(node, true)); empty if
+    `node` is not in `members`."""
+    return members[members.index(node) :] if node in members else ()
+
+
+def _before(members: tuple[str, ...], a: str, b: str | None) -> bool:
+    """`a` comes before `b` in `members`, both in it (MemberMap.isBeforeThan)."""
+    return (b is not None and a != b and a in members and b in members
+            and members.index(a) < members.index(b))
 
 
 class Membership(HeartbeatProtocol):
@@ -193,6 +262,9 @@ class Membership(HeartbeatProtocol):
         self.discover = "hz38-stale-master-list" not in self.rules
         self.local_removal = "hz38-local-removal" in self.rules
         self.self_check = "mutant-no-self-check" not in self.rules
+        # release rules (RULE_TABLE)
+        self.latest_view = "hz39-claim-latest-view" in self.rules
+        self.accepts_suspected = "hz39-claim-accepts-suspected" in self.rules
 
     # -- initial states and joins --------------------------------------------------------------
 
@@ -257,6 +329,8 @@ class Membership(HeartbeatProtocol):
             return self._on_claim(node, st, src)
         if isinstance(msg, ClaimResponse):
             return self._on_claim_response(node, st, src, msg)
+        if isinstance(msg, ClaimRefused):
+            return self._on_claim_refused(node, st, src)
         if isinstance(msg, ExplicitSuspicion):
             return self._suspect(node, st, src, explicit=True, reason="")
         raise TypeError(f"membership: unknown message {msg!r}")
@@ -325,7 +399,10 @@ class Membership(HeartbeatProtocol):
 
         The claimant must be a member I do not suspect, every member older than it must be
         suspected, I must not follow another claimant and must not be claiming myself.
+        hz39-claim-accepts-suspected: the released rule instead (`_on_claim_released`).
         """
+        if self.accepts_suspected:
+            return self._on_claim_released(node, st, claimant)
         accept = (
             st.joined
             and st.claim is None
@@ -347,10 +424,49 @@ class Membership(HeartbeatProtocol):
             (ev.MastershipClaimAccepted(member=node, candidate=claimant, version=st.version),),
         )
 
+    def _on_claim_released(self, node: NodeId, st: MemberState, claimant: NodeId) -> Step:
+        """hz39-claim-accepts-suspected: ClusterServiceImpl.handleMastershipClaim (3.10 to 5.x).
+
+        Refused for good if I am not joined, follow myself (a master or a claimant: isMaster),
+        or do not know the claimant; "not yet" while a member older than the claimant is not
+        suspected (shouldAcceptMastership); refused for good if I suspect the claimant and it
+        is older than the master I follow (clearMemberSuspicion); otherwise accepted: I lift my
+        suspicion of the claimant and follow it, whomever I followed before.
+        """
+        if not st.joined or st.master == node or claimant not in st.members:
+            return Step(st, ((claimant, ClaimRefused()),))
+        if not all(m in st.suspects for m in _older(st.members, claimant)):
+            return Step(st, ((claimant, ClaimResponse(False, st.version, st.members)),))
+        events: list[Event] = []
+        if claimant in st.suspects:
+            if _before(st.members, claimant, st.master):
+                return Step(st, ((claimant, ClaimRefused()),))
+            events.append(ev.SuspicionRemoved(member=node, suspect=claimant))
+        new = st._replace(master=claimant, suspects=st.suspects - {claimant})
+        events.append(
+            ev.MastershipClaimAccepted(member=node, candidate=claimant, version=st.version))
+        return Step(new, ((claimant, ClaimResponse(True, st.version, st.members)),),
+                    tuple(events))
+
+    def _on_claim_refused(self, node: NodeId, st: MemberState, src: NodeId) -> Step:
+        """hz39-claim-accepts-suspected: a member refused the claim for good; the claimant asks
+        it no more (its future failed: decideNewMembersView leaves it out)."""
+        claim = st.claim
+        if claim is None or src not in claim.waiting:
+            return Step(st)
+        claim = claim._replace(waiting=claim.waiting - {src})
+        return self._try_finalize(node, st._replace(claim=claim))
+
     def _on_claim_response(
         self, node: NodeId, st: MemberState, src: NodeId, msg: ClaimResponse
     ) -> Step:
-        """002 Mastership Claim Process: collect an answer, discover members in accepted lists."""
+        """002 Mastership Claim Process: collect an answer, discover members in accepted lists.
+
+        hz39-claim-latest-view: an accepted answer counts only if its list is strictly later
+        than the latest view (MembershipManager.fetchLatestMembersView): then its members from
+        the claimant on become the latest view, and the members in it not asked yet are asked
+        (fetchMembersViewFromNewMembers).
+        """
         claim = st.claim
         if claim is None or src not in claim.waiting:
             return Step(st)
@@ -358,6 +474,8 @@ class Membership(HeartbeatProtocol):
         if not msg.accepted:
             claim = claim._replace(waiting=waiting, retry=claim.retry | {src})
             return self._try_finalize(node, st._replace(claim=claim))
+        if self.latest_view and self.discover:
+            return self._on_claim_response_latest(node, st, src, msg)
         best = claim.best_version
         if best is not None and msg.version is not None:
             best = max(best, msg.version)
@@ -377,17 +495,42 @@ class Membership(HeartbeatProtocol):
         done = self._try_finalize(node, st._replace(claim=claim))
         return Step(done.state, (*sends, *done.sends), done.events)
 
+    def _on_claim_response_latest(
+        self, node: NodeId, st: MemberState, src: NodeId, msg: ClaimResponse
+    ) -> Step:
+        """hz39-claim-latest-view: an accepted answer; see `_on_claim_response`."""
+        claim = st.claim
+        assert claim is not None
+        waiting = claim.waiting - {src}
+        known, latest, best = claim.known, claim.latest, claim.best_version
+        sends: list[Send] = []
+        if best is not None and msg.version is not None and msg.version > best:
+            best, latest = msg.version, _tail(msg.members, node)
+            for m in latest:
+                if m in known:
+                    continue
+                known = (*known, m)
+                if m != node and m not in st.suspects:
+                    sends.append((m, MastershipClaim()))
+                    waiting = waiting | {m}
+        claim = claim._replace(waiting=waiting, accepted=claim.accepted | {src}, known=known,
+                               best_version=best, latest=latest)
+        done = self._try_finalize(node, st._replace(claim=claim))
+        return Step(done.state, (*sends, *done.sends), done.events)
+
     def _try_finalize(self, node: NodeId, st: MemberState) -> Step:
         """Finish the claim once nobody is left to ask: publish the accepted members.
 
         002 Mastership Claim Process: the new list holds the claimant and the members that accepted
         (in age order), at the latest known version + 1 (hz38-stale-master-list: the claimant's own
-        list and version).
+        list and version; hz39-claim-latest-view: the members of the latest view that accepted,
+        in its order, as MembershipManager.decideNewMembersView).
         """
         claim = st.claim
         if claim is None or claim.waiting or claim.retry:
             return Step(st)
-        order = claim.known if self.discover else st.members
+        order = (claim.latest if self.latest_view else claim.known) if self.discover \
+            else st.members
         members = (
             node,
             *(m for m in order if m in claim.accepted and m not in st.suspects and m != node),
@@ -471,6 +614,7 @@ class Membership(HeartbeatProtocol):
                         accepted=frozenset(),
                         known=st.members,
                         best_version=st.version,
+                        latest=_tail(st.members, node) if self.latest_view else (),
                     ),
                 )
                 events.append(ev.MastershipClaimStarted(member=node, suspected=older))
@@ -621,13 +765,16 @@ class Membership(HeartbeatProtocol):
         out["claim"] = None
         if st.claim is not None:
             c = st.claim
-            out["claim"] = {
+            claim: dict[str, object] = {
                 "waiting": sorted(c.waiting),
                 "retry": sorted(c.retry),
                 "accepted": sorted(c.accepted),
                 "known": list(c.known),
                 "best_version": c.best_version,
             }
+            if self.latest_view:
+                claim["latest"] = list(c.latest)
+            out["claim"] = claim
         return out
 
     def describe_message(self, msg: Hashable) -> str:
@@ -638,7 +785,7 @@ class Membership(HeartbeatProtocol):
             return f"ClaimResponse {verdict}{self._v(msg.version)} {_fmt(msg.members)}"
         if isinstance(msg, MasterAddress):
             return f"MasterAddress {msg.master}"
-        if isinstance(msg, JoinRequest | MastershipClaim | ExplicitSuspicion):
+        if isinstance(msg, JoinRequest | MastershipClaim | ClaimRefused | ExplicitSuspicion):
             return type(msg).__name__
         return repr(msg)
 

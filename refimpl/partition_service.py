@@ -44,7 +44,12 @@ Graceful shutdown (004): the member asks the master (retried, idempotent); the m
 without the shutdown-requested members, so they are only migration sources, and tells a member it
 may leave once the table no longer names it and no migration involves it.
 
-The historical flaws are variants (:data:`VARIANT_TABLE`).
+The historical flaws are variants (:data:`VARIANT_TABLE`). Where a shipped release's code does
+something else than the above, a release rule (:data:`RULE_TABLE`, named by the profiles of
+refimpl/profiles.py) makes the handlers follow the code: the new master's recovery from the
+completed lists alone and its version rules (000 §2.2), 4.1's publications (the periodic stamp
+check, completed migrations in batches, migration operations carrying their partition's completed
+migrations; 003 §1.2) and the shutdown of 004 without the destination's refusal.
 
 One file, one class of handlers: the partition service is one state machine (000, 003, 004) whose
 handlers share the master's bookkeeping (flights, queues, recovery, shutdown requests); read top to
@@ -62,7 +67,7 @@ from partsafe.refimpl.actor import Channels, NodeId, Send, Step, Timing, message
 from partsafe.refimpl.failure_detector import HeartbeatProtocol
 from partsafe.refimpl.partition_table import PartitionTable
 from partsafe.refimpl.planner import Decision, format_replicas, plan
-from partsafe.refimpl.profiles import Rule, check_rules, rule_table
+from partsafe.refimpl.profiles import Rule, Source, check_rules, rule_table
 from partsafe.refimpl.repartition import repartition
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
 from partsafe.traces import events as ev
@@ -108,13 +113,141 @@ VARIANT_TABLE: dict[str, Variant] = variant_table(
 #: the names and docs of `VARIANT_TABLE` as they were at import
 VARIANT_DOCS: dict[str, str] = variant_docs(VARIANT_TABLE)
 
+_REPO = "hazelcast/hazelcast"
+_IMPL = "hazelcast/src/main/java/com/hazelcast/internal/partition/impl/"
+_OPS = "hazelcast/src/main/java/com/hazelcast/internal/partition/operation/"
+_IPSI = _IMPL + "InternalPartitionServiceImpl.java"
+_MIGM = _IMPL + "MigrationManager.java"
+#: the 4.1 line as read: the 4.1.3 release commit ("version update for 4.1.3 release")
+_HZ41 = "ebfdad1d206ecfcabd2abc6928328ae91da46bc8"
+#: 5.0-SNAPSHOT (2021-06-18), and the 2025 sources of the same classes
+_HZ50 = "9146c0e81528ca3990c664a36057d8c6f2d92ba9"
+_HZ5_IPSI = "f7630e4aba588c4f704b658149c2a77ffd774a49"
+_HZ5_MIGM = "1be380d00992c4d02cfd57cb045f2f37423ff22d"
+_FETCH = "InternalPartitionServiceImpl.FetchMostRecentPartitionTableTask"
+
 #: the rules of the release profiles (refimpl/profiles.py): where the code of a shipped
 #: Hazelcast partition service release does something else than `fixed`, each row citing its source
-RULE_TABLE: dict[str, Rule] = rule_table()
+RULE_TABLE: dict[str, Rule] = rule_table(
+    Rule("new-master-fails-active",
+         "a new master marks every active migration that no collected completed list names as "
+         "FAILED, with the increment + 1, and never reads the tables for it "
+         "(FetchMostRecentPartitionTableTask.processMigrations); under 4.1 the partition gets "
+         "the latest table's replicas with the failed migration's final version, initial + "
+         "increment + 1 (processNewState). The 4.1 destination's entry can be gone from every "
+         "list: a partition state it applies mid-commit keeps only the master's completed "
+         "migrations (retainCompletedMigrations)",
+         "the new master also completes a migration the most recent table shows committed: the "
+         "destination at its new index with at least the commit's version (000 §2.1 step 2; "
+         "HZ-PT-2)",
+         (Source(_REPO, "v3.7", _IPSI, f"{_FETCH}.processMigrations"),
+          Source(_REPO, "v3.12", _IPSI, f"{_FETCH}.processMigrations"),
+          Source(_REPO, _HZ41, _IPSI, f"{_FETCH}.processMigrations"),
+          Source(_REPO, _HZ41, _IPSI, f"{_FETCH}.processNewState"),
+          Source(_REPO, _HZ41, _IPSI,
+                 "InternalPartitionServiceImpl.updatePartitionsAndFinalizeMigrations"),
+          Source(_REPO, _HZ41, _MIGM, "MigrationManager.retainCompletedMigrations"),
+          Source(_REPO, _HZ50, _IPSI, f"{_FETCH}.processNewState"),
+          Source(_REPO, _HZ5_IPSI, _IPSI, f"{_FETCH}.processMigrations"))),
+    Rule("publish-when-idle",
+         "the periodic task sends nothing while a migration task runs or waits, migrations are "
+         "paused or the master is shutting down; otherwise it sends each member the master's "
+         "stamp (PartitionStateCheckOperation) and its partition state to those whose stamp "
+         "differs (3.12: whose version is lower)",
+         "the master publishes its table at any time (000 §1.1): a superset of the code's "
+         "publications, so that a clean verdict covers the code's; a counterexample of a "
+         "release profile must take a publication its code makes",
+         (Source(_REPO, "v3.12", _IMPL + "PublishPartitionRuntimeStateTask.java",
+                 "PublishPartitionRuntimeStateTask.run"),
+          Source(_REPO, _HZ41, _IMPL + "PublishPartitionRuntimeStateTask.java",
+                 "PublishPartitionRuntimeStateTask.run"),
+          Source(_REPO, _HZ41, _IPSI,
+                 "InternalPartitionServiceImpl.checkClusterPartitionRuntimeStates"),
+          Source(_REPO, _HZ41, _MIGM, "MigrationManager.hasOnGoingMigration"),
+          Source(_REPO, _HZ41, _OPS + "PartitionStateCheckOperation.java",
+                 "PartitionStateCheckOperation.run"))),
+    Rule("completed-batch-publish",
+         "the master does not publish a decided migration: it publishes its completed "
+         "migrations once its MigrationPlanTask has run (PublishCompletedMigrationsTask), or "
+         "when ten are waiting (PUBLISH_COMPLETED_MIGRATIONS_BATCH_SIZE), and the partition "
+         "state whenever it repartitions (RepartitioningTask); a failed migration's state goes "
+         "to the partition owner and the destination only (migrationOperationFailed)",
+         "the master publishes the partition after each decided migration (003 §1.2: after "
+         "each partition migration, publish that partition only)",
+         (Source(_REPO, _HZ41, _MIGM,
+                 "MigrationManager.AsyncMigrationTask.migrationOperationSucceeded"),
+          Source(_REPO, _HZ41, _MIGM,
+                 "MigrationManager.AsyncMigrationTask.migrationOperationFailed"),
+          Source(_REPO, _HZ41, _MIGM, "MigrationManager.RepartitioningTask.run"),
+          Source(_REPO, _HZ41, _MIGM, "MigrationManager.publishCompletedMigrations"),
+          Source(_REPO, _HZ5_MIGM, _IMPL + "MigrationManagerImpl.java",
+                 "MigrationManagerImpl.PublishCompletedMigrationsTask.run"))),
+    Rule("completed-by-partition",
+         "a migration operation carries the master's completed migrations of its partition "
+         "only; a participant given a non-empty list applies them to its partition and keeps "
+         "only them in its completed list, and fails the operation if they start from another "
+         "version; a commit carries the migration only, which the destination adds to its list",
+         "a migration operation carries the master's table and completed list, which the "
+         "participant takes as a publication (003 §1.1: participants apply the completed "
+         "migrations in case they have not seen them), and the commit the prepared table with "
+         "the list (000 §2.1 step 1)",
+         (Source(_REPO, _HZ41, _MIGM, "MigrationManager.getCompletedMigrations"),
+          Source(_REPO, _HZ41, _OPS + "BaseMigrationOperation.java",
+                 "BaseMigrationOperation.applyCompletedMigrations"),
+          Source(_REPO, _HZ41, _IPSI, "InternalPartitionServiceImpl.applyCompletedMigrations"),
+          Source(_REPO, _HZ41, _IPSI, "InternalPartitionServiceImpl.commitMigrationOnDestination"),
+          Source(_REPO, _HZ41, _OPS + "MigrationRequestOperation.java",
+                 "MigrationRequestOperation.run"))),
+    Rule("new-master-plus-one",
+         "3.x: the new master takes the table of the greatest version it collected (its own "
+         "included) at that version + 1, whether or not it fails a migration; a migration it "
+         "marks FAILED raises nothing more (FetchMostRecentPartitionTableTask.processNewState)",
+         "the new master raises the version only for the migrations it fails, each by the "
+         "failure rule (000 §2.1 step 4, §2.2), so that a failed migration's version is the "
+         "same whoever fails it",
+         (Source(_REPO, "v3.7", _IPSI, f"{_FETCH}.processNewState"),
+          Source(_REPO, "v3.8.2", _IPSI, f"{_FETCH}.processNewState"),
+          Source(_REPO, "v3.9", _IPSI, f"{_FETCH}.processNewState"),
+          Source(_REPO, "v3.12", _IPSI, f"{_FETCH}.processNewState"))),
+    Rule("shutdown-destination-accepts",
+         "a member that requested shutdown accepts a migration as its destination: the "
+         "migration operations are AllowedDuringPassiveState (MigrationCycleOperation), a "
+         "shutting-down node is PASSIVE (Node.setShuttingDown), and no check of "
+         "BaseMigrationOperation looks at the node's state",
+         "the destination refuses (004: shutdown-requested members are only migration sources): "
+         "a migration the master started before it heard of the request would otherwise make "
+         "the leaving member a replica again",
+         (Source(_REPO, "v3.7", _OPS + "BaseMigrationOperation.java",
+                 "BaseMigrationOperation.beforeRun"),
+          Source(_REPO, "v3.7", "hazelcast/src/main/java/com/hazelcast/internal/partition/"
+                 "MigrationCycleOperation.java", "MigrationCycleOperation"),
+          Source(_REPO, "v3.7", "hazelcast/src/main/java/com/hazelcast/instance/Node.java",
+                 "Node.setShuttingDown"),
+          Source(_REPO, _HZ41, _OPS + "BaseMigrationOperation.java",
+                 "BaseMigrationOperation.beforeRun"),
+          Source(_REPO, _HZ41, "hazelcast/src/main/java/com/hazelcast/internal/partition/"
+                 "MigrationCycleOperation.java", "MigrationCycleOperation"),
+          Source(_REPO, _HZ41, "hazelcast/src/main/java/com/hazelcast/instance/impl/Node.java",
+                 "Node.setShuttingDown"))),
+    Rule("shutdown-all-leave",
+         "when every data member has requested shutdown, the master lets them all leave at "
+         "once, whatever the table names (ProcessShutdownRequestsTask: the request count equals "
+         "the data member count)",
+         "a member leaves only once the table names it nowhere (004), so a cluster whose every "
+         "member requested shutdown keeps them waiting: no data is dropped by a shutdown",
+         (Source(_REPO, "v3.7", _MIGM, "MigrationManager.ProcessShutdownRequestsTask.run"),
+          Source(_REPO, _HZ41, _MIGM, "MigrationManager.ProcessShutdownRequestsTask.run"),
+          Source(_REPO, _HZ50, _MIGM, "MigrationManager.ProcessShutdownRequestsTask.run"),
+          Source(_REPO, _HZ5_MIGM, _IMPL + "MigrationManagerImpl.java",
+                 "MigrationManagerImpl.ProcessShutdownRequestsTask.run"))),
+)
 VARIANTS: tuple[str, ...] = tuple(VARIANT_TABLE)
 
 #: node state `shutdown` values
 RUNNING, REQUESTED, LEFT = "", "requested", "left"
+
+#: ``MigrationManager.PUBLISH_COMPLETED_MIGRATIONS_BATCH_SIZE`` (rule ``completed-batch-publish``)
+PUBLISH_BATCH = 10
 
 
 # --- messages and records ---------------------------------------------------------------------
@@ -283,12 +416,27 @@ class ShutdownResponse(NamedTuple):
 
 
 @message
+class StateCheck(NamedTuple):
+    """``PartitionStateCheckOperation`` (rule ``publish-when-idle``): the master's partition
+    versions (4.1: the stamp's input) or global version (3.12)."""
+
+    versions: tuple[int, ...]
+    version: int
+
+
+@message
+class StateStale(NamedTuple):
+    """A member's answer to `StateCheck` when its table differs: the master sends its state."""
+
+
+@message
 class Removed(NamedTuple):
     """The master tells a member it removed from the cluster that it is out."""
 
 
 #: operations a member takes only from its master: their handlers ignore any other sender
-_FROM_MASTER = frozenset({PartitionState, MigrationCommit, MemberAdded, ShutdownResponse, Removed})
+_FROM_MASTER = frozenset({PartitionState, MigrationCommit, MemberAdded, ShutdownResponse, Removed,
+                          StateCheck})
 
 
 @message
@@ -342,6 +490,8 @@ class Node(NamedTuple):
     paused: bool = False
     #: members that greeted this one as their master before it knew them (``MasterHello``)
     strangers: frozenset[str] = frozenset()
+    #: master, rule ``completed-batch-publish``: decided migrations not published yet
+    unpublished: bool = False
 
 
 def _entries(completed: Iterable[Completed]) -> tuple[tuple[Migration, bool], ...]:
@@ -361,7 +511,8 @@ class PartitionService(HeartbeatProtocol):
 
     def __init__(self, members: int = 3, joiners: int = 1, partitions: int = 2, backups: int = 1,
                  protocol: str = "3.7", variant: str = "fixed", *, max_parallel: int = 1,
-                 failure_rule: str = "source", rules: Iterable[str] = ()) -> None:
+                 failure_rule: str = "source", rules: Iterable[str] = (),
+                 publish_batch: int = PUBLISH_BATCH) -> None:
         if not 1 <= members <= 20 or not 0 <= joiners <= 26 - members:
             raise ValueError(f"members={members}, joiners={joiners}: 1 to 20 members and at most "
                              "26 nodes in all")
@@ -379,6 +530,10 @@ class PartitionService(HeartbeatProtocol):
                              f"{', '.join(pt.FAILURE_RULES)}")
         if max_parallel < 1:
             raise ValueError(f"max_parallel={max_parallel} must be at least 1")
+        if publish_batch < 1:
+            raise ValueError(f"publish_batch={publish_batch} must be at least 1")
+        #: rule ``completed-batch-publish``: completed migrations the master publishes at once
+        self.publish_batch = publish_batch
         self.variant = variant
         #: the rules this instance follows: a release profile's (`RULE_TABLE`) and the variant
         self.rules = check_rules("partition service", (*rules, variant), RULE_TABLE,
@@ -552,7 +707,8 @@ class PartitionService(HeartbeatProtocol):
             return ()
         out: list[tuple[object, ...]] = []
         if self.is_master(node, st):
-            if st.recovery is None:
+            if st.recovery is None and ("publish-when-idle" not in self.rules
+                                        or self._idle(st)):
                 out.append(("publish",))
             else:
                 out.append(("fetch-retry",))
@@ -586,7 +742,10 @@ class PartitionService(HeartbeatProtocol):
         st = cast(Node, state)
         out = _Out(node, st)
         kind = cast(tuple[object, ...], timer)[0]
-        if kind == "publish":
+        if kind == "publish" and "publish-when-idle" in self.rules:
+            # PublishPartitionRuntimeStateTask: checkClusterPartitionRuntimeStates
+            out.send_all(StateCheck(st.table.versions, st.table.version))
+        elif kind == "publish":
             out.send_all(self._state_message(st, None))
         elif kind == "fetch-retry" and st.recovery is not None:
             out.sends.extend((m, Fetch()) for m in sorted(st.recovery.waiting))
@@ -695,24 +854,28 @@ class PartitionService(HeartbeatProtocol):
     def _on_request(self, out: _Out, src: str, msg: MigrationRequest) -> None:
         """The source endpoint (the owner) starts a migration (000 §2.1, rejection rules)."""
         m = msg.migration
-        self._catch_up(out, m, msg.state)
+        caught_up = self._catch_up(out, m, msg.state)
         if src == self.master_of(out.st) == m.master:
             # the master vouches for a member whose MemberAdded this member may not have seen
             self._add_members(out, (m.destination,))
-        reason = self._reject(out, src, m)
+        reason = self._reject(out, src, m) if caught_up else "completed migrations not applied"
         if reason is not None:
             out.sends.append((src, MigrationDone(m, False)))
             return
         out.st = out.st._replace(active=(*out.st.active, m))
         role = "source" if out.node == m.source else "owner"
         out.events.append(self._started(out, m, role))
-        out.sends.append((m.destination, MigrationData(m, self._state_message(out.st, None))))
+        # completed-by-partition: MigrationOperation carries the request's completed migrations
+        data = msg.state if "completed-by-partition" in self.rules else self._state_message(
+            out.st, None)
+        out.sends.append((m.destination, MigrationData(m, data)))
 
     def _on_data(self, out: _Out, src: str, msg: MigrationData) -> None:
         """The destination receives the data, installs it and answers the master."""
         m = msg.migration
-        self._catch_up(out, m, msg.state)
-        reason = self._reject(out, m.master, m)
+        caught_up = self._catch_up(out, m, msg.state)
+        reason = (self._reject(out, m.master, m) if caught_up
+                  else "completed migrations not applied")
         if reason is not None:
             out.sends.append((m.master, MigrationDone(m, False)))
             return
@@ -750,7 +913,11 @@ class PartitionService(HeartbeatProtocol):
         # 4.1: the commit carries the migrating partition only (003 §1.2)
         carried = None if self.global_version else (msg.migration.partition,)
         if self._receive(out, src, msg.replicas, msg.versions, msg.version, carried):
-            self._learn_completed(out, msg.completed, src)
+            if "completed-by-partition" in self.rules:
+                # commitMigrationOnDestination: the migration joins the list, nothing leaves it
+                self._add_completed(out, msg.migration, True)
+            else:
+                self._learn_completed(out, msg.completed, src)
         out.sends.append((src, CommitAck(msg.migration)))
 
     def _on_commit_ack(self, out: _Out, src: str, msg: CommitAck) -> None:
@@ -805,6 +972,23 @@ class PartitionService(HeartbeatProtocol):
         if out.st.shutdown == REQUESTED and src == self.master_of(out.st):
             self._leave(out)
 
+    def _on_state_check(self, out: _Out, src: str, msg: StateCheck) -> None:
+        """``PartitionStateCheckOperation``: stale when the stamp differs (4.1) or the version
+        is lower (3.12)."""
+        t = out.st.table
+        if src != self.master_of(out.st) or src == out.node:
+            return
+        stale = t.version < msg.version if self.global_version else t.versions != msg.versions
+        if stale:
+            out.sends.append((src, StateStale()))
+
+    def _on_state_stale(self, out: _Out, src: str, msg: StateStale) -> None:
+        """The master sends its current state to a member whose check failed
+        (``InternalPartitionServiceImpl.sendPartitionRuntimeState``)."""
+        st = out.st
+        if self.is_master(out.node, st) and st.recovery is None and src in st.members:
+            out.sends.append((src, self._state_message(st, None)))
+
     def _on_removed(self, out: _Out, src: str, msg: Removed) -> None:
         """The master does not know this member: it is out of the cluster and restarts with
         nothing (a split-off member, 002)."""
@@ -841,19 +1025,64 @@ class PartitionService(HeartbeatProtocol):
         "ShutdownRequest": _on_shutdown_request,
         "ShutdownResponse": _on_shutdown_response,
         "Removed": _on_removed,
+        "StateCheck": _on_state_check,
+        "StateStale": _on_state_stale,
         "ReplicaSyncRequest": _on_sync_request,
         "ReplicaSyncResponse": _on_sync_response,
     }
 
     # -- members: tables, data, finalisation -------------------------------------------------
 
-    def _catch_up(self, out: _Out, m: Migration, state: PartitionState) -> None:
+    def _catch_up(self, out: _Out, m: Migration, state: PartitionState) -> bool:
         """Apply the table and completed migrations a migration operation carries, as from the
         master (003 §1.1: "members apply these completed migrations in case they haven't seen
-        them yet")."""
-        if m.master == self.master_of(out.st) and m.master != out.node and self._receive(
-                out, m.master, state.replicas, state.versions, state.version, state.partitions):
+        them yet"). False only under ``completed-by-partition``, when the carried migrations do
+        not apply to the local partition version."""
+        if m.master != self.master_of(out.st) or m.master == out.node:
+            return True
+        if "completed-by-partition" in self.rules:
+            return self._apply_completed(out, m.partition, state.completed)
+        if self._receive(out, m.master, state.replicas, state.versions, state.version,
+                         state.partitions):
             self._learn_completed(out, state.completed, m.master)
+        return True
+
+    def _apply_completed(self, out: _Out, partition: int,
+                         carried: tuple[tuple[Migration, bool], ...]) -> bool:
+        """Rule ``completed-by-partition`` (``BaseMigrationOperation.applyCompletedMigrations``,
+        ``InternalPartitionServiceImpl.applyCompletedMigrations``): nothing if the list is empty;
+        else apply each migration not applied yet to the local partition, in order (a commit
+        moves the replicas, a failure only raises the version), and keep only the carried
+        migrations in the completed list. False if one starts from another version (the
+        operation fails: ``PartitionStateVersionMismatchException``)."""
+        if not carried:
+            return True
+        ok = True
+        for mig, success in carried:
+            cur = out.st.table.versions[partition]
+            bump = (pt.migration_increment(mig.decision) if success
+                    else pt.failure_increment(mig.decision, self.failure_rule))
+            if mig.version + bump <= cur:
+                continue
+            if mig.version != cur:
+                ok = False
+                break
+            t = out.st.table
+            t = (pt.apply_migration(t, partition, mig.decision) if success
+                 else self._with_version(t, partition, cur + bump))
+            self._set_table(out, t, mig.master)
+            self._add_completed(out, mig, success)
+        keep = {mig for mig, _ in carried}
+        out.st = out.st._replace(completed=tuple(c for c in out.st.completed
+                                                 if c.migration in keep))
+        return ok
+
+    def _add_completed(self, out: _Out, m: Migration, success: bool) -> None:
+        """``MigrationManager.addCompletedMigration`` and the finalisation it schedules."""
+        if any(c.migration == m for c in out.st.completed):
+            return
+        out.st = out.st._replace(completed=(*out.st.completed, Completed(m, success)))
+        self._finalize(out, m, success)
 
     def _version_of(self, table: PartitionTable, partition: int) -> int:
         return table.version if self.global_version else table.versions[partition]
@@ -866,7 +1095,8 @@ class PartitionService(HeartbeatProtocol):
             return "not from the master"
         if m.destination not in st.members:
             return "the destination is not a member"  # TargetNotMemberException
-        if out.node == m.destination and st.shutdown == REQUESTED:
+        if out.node == m.destination and st.shutdown == REQUESTED \
+                and "shutdown-destination-accepts" not in self.rules:
             return "the destination is shutting down"
         if self._version_of(st.table, m.partition) != m.version:
             return "stale partition table"
@@ -1136,12 +1366,28 @@ class PartitionService(HeartbeatProtocol):
         completed = [Completed(m, s, acked.get(m, frozenset()))
                      for m, s in sorted(rec.completed, key=repr)]
         running = {f.migration for f in st.flights}
+        # release rules: the completed lists alone decide (processMigrations), and under 3.x
+        # the whole table takes one raise (processNewState)
+        lists_only = "new-master-fails-active" in self.rules
+        plus_one = "new-master-plus-one" in self.rules and self.global_version
         for m in sorted(rec.active - decided - running, key=repr):
-            if self._committed_in(table, m):
+            if not lists_only and self._committed_in(table, m):
                 completed.append(Completed(m, True))
                 continue
-            table = pt.fail_migration(table, m.partition, m.decision, rule=self.failure_rule)
             completed.append(Completed(m, False))
+            if plus_one:
+                continue
+            if lists_only and not self.global_version:
+                # the latest replicas at the failed migration's final version
+                table = self._with_version(table, m.partition, m.version + pt.failure_increment(
+                    m.decision, self.failure_rule))
+            else:
+                table = pt.fail_migration(table, m.partition, m.decision,
+                                          rule=self.failure_rule)
+        if plus_one:
+            # maxVersion = max(collected, own) + 1, failed migrations or not
+            table = PartitionTable._unchecked(table.replicas, table.versions, rec.version + 1,
+                                              table.protocol)
         out.st = st._replace(recovery=None, table=table, replan=True)
         if table != st.table:
             out.events.append(self._applied(out.node, table, out.node))
@@ -1150,6 +1396,16 @@ class PartitionService(HeartbeatProtocol):
         out.publish(self, None)
         out.sends.extend((m, Removed()) for m in sorted(out.st.strangers - set(out.st.members)))
         out.st = out.st._replace(strangers=frozenset())
+
+    @staticmethod
+    def _with_version(table: PartitionTable, partition: int, version: int) -> PartitionTable:
+        """`table` with partition `partition` at `version`, its replicas kept (003 §1.2's
+        per-partition versions; 4.1's ``new ReadonlyInternalPartition(replicas, partitionId,
+        version)``)."""
+        versions = list(table.versions)
+        versions[partition] = version
+        return PartitionTable._unchecked(table.replicas, tuple(versions), table.version,
+                                         table.protocol)
 
     def _published_partitions(self, m: Migration) -> tuple[int, ...] | None:
         """What the master publishes after deciding `m`: the whole table under 3.7, the
@@ -1200,7 +1456,15 @@ class PartitionService(HeartbeatProtocol):
         out.events.append(ev.MigrationCommitted(member=out.node, role="master",
                                                 migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        out.publish(self, self._published_partitions(m))
+        if "completed-batch-publish" not in self.rules \
+                or len(out.st.completed) >= self.publish_batch:
+            out.publish(self, self._published_partitions(m))
+            out.st = out.st._replace(unpublished=False)
+        else:
+            # the members learn it at the next publication; the event still marks the master's
+            # table, which the specs judge against
+            out.st = out.st._replace(unpublished=True)
+            out.events.append(self._published(out.node, table, self._published_partitions(m)))
         self._finalize(out, m, True)
 
     def _fail(self, out: _Out, m: Migration, why: str) -> None:
@@ -1213,7 +1477,16 @@ class PartitionService(HeartbeatProtocol):
         out.events.append(ev.MigrationRolledBack(member=out.node, role="master",
                                                  migration=m.id, partition=m.partition))
         out.events.append(self._applied(out.node, table, out.node))
-        out.publish(self, self._published_partitions(m))
+        if "completed-batch-publish" in self.rules:
+            # migrationOperationFailed: the state goes to the partition owner and the destination
+            state = self._state_message(out.st, None)
+            for e in dict.fromkeys((self._source_endpoint(st.table, m), m.destination)):
+                if e is not None and e != out.node and e in out.st.members:
+                    out.sends.append((e, state))
+            out.st = out.st._replace(unpublished=True)
+            out.events.append(self._published(out.node, table, self._published_partitions(m)))
+        else:
+            out.publish(self, self._published_partitions(m))
         self._finalize(out, m, False)
 
     def drive(self, out: _Out) -> None:
@@ -1224,6 +1497,10 @@ class PartitionService(HeartbeatProtocol):
             return
         if st.replan and not st.flights:
             self._repartition(out)
+        elif st.unpublished and not st.flights and not st.queues and not st.replan:
+            # PublishCompletedMigrationsTask, queued behind the MigrationPlanTask
+            out.publish(self, None)
+            out.st = out.st._replace(unpublished=False)
         self._start(out)
         self._process_shutdowns(out)
         st = out.st
@@ -1283,6 +1560,9 @@ class PartitionService(HeartbeatProtocol):
         if changed:
             out.events.append(self._applied(out.node, table, out.node))
             self._follow_own_table(out, st.table, table)
+        # completed-batch-publish: RepartitioningTask publishes the state whatever changed
+        if changed or "completed-batch-publish" in self.rules:
+            out.st = out.st._replace(unpublished=False)
             out.publish(self, None)
 
     def _follow_own_table(self, out: _Out, old: PartitionTable, new: PartitionTable) -> None:
@@ -1323,7 +1603,7 @@ class PartitionService(HeartbeatProtocol):
             flights.append(Flight(m, "request"))
             out.events.append(self._started(out, m, "master"))
             if endpoint is not None:
-                out.sends.append((endpoint, MigrationRequest(m, self._state_message(st, None))))
+                out.sends.append((endpoint, MigrationRequest(m, self._request_state(st, m))))
             if len(q) > 1:
                 queues[i] = q[1:]
                 i += 1
@@ -1342,6 +1622,18 @@ class PartitionService(HeartbeatProtocol):
         st = out.st
         if st.queues or st.replan:
             return
+        if "shutdown-all-leave" in self.rules and not st.flights \
+                and set(st.members) <= st.shutdown_requests:
+            # every data member asked: all are answered, the table is not looked at
+            leaving = sorted(st.shutdown_requests - st.allowed)
+            out.st = st._replace(allowed=st.allowed | set(leaving))
+            for m in leaving:
+                out.events.append(ev.ShutdownAllowed(member=out.node, leaving=m))
+                if m != out.node:
+                    out.sends.append((m, ShutdownResponse()))
+            if out.node in leaving:
+                self._leave(out)
+            return
         names = st.table.members()
         for m in sorted(st.shutdown_requests - st.allowed):
             if m in names or any(m in (f.migration.source, f.migration.destination)
@@ -1354,6 +1646,16 @@ class PartitionService(HeartbeatProtocol):
                 return
             out.sends.append((m, ShutdownResponse()))
 
+    @staticmethod
+    def _idle(st: Node) -> bool:
+        """Rule ``publish-when-idle`` (the stamp of 003 §1.3):
+        ``PublishPartitionRuntimeStateTask`` checks the members' tables only when no migration
+        task runs or waits (``MigrationManager.hasOnGoingMigration``: the running
+        ``MigrationPlanTask`` counts until its last migration is done), migrations are not
+        paused, and the master is not shutting down (``NodeState.ACTIVE``)."""
+        return (not st.flights and not st.queues and not st.replan and not st.paused
+                and st.shutdown == RUNNING)
+
     # -- events and messages ---------------------------------------------------------------
 
     def _state_message(self, st: Node, partitions: tuple[int, ...] | None) -> PartitionState:
@@ -1365,6 +1667,17 @@ class PartitionService(HeartbeatProtocol):
             partitions = tuple(p for p in range(t.partition_count) if p not in busy)
         return PartitionState(t.replicas, t.versions, t.version, _entries(st.completed),
                               partitions)
+
+    def _request_state(self, st: Node, m: Migration) -> PartitionState:
+        """What a ``MigrationRequest`` carries: the master's state, or under
+        ``completed-by-partition`` the completed migrations of `m`'s partition only
+        (``MigrationManager.getCompletedMigrations(partitionId)``)."""
+        if "completed-by-partition" not in self.rules:
+            return self._state_message(st, None)
+        t = st.table
+        return PartitionState(t.replicas, t.versions, t.version,
+                              tuple((c.migration, c.success) for c in st.completed
+                                    if c.migration.partition == m.partition), (m.partition,))
 
     def _applied(self, node: str, t: PartitionTable, sender: str) -> ev.PartitionTableApplied:
         if self.global_version:

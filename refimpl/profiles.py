@@ -140,24 +140,47 @@ _IGNITE = ("ignite-3-table", "ignite-3-zone")
 #: Hazelcast membership (design 002; refimpl/membership.py), model membership
 MEMBERSHIP_RULES: dict[str, tuple[str, ...]] = {
     "design": (),
-    "hz-3.7": (),
-    "hz-3.9": (),
-    "hz-4.1": (),
-    "hz-5": (),
+    "hz-3.7": ("hz38-unordered-members", "hz38-stale-master-list", "hz38-local-removal"),
+    "hz-3.9": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
+    "hz-4.1": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
+    "hz-5": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
 }
-MEMBERSHIP_FINDINGS: dict[str, dict[str, str]] = {}
+#: hz-3.7's default scope does not finish (8.65 million states at depth 15 in 30 minutes): its
+#: findings are what the search breaks by then, both at depth 3 or less; hz-3.9 to hz-5 break
+#: nothing at the default scope
+MEMBERSHIP_FINDINGS: dict[str, dict[str, str]] = {
+    "hz-3.7": {"MEM-MASTER-ONLY": "HZ-MEM-3", "MEM-VIEW-ORDER": "HZ-MEM-4"},
+}
 
 #: Hazelcast partition service (designs 000, 003, 004; refimpl/partition_service.py): models
 #: migration and shutdown (3.x's global table version) and parallel (4.1's per-partition versions)
 PARTITION_RULES: dict[str, tuple[str, ...]] = {
-    "design": (),
-    "hz-3.7": (),
-    "hz-3.9": (),
-    "hz-4.1": (),
-    "hz-5": (),
+    # 000 §2.1 step 4's +2, 000 §2.2's recovery from the completed lists alone, 004's only-source
+    # property as a property of the plan (no destination refuses)
+    "design": ("fail-plus-two", "new-master-fails-active", "shutdown-destination-accepts"),
+    # 3.7 to 3.11 raise the version by 2 on a failure (3.12 by the increment + 1, as fixed does)
+    "hz-3.7": ("fail-plus-two", "new-master-fails-active", "new-master-plus-one",
+               "shutdown-destination-accepts", "shutdown-all-leave"),
+    "hz-3.9": ("fail-plus-two", "new-master-fails-active", "new-master-plus-one",
+               "shutdown-destination-accepts", "shutdown-all-leave"),
+    "hz-4.1": ("new-master-fails-active", "publish-when-idle", "completed-batch-publish",
+               "completed-by-partition", "shutdown-destination-accepts", "shutdown-all-leave"),
+    "hz-5": ("new-master-fails-active", "publish-when-idle", "completed-batch-publish",
+             "completed-by-partition", "shutdown-destination-accepts", "shutdown-all-leave"),
 }
-PARTITION_SCOPE: dict[str, dict[str, int]] = {}
-PARTITION_FINDINGS: dict[str, dict[str, dict[str, str]]] = {}
+#: Hazelcast's default hazelcast.partition.max.parallel.migrations (ClusterProperty, 003 §2.2)
+PARTITION_SCOPE: dict[str, dict[str, int]] = {"hz-4.1": {"max-parallel": 10},
+                                              "hz-5": {"max-parallel": 10}}
+PARTITION_FINDINGS: dict[str, dict[str, dict[str, str]]] = {
+    # HZ-PT-2: a destination's commit gone from every completed list; HZ-PT-12: a member that
+    # asked to leave accepts an in-flight migration as its destination
+    "design": {"shutdown": {"SHUT-ONLY-SOURCE": "HZ-PT-12"},
+               "parallel": {"SHUT-ONLY-SOURCE": "HZ-PT-12", "MIG-ATOMIC": "HZ-PT-2"}},
+    "hz-3.7": {"shutdown": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+    "hz-3.9": {"shutdown": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+    "hz-4.1": {"parallel": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+    "hz-5": {"parallel": {"SHUT-ONLY-SOURCE": "HZ-PT-12"}},
+}
 
 #: Ignite 3's in-memory rebalance (design 001; refimpl/ignite.py), model ignite-rebalance
 IGNITE_RULES: dict[str, tuple[str, ...]] = {

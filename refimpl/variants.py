@@ -9,7 +9,8 @@ it breaks and the scope at which the zoo searches for it. Everything else reads 
 protocol's own check of its `variant` argument, the models `partsafe check` offers
 (checker/protocols/entry.py, ``ModelEntry.variants`` and ``ModelEntry.zoo``), the zoo, and the
 help and error texts that list variants. The behaviour itself stays in the handlers, as
-``if self.variant == "name":`` branches.
+``if "name" in self.rules:`` branches: a protocol's `rules` hold its variant and the rules of the
+release profile it follows (refimpl/profiles.py).
 """
 
 from __future__ import annotations

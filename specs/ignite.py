@@ -1,10 +1,12 @@
 """Ignite 3 rebalance specs (design 001, IGNITE-16668; the invariants S1 to S8 and L1 to L3).
 
 Each monitor watches the events of the metastore (`metastore_invoke`, `assignments_changed`) and of
-raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Monitor
-states are small immutable values (frozensets of pairs); revisions kept in them are compared only
-by order, as the protocol compares them. IGN-FINITE is a property of the state graph, not of one
-run: the explorer checks it as a lasso (checker/protocols/ignite.py).
+raft (`raft_vote`, `raft_leader`, `raft_peers_changed`, `raft_started`, `node_restarted`). Besides
+the design's invariants, IGN-ONE-VOTE and IGN-QUORUM-LEADER are raft's own election rules, on
+which IGN-ONE-LEADER rests. Monitor states are small immutable values (frozensets of pairs);
+revisions kept in them are compared only by order, as the protocol compares them. IGN-FINITE is
+a property of the state graph, not of one run: the explorer checks it as a lasso
+(checker/protocols/ignite.py).
 """
 
 from __future__ import annotations
@@ -70,6 +72,96 @@ class OneLeader(Monitor):
             return leaders, (f"{event.member} became leader in term {event.term}, in which "
                              f"{other} is leader already")
         return leaders, None
+
+
+# --- IGN-ONE-VOTE ---------------------------------------------------------------------------------
+
+
+class OneVote(Monitor):
+    """IGN-ONE-VOTE: a raft node grants at most one vote per term, and never one in a term older
+    than a term it voted in: Raft's ``votedFor`` is the vote of the current term, and the
+    current term only grows (Raft, Figure 2), so one vote per term needs both.
+
+    A node's own candidacy is its vote for itself. What a node voted is forgotten when it
+    restarts with in-memory storage, whose raft meta is gone: that is the design's problem
+    (design 001, "Problem"), which IGN-RESTART and IGN-ONE-LEADER judge. A node with
+    persistent storage keeps its votes across a restart, as JRaft's meta storage keeps term and
+    ``votedFor``.
+
+    The state is each node's latest vote, (term, candidate): with the second clause, that is
+    all one vote per term needs remembered, and it is what the node itself keeps (its term and
+    ``votedFor``), so the monitor tells apart no states the protocol does not."""
+
+    spec = "IGN-ONE-VOTE"
+    observes = frozenset({RaftVote.TYPE, NodeRestarted.TYPE})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        votes: Pairs = state  # type: ignore[assignment]
+        if isinstance(event, NodeRestarted):
+            if not event.in_memory:
+                return votes, None
+            return frozenset(kv for kv in votes if kv[0] != event.member), None
+        assert isinstance(event, RaftVote)
+        last = lookup(votes, event.member)
+        now = assign(votes, event.member, (event.term, event.candidate))
+        if last is None:
+            return now, None
+        term, candidate = last
+        if event.term == term and event.candidate != candidate:
+            return now, (f"{event.member} granted its vote in term {event.term} to "
+                         f"{event.candidate}, having granted it to {candidate} in that term")
+        if event.term < term:
+            return now, (f"{event.member} granted its vote in term {event.term} to "
+                         f"{event.candidate} after it voted in term {term}: its term went back, "
+                         f"and a node that goes back may vote twice in a term")
+        return now, None
+
+
+# --- IGN-QUORUM-LEADER ----------------------------------------------------------------------------
+
+
+class QuorumLeader(Monitor):
+    """IGN-QUORUM-LEADER: a node becomes leader of a term only with votes granted to it in that
+    term, and only if they make a majority of its configuration, of both halves of a joint one
+    (Raft §5.2 and §6; JRaft's ``electSelf`` initialises its ballot with the configuration and
+    the old one, and ``handleRequestVoteResponse`` counts granted answers of the current term).
+
+    The leader reports the votes it counted and the configuration it counted them against
+    (``becomeLeader`` logs both); a leader event that names no configuration is judged on its
+    votes alone. A vote granted by a node that then restarted in memory still counts: the
+    answer of its old incarnation was granted. The votes granted to a node for a term are
+    forgotten once it wins that term (it counts no vote after), and every vote once the group
+    starts again from term 0 (a full partition restart, design 001)."""
+
+    spec = "IGN-QUORUM-LEADER"
+    observes = frozenset({RaftVote.TYPE, RaftLeader.TYPE, RaftStarted.TYPE})
+
+    def initial(self) -> Hashable:
+        return frozenset()
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        granted: frozenset[tuple[str, int, str]] = state  # type: ignore[assignment]
+        if isinstance(event, RaftVote):
+            return granted | {(event.member, event.term, event.candidate)}, None
+        if isinstance(event, RaftStarted):
+            return (frozenset() if event.reason == "full-restart" else granted), None
+        assert isinstance(event, RaftLeader)
+        term, leader = event.term, event.member
+        rest = frozenset(v for v in granted if v[1:] != (term, leader))
+        refused = [v for v in event.votes if (v, term, leader) not in granted]
+        if refused:
+            return rest, (f"{leader} became leader in term {term} counting the vote of "
+                          f"{', '.join(refused)}, who granted it no vote in that term")
+        votes = frozenset(event.votes)
+        for half, peers in (("", event.peers), (" old", event.old)):
+            if peers and len(votes & set(peers)) * 2 <= len(peers):
+                return rest, (f"{leader} became leader in term {term} with the votes of "
+                              f"[{','.join(sorted(votes))}], no majority of its{half} "
+                              f"configuration [{','.join(peers)}]")
+        return rest, None
 
 
 # --- IGN-RESTART ----------------------------------------------------------------------------------
@@ -423,11 +515,11 @@ class Progress(Converge):
 
 def ignite_monitors(replicas: int) -> list[Monitor]:
     return [OneLeader(), Restart(), NoLostReduction(), StaleTrigger(), Cas(),
-            Converge(replicas), Progress(replicas)]
+            Converge(replicas), Progress(replicas), OneVote(), QuorumLeader()]
 
 
 MONITORS: tuple[type[Monitor], ...] = (OneLeader, Restart, NoLostReduction, StaleTrigger, Cas,
-                                      Converge, Progress)
+                                      Converge, Progress, OneVote, QuorumLeader)
 
 register(Spec(
     id="IGN-ONE-LEADER", title="At most one raft leader per term",
@@ -439,6 +531,35 @@ register(Spec(
     rationale="Raft persists term and votedFor so that a node votes once per term. An in-memory "
               "raft node forgets both on restart: it can vote for A in term t, restart, and vote "
               "for B in term t, and two leaders are elected."))
+register(Spec(
+    id="IGN-ONE-VOTE", title="A raft node votes at most once per term",
+    statement="A raft node grants at most one vote per term (its candidacy is a vote for "
+              "itself), and never votes in a term older than one it voted in; an in-memory "
+              "restart, which loses the raft meta, starts its votes afresh (IGN-RESTART judges "
+              "those).",
+    seed="001", section="Problem (Upd 1): the vote raft persists", kind="event monitor",
+    monitor=OneVote,
+    rationale="Raft §5.2: \"Each server will vote for at most one candidate in a given term, "
+              "on a first-come-first-served basis\"; Figure 2: currentTerm \"increases "
+              "monotonically\" and votedFor is the \"candidateId that received vote in current "
+              "term\". JRaft's handleRequestVoteRequest grants only while votedId is empty and "
+              "persists it (setVotedFor). Design 001: \"raft has several persisted segments, "
+              "e.g. raft meta\"; forgetting them, \"Node C could vote for Candidate A before "
+              "self-restart and vote then for Candidate B after one.\""))
+register(Spec(
+    id="IGN-QUORUM-LEADER", title="A leader is elected by a quorum of granted votes",
+    statement="A node becomes leader of a term only counting votes granted to it in that term, "
+              "and only if they make a majority of its configuration, and of the old "
+              "configuration too while it is joint.",
+    seed="001", section="Problem (Upd 1): two leaders; raft's election", kind="event monitor",
+    monitor=QuorumLeader,
+    rationale="Raft §5.2: \"A candidate wins an election if it receives votes from a majority "
+              "of the servers in the full cluster for the same term.\" §6: \"Agreement (for "
+              "elections and entry commitment) requires separate majorities from both the old "
+              "and new configurations.\" JRaft's electSelf: voteCtx.init(conf, oldConf); "
+              "handleRequestVoteResponse drops an answer whose term is not the current one and "
+              "grants the ballot only on response.granted(). One leader per term (IGN-ONE-LEADER) "
+              "rests on this and on IGN-ONE-VOTE: two quorums of one configuration meet."))
 register(Spec(
     id="IGN-RESTART", title="A restarted in-memory node votes only after leaving and rejoining",
     statement="No leader counts the vote of a node restarted with in-memory storage until a "

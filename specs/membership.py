@@ -12,7 +12,7 @@ from collections.abc import Hashable
 
 from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
-from partsafe.traces.events import Event, MemberListInstalled
+from partsafe.traces.events import Event, MastershipClaimAccepted, MemberListInstalled
 
 View = tuple[int | None, tuple[str, ...]]
 
@@ -210,7 +210,42 @@ class VersionOrder(Conjunction):
     PARTS = (VersionIncrease, VersionNames)
 
 
-class MasterOnly(PerMember):
+#: the events by which a member's suspicions change (002 Member Suspicion & Removal, Explicit
+#: Suspicion, Removing Suspicion)
+_SUSPICION_EVENTS = frozenset({"member_suspected", "explicit_suspicion", "suspicion_removed"})
+
+
+class _ListAndSuspicions(PerMember):
+    """Per member, its current list and the members it suspects, from its own events: what
+    MEM-MASTER-ONLY and MEM-CLAIM-ACCEPT judge a member's step against. A crashed or restarted
+    member is forgotten (judged no more). State: member -> (list, suspects)."""
+
+    def track(self, state: Hashable, event: Event) -> tuple[Pairs, tuple[str, ...],
+                                                            frozenset[str]] | None:
+        """The state after `event` if `event` changes it (None otherwise), and the member's
+        list and suspects before it."""
+        pairs: Pairs = state  # type: ignore[assignment]
+        me = event.member
+        kind = event.TYPE
+        members, suspects = lookup(pairs, me, ((), frozenset()))
+        if kind in ("member_crashed", "member_started"):  # a crashed member is judged no more
+            return frozenset(kv for kv in pairs if kv[0] != me), members, suspects
+        if kind == "member_list_installed":
+            assert isinstance(event, MemberListInstalled)
+            return (assign(pairs, me, (event.members, suspects & set(event.members))),
+                    members, suspects)
+        if kind in _SUSPICION_EVENTS:
+            other = getattr(event, "suspect", None) or getattr(event, "sender", "")
+            new = suspects - {other} if kind == "suspicion_removed" else suspects | {other}
+            return assign(pairs, me, (members, new)), members, suspects
+        return None
+
+    def of(self, state: Hashable, member: str) -> tuple[tuple[str, ...], frozenset[str]]:
+        """`member`'s list and suspects in `state` (empty if never seen)."""
+        return lookup(state, member, ((), frozenset()))  # type: ignore[arg-type]
+
+
+class MasterOnly(_ListAndSuspicions):
     """MEM-MASTER-ONLY: only the master adds or removes members; a claim starts only when every
     older member is suspected.
 
@@ -219,23 +254,16 @@ class MasterOnly(PerMember):
 
     spec = "MEM-MASTER-ONLY"
     observes = frozenset({"member_list_installed", "member_joined", "member_removed",
-                          "member_suspected", "explicit_suspicion", "suspicion_removed",
-                          "mastership_claim_started", "member_crashed", "member_started"})
+                          *_SUSPICION_EVENTS, "mastership_claim_started", "member_crashed",
+                          "member_started"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        pairs: Pairs = state  # type: ignore[assignment]
+        tracked = self.track(state, event)
+        if tracked is not None:
+            return tracked[0], None
         me = event.member
         kind = event.TYPE
-        if kind in ("member_crashed", "member_started"):  # a crashed member is judged no more
-            return frozenset(kv for kv in pairs if kv[0] != me), None
-        members, suspects = lookup(pairs, me, ((), frozenset()))
-        if kind == "member_list_installed":
-            assert isinstance(event, MemberListInstalled)
-            return assign(pairs, me, (event.members, suspects & set(event.members))), None
-        if kind in ("member_suspected", "explicit_suspicion", "suspicion_removed"):
-            other = getattr(event, "suspect", None) or getattr(event, "sender", "")
-            new = suspects - {other} if kind == "suspicion_removed" else suspects | {other}
-            return assign(pairs, me, (members, new)), None
+        members, suspects = self.of(state, me)
         if kind in ("member_joined", "member_removed"):
             if members and members[0] != me:
                 verb = "adds" if kind == "member_joined" else "removes"
@@ -253,8 +281,73 @@ class MasterOnly(PerMember):
         return state, None
 
 
+class ClaimAcceptance(_ListAndSuspicions):
+    """MEM-CLAIM-ACCEPT: a member accepts a mastership claim only while it suspects every member
+    older than the candidate in its own list (002 Mastership Claim Process: "D accepts the
+    mastership claim of C only if it also suspects A and B").
+
+    A candidate the member's list does not name is not judged (its older members are unknown).
+    State per member: its current list and the members it suspects, as MEM-MASTER-ONLY's.
+    """
+
+    spec = "MEM-CLAIM-ACCEPT"
+    observes = frozenset({"member_list_installed", *_SUSPICION_EVENTS,
+                          "mastership_claim_accepted", "member_crashed", "member_started"})
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        tracked = self.track(state, event)
+        if tracked is not None:
+            return tracked[0], None
+        assert isinstance(event, MastershipClaimAccepted)
+        members, suspects = self.of(state, event.member)
+        if event.candidate not in members:
+            return state, None
+        missing = [m for m in members[: members.index(event.candidate)] if m not in suspects]
+        if missing:
+            return state, (f"{event.member} accepts the mastership claim of {event.candidate} "
+                           f"while not suspecting older {', '.join(missing)} of its list "
+                           f"[{', '.join(members)}]")
+        return state, None
+
+
+class CrashRemoval(Monitor):
+    """MEM-CRASH-REMOVAL, judged at quiescence: a live master's list names no crashed member.
+
+    002 Member Suspicion & Removal: "on master node, the failed member is removed immediately
+    and a new member list update is published". Once nothing but faults can happen, the
+    master's failure detector has reported every crashed member of its list, so none is left
+    in it. A member heading the list it installed last is that list's master; a member never
+    seen installing a list is unknown. State: each member's current list and whether it
+    crashed.
+    """
+
+    spec = "MEM-CRASH-REMOVAL"
+    observes = frozenset({"member_list_installed", "member_crashed"})
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        if isinstance(event, MemberListInstalled):
+            return assign(pairs, event.member, (event.members, True)), None
+        return assign(pairs, event.member, ((), False)), None
+
+    def at_quiescence(self, state: Hashable) -> str | None:
+        pairs: Pairs = state  # type: ignore[assignment]
+        for p, (members, alive) in sorted(pairs):
+            if not alive or not members or members[0] != p:
+                continue
+            for q in members:
+                entry = lookup(pairs, q)
+                if entry is not None and not entry[1]:
+                    return (f"master {p} still lists crashed {q} in [{', '.join(members)}], and "
+                            "nothing but faults can happen")
+        return None
+
+
 MONITORS: tuple[type[Monitor], ...] = (ViewOrder, ViewAgreement, ViewIntegrity, VersionOrder,
-                                       MasterOnly)
+                                       MasterOnly, ClaimAcceptance, CrashRemoval)
 
 register(Spec(
     id="MEM-VIEW-ORDER", title="M1 View Order",
@@ -295,3 +388,24 @@ register(Spec(
     kind="event monitor", monitor=MasterOnly,
     rationale="Slaves removing suspected members on their own (the pre-3.9 behaviour, "
               "hz38-local-removal) makes member lists diverge."))
+register(Spec(
+    id="MEM-CLAIM-ACCEPT", title="A claim is accepted only past every older member",
+    statement="A member accepts a mastership claim only while it suspects every member older "
+              "than the candidate in its own member list.",
+    seed="002", section="Mastership Claim Process", kind="event monitor",
+    monitor=ClaimAcceptance,
+    rationale="002: 'D accepts the mastership claim of C only if it also suspects A and B. "
+              "Otherwise, it makes C retry its mastership claim request to D.' A member that "
+              "follows a younger candidate while an older member it still trusts is alive splits "
+              "the cluster in two. MEM-MASTER-ONLY judges the claimant's side, this the "
+              "acceptor's; Hazelcast's ClusterServiceImpl.shouldAcceptMastership is the check."))
+register(Spec(
+    id="MEM-CRASH-REMOVAL", title="The master removes crashed members",
+    statement="Once nothing but faults can happen, no live master's member list (the list it "
+              "installed last, which it heads) names a crashed member.",
+    seed="002", section="Member Suspicion & Removal", kind="quiescence check",
+    monitor=CrashRemoval,
+    rationale="002: 'on master node, the failed member is removed immediately and a new member "
+              "list update is published'. Judged where nothing but faults can happen, so a "
+              "failure detector that has not reported the crash yet, or a claim still running, "
+              "is not a violation: a master that never removes a crashed member is."))

@@ -391,10 +391,16 @@ class RaftVote(Event):
 
 @_ev("raft_leader")
 class RaftLeader(Event):
-    """`member` becomes leader in `term`; `votes` are the votes it counted, when known."""
+    """`member` becomes leader in `term`; `votes` are the votes it counted, when known, and
+    `peers` the configuration it counted them against (with `old`, the old half of a joint
+    configuration), when known: JRaft's ``becomeLeader`` logs "Node {} become leader of group,
+    term={}, conf={}, oldConf={}"."""
 
     term: int
     votes: tuple[str, ...] = ()
+    peers: tuple[str, ...] = ()
+    #: empty unless the configuration is joint
+    old: tuple[str, ...] = ()
 
 
 @_ev("raft_peers_changed")

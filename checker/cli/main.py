@@ -38,8 +38,11 @@ from partsafe.checker.cli.options import (
 )
 from partsafe.checker.cli.views import (
     ProgressView,
+    profiles_json,
     render_check,
     render_checkpoint,
+    render_profile_zoo,
+    render_profiles,
     render_spec,
     render_specs,
     render_zoo,
@@ -77,10 +80,11 @@ from partsafe.checker.run import (
     CheckError,
     CheckRun,
     Interrupted,
+    Watcher,
     check_models,
     checkpoint_summary,
 )
-from partsafe.checker.zoo import run_zoo
+from partsafe.checker.zoo import run_profile_zoo, run_zoo
 from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
 from partsafe.refimpl.planner import PlannerError, parse_replicas
 from partsafe.refimpl.planner import plan as make_plan
@@ -318,22 +322,40 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
 
 
 @main.command()
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="list what release profile PROFILE breaks instead: each model it covers "
+                   "searched at its default scope, against the findings the profile declares")
+@click.option("--max-seconds", type=float,
+              help="with --profile: stop each search after this many seconds (incomplete)")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="with --profile: processes that expand each BFS level, 0 for one per core")
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="also write a JUnit XML report to this file")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
-def zoo(strict: bool, as_json: bool, junit_file: str | None, progress: bool | None) -> None:
+def zoo(profile: str | None, max_seconds: float | None, workers: int, strict: bool,
+        as_json: bool, junit_file: str | None, progress: bool | None) -> None:
     """Find every historical flaw (each a variant that must break its spec) and check that every
     fixed model is clean at the same scope (about 45 s on two cores).
 
     Each entry comes with the `partsafe check` command that reproduces it. The known findings of
     the faithful planner do not fail the run; --strict fails on them.
+
+    With --profile P, list instead what the release line P breaks: every spec each model it
+    covers breaks at its default scope, with the finding id the profile declares for it. Exit 0
+    when the searches break exactly the declared findings, 1 when they break another spec or
+    miss a declared one, 3 when a bound ended a search first.
     """
     show_progress = sys.stderr.isatty() if progress is None else progress
+    watcher = ProgressView if show_progress else None
+    if profile is not None:
+        _profile_zoo(profile, max_seconds, workers, strict, as_json, junit_file, watcher)
+    if max_seconds is not None or workers != 1:
+        fail("--max-seconds and --workers apply with --profile")
     try:
-        found = run_zoo(strict, watcher=ProgressView if show_progress else None)
+        found = run_zoo(strict, watcher=watcher)
     except CheckError as exc:
         fail(str(exc))
     except Interrupted as exc:
@@ -345,6 +367,43 @@ def zoo(strict: bool, as_json: bool, junit_file: str | None, progress: bool | No
     else:
         render_zoo(stdout(), found.doc)
     sys.exit(VERDICT_EXIT[found.verdict])
+
+
+def _profile_zoo(profile: str, max_seconds: float | None, workers: int, strict: bool,
+                 as_json: bool, junit_file: str | None, watcher: Watcher | None) -> NoReturn:
+    """`partsafe zoo --profile P` (`run_profile_zoo`)."""
+    parse_profile(profile)
+    if strict or junit_file:
+        fail(f"{'--strict' if strict else '--junit'} applies to the zoo of variants, not with "
+             "--profile")
+    if max_seconds is not None and max_seconds <= 0:
+        fail("--max-seconds must be positive")
+    if workers < 0:
+        fail("--workers must be 0 (one per core) or more")
+    try:
+        doc = run_profile_zoo(profile, Bounds(max_seconds=max_seconds),
+                              workers or os.cpu_count() or 1, watcher)
+    except CheckError as exc:
+        fail(str(exc))
+    except Interrupted as exc:
+        _interrupted(exc, None)
+    if as_json:
+        click.echo(dumps(doc))
+    else:
+        render_profile_zoo(stdout(), doc)
+    sys.exit(VERDICT_EXIT[doc["result"]])
+
+
+@main.command("profiles")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def profiles_command(as_json: bool) -> None:
+    """The release profiles: for each, the models it covers and the rules its code follows,
+    each rule with the source it was read from (repository, tag or commit, method)."""
+    doc = profiles_json()
+    if as_json:
+        click.echo(dumps(doc))
+        return
+    render_profiles(stdout(), doc)
 
 
 @main.command()

@@ -1,6 +1,6 @@
 """The terminal views of the commands whose reports have no home of their own: a search's live
-progress, `check`'s report and verdict line, the bug zoo's tables, a checkpoint's header, the
-spec catalogue.
+progress, `check`'s report and verdict line, the bug zoo's tables (and a release profile's), a
+checkpoint's header, the spec catalogue, the release profiles.
 
 The other views live beside what they show: a search's result and trace in checker/report.py,
 the planner's in checker/planner/view.py, the views of logs (validation, parsing, simulation,
@@ -25,6 +25,9 @@ from partsafe.checker.protocols import catalog
 from partsafe.checker.report import print_verdict, render_result
 from partsafe.checker.run import CheckReport
 from partsafe.checker.zoo import check_command
+from partsafe.refimpl import profiles
+from partsafe.refimpl.profiles import Rule
+from partsafe.refimpl.variants import Variant
 from partsafe.specs.registry import Spec
 
 if TYPE_CHECKING:  # the console imports rich.status when a live display starts
@@ -231,3 +234,100 @@ def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]]) ->
                                      break_on_hyphens=False, initial_indent="    ",
                                      subsequent_indent="    ")
             console.print(Text(doc_text, style="dim"), soft_wrap=True)
+
+
+# --- release profiles ---------------------------------------------------------------------------
+
+
+def profiles_json() -> list[dict[str, Any]]:
+    """`partsafe profiles --json`: each profile, the models it covers, and for each model the
+    rules its code follows with their sources (refimpl/profiles.py)."""
+    out = []
+    for profile in profiles.PROFILES.values():
+        models = {}
+        for model in profile.models:
+            entry = catalog.MODELS.get(model)
+            rules = entry.rules_of(profile.name) if entry is not None else []
+            models[model] = {
+                "rules": [rule_json(r) for r in rules],
+                "scope": dict(profile.scope.get(model, {})),
+                "findings": dict(profile.findings.get(model, {}))}
+        out.append({"name": profile.name, "title": profile.title, "doc": profile.doc,
+                    "models": models})
+    return out
+
+
+def rule_json(rule: Rule | Variant) -> dict[str, Any]:
+    """A rule of a profile: a release rule with its sources, or a shipped flaw (a variant)."""
+    if isinstance(rule, Rule):
+        return {"name": rule.name, "kind": "rule", "doc": rule.doc, "fixed": rule.fixed,
+                "sources": [{"repo": s.repo, "ref": s.ref, "path": s.path,
+                             "method": s.method} for s in rule.sources]}
+    return {"name": rule.name, "kind": "variant", "doc": rule.doc, "breaks": rule.breaks}
+
+
+def render_profiles(console: Console, doc: list[dict[str, Any]]) -> None:
+    """`partsafe profiles`: each profile's models and rules, each rule with its first source."""
+    for p in doc:
+        console.print(Text.assemble((p["name"], "bold"), f": {p['title']}"))
+        console.print(Text(f"  {p['doc']}"), soft_wrap=True)
+        for model, m in p["models"].items():
+            extra = "".join(f", --{k} {v}" for k, v in m["scope"].items())
+            names = ", ".join(r["name"] for r in m["rules"]) or "no rule (as fixed)"
+            console.print(Text(f"  {model}{extra}: {names}"), soft_wrap=True)
+            for r in m["rules"]:
+                where = (f"{r['sources'][0]['repo']}@{r['sources'][0]['ref']} "
+                         f"{r['sources'][0]['method']}" if r["kind"] == "rule"
+                         else "a shipped flaw (variant)")
+                console.print(Text(f"    {r['name']}: {where}"), soft_wrap=True)
+            for spec, finding in m["findings"].items():
+                console.print(Text(f"    breaks {spec} ({finding})", style="yellow"))
+    console.print(Text(f"{len(doc)} profiles; `partsafe check MODEL --profile P` checks one, "
+                       "`partsafe zoo --profile P` lists what it breaks"))
+
+
+def render_profile_zoo(console: Console, doc: dict[str, Any]) -> None:
+    """`partsafe zoo --profile P`: every spec each model breaks under the release profile,
+    against the findings the profile declares, and the verdict line."""
+    table = Table(title=f"what {doc['profile']} ({doc['title']}) breaks at the default scopes",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("model", "spec broken", "finding", "depth", "states", "seconds"):
+        table.add_column(col, no_wrap=True,
+                         justify="right" if col in ("depth", "states", "seconds") else "left")
+    for m in doc["models"]:
+        rows: list[tuple[Text, Text, str]] = [
+            (Text(b["spec"]), Text(b["finding"] or "not declared",
+                                   "yellow" if b["declared"] else "red"), str(b["depth"]))
+            for b in m["broken"]]
+        rows += [(Text(x["spec"], "red"), Text(f"{x['finding']}: not reached", "red"), "")
+                 for x in m["missing"]]
+        if not rows:
+            rows = [(Text("none", "green"), Text(""), "")]
+        for i, (spec, finding, depth) in enumerate(rows):
+            table.add_row(Text(m["model"], "bold") if i == 0 else "", spec, finding, depth,
+                          f"{m['distinct_states']:,}" if i == 0 else "",
+                          f"{m['seconds']:.2f}" if i == 0 else "")
+    console.print(table)
+    for m in doc["models"]:
+        if m.get("searched_until") and not m["missing"] and not m["incomplete_reason"]:
+            last = max(b["depth"] for b in m["broken"])
+            console.print(Text(f"{m['model']}: searched until the last declared finding broke "
+                               f"(depth {last}); the levels beyond are not searched"))
+        if m["incomplete_reason"]:
+            console.print(Text(f"{m['model']}: incomplete ({m['incomplete_reason']}) at depth "
+                               f"{m['depth']}", style="yellow"))
+        if m["goals_not_reached"]:
+            console.print(Text(f"{m['model']}: coverage goals not reached: "
+                               f"{', '.join(m['goals_not_reached'])}", style="red"))
+    console.print(Text("to reproduce:", style="bold"))
+    for m in doc["models"]:
+        console.print(Text(f"  {m['command']}"), soft_wrap=True)
+    undeclared = [f"{m['model']} breaks {b['spec']} (not declared)" for m in doc["models"]
+                  for b in m["broken"] if not b["declared"]]
+    undeclared += [f"{m['model']}: {x['finding']} ({x['spec']}) not reached"
+                   for m in doc["models"] for x in m["missing"]]
+    found = sum(len(m["broken"]) for m in doc["models"])
+    detail = "; ".join(undeclared) if undeclared else (
+        f"{found} declared finding(s) found again" if found else "no spec broken")
+    print_verdict(console, f"zoo of profile {doc['profile']} ({len(doc['models'])} models)",
+                  doc["result"], doc["seconds"], detail)

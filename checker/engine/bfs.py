@@ -83,7 +83,7 @@ def explore(
     progress: Callable[[Progress], None] | None = None,
     progress_interval: float = 0.5,
     action_kinds: tuple[str, ...] = (),
-    until: str | None = None,
+    until: str | frozenset[str] | None = None,
     checkpoint: Checkpoint | None = None,
     workers: int = 1,
 ) -> Result:
@@ -91,7 +91,8 @@ def explore(
 
     `action_kinds` names every kind of action the model has, so that kinds which never fired are
     reported; `stop_at_first` ends the search at the first (shortest) violation; `until` ends it
-    at the first violation of that spec (the zoo's: each variant must break its own spec);
+    at the first violation of that spec (the zoo's: each variant must break its own spec), or,
+    given a set of specs, once each of them is broken (`partsafe zoo --profile`);
     `checkpoint` saves the search at level ends and resumes it from an existing file (see the
     module's docstring); `workers` above 1 expands each level in that many forked processes
     (checker/engine/workers.py), with the same states, counts and verdict.
@@ -126,7 +127,8 @@ class Search:
 
     def __init__(self, model: Model[Any], *, symmetry: bool, bounds: Bounds,
                  stop_at_first: bool, progress: Callable[[Progress], None] | None,
-                 progress_interval: float, action_kinds: tuple[str, ...], until: str | None,
+                 progress_interval: float, action_kinds: tuple[str, ...],
+                 until: str | frozenset[str] | None,
                  checkpoint: Checkpoint | None, workers: int) -> None:
         self.model = model
         self.rep = model.representative if (symmetry and model.has_symmetry) else None
@@ -142,7 +144,8 @@ class Search:
         self.signature = {"model": model.name, "variant": model.variant,
                           "profile": model.profile,
                           "scope": dict(model.scope), "symmetry": self.rep is not None,
-                          "stop_at_first": stop_at_first, "until": until}
+                          "stop_at_first": stop_at_first,
+                          "until": sorted(until) if isinstance(until, frozenset) else until}
 
         # what the search has seen, found and counted
         self.table = FingerprintTable()
@@ -291,7 +294,9 @@ class Search:
         if spec not in self.found_specs:
             self.found_specs.add(spec)
             self.found.append((spec, message, fp, depth))
-            self.stop = self.stop or self.stop_at_first or spec == self.until
+            self.stop = (self.stop or self.stop_at_first or spec == self.until
+                         or (isinstance(self.until, frozenset)
+                             and self.until <= self.found_specs))
 
     def state_broke(self, spec: str, message: str, fp: int) -> None:
         self.record(spec, message, fp, self.depth)

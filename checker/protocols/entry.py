@@ -13,12 +13,12 @@ flaw must break and the scope of that search).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.checker.engine.model import Model
 from partsafe.refimpl import profiles
-from partsafe.refimpl.profiles import Profile
+from partsafe.refimpl.profiles import Profile, Rule
 from partsafe.refimpl.variants import Variant
 
 __all__ = ["ModelEntry", "Param", "Variant"]
@@ -47,6 +47,14 @@ class ModelEntry:
     build: Callable[[str, dict[str, int], frozenset[str]], Model[Any]]
     #: action kinds, so that kinds that never fired are reported
     action_kinds: tuple[str, ...] = ()
+    #: the protocol's release rules by name (refimpl/profiles.py; none for twophase)
+    rule_table: Mapping[str, Rule] = field(default_factory=dict)
+
+    def rules_of(self, profile: str) -> list[Rule | Variant]:
+        """The rules profile `profile` follows in this model, each a `Rule` of the protocol's
+        rule table or a `Variant` (a flaw that release shipped), in the profile's order."""
+        return [self.rule_table[n] if n in self.rule_table else self.variant_table[n]
+                for n in self.profile(profile).rules[self.name]]
 
     @property
     def variants(self) -> dict[str, str]:

@@ -28,7 +28,10 @@ from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.checker.report import canonical
 from partsafe.refimpl.ignite import (
+    CANDIDATE,
+    LEADER,
     METASTORE,
+    RULE_TABLE,
     VARIANT_TABLE,
     AppendConf,
     Appended,
@@ -37,6 +40,7 @@ from partsafe.refimpl.ignite import (
     Member,
     Raft,
     RequestVote,
+    Vote,
 )
 from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
 from partsafe.specs.ignite import ignite_monitors
@@ -283,6 +287,20 @@ def ignite_goals(proto: IgniteRebalance) -> tuple[Goal[World], ...]:
         return any(st is not None and type(st) is Member and st.raft is not None
                    and st.raft.role == "leader" and st.raft.term > 1 for st in nxt.nodes)
 
+    def terms_of(role: str, world: World) -> list[int]:
+        return [st.raft.term for st in world.nodes
+                if type(st) is Member and st.raft is not None and st.raft.role == role]
+
+    def split_election(prev: World, action: Action, nxt: World) -> bool:
+        terms = terms_of(CANDIDATE, nxt)
+        return len(set(terms)) < len(terms)
+
+    def stale_leader(prev: World, action: Action, nxt: World) -> bool:
+        return len(set(terms_of(LEADER, nxt))) > 1
+
+    def vote_lost(prev: World, action: Action, nxt: World) -> bool:
+        return action[0] == "drop" and type(action[3]) is Vote and action[3].granted
+
     return (
         Goal("new-leader", "a leader is elected after the first one (a restart or timeout)",
              new_leader),
@@ -294,6 +312,10 @@ def ignite_goals(proto: IgniteRebalance) -> tuple[Goal[World], ...]:
              branch("FINISH_REBALANCE_SUCCESS")),
         Goal("restarted-node-rejoins", "a restarted node of the first group runs raft again",
              rejoins),
+        Goal("split-election", "two candidates stand in one term at once", split_election),
+        Goal("stale-leader", "a leader lives on while a leader of a newer term leads",
+             stale_leader),
+        Goal("vote-lost", "a granted vote is lost on its way to the candidate", vote_lost),
     )
 
 
@@ -324,9 +346,12 @@ def build_ignite(variant: str, scope: dict[str, int],
                             replicas=scope["replicas"], variant=variant, rules=rules,
                             persistent=bool(scope["persistent"]),
                             on_disappeared=bool(scope["on-disappeared"]),
-                            max_term=scope["max-term"])
+                            max_term=scope["max-term"], pre_vote=bool(scope["pre-vote"]))
+    # an election timeout that fires early is a false suspicion of the failure detector the
+    # election timers are (refimpl/failure_detector.py)
     budget = Budget(restarts=scope["restarts"], admin=scope["baseline-changes"],
-                    losses=scope["losses"], reorders=scope["reorders"])
+                    losses=scope["losses"], reorders=scope["reorders"],
+                    suspicions=scope["early-timeouts"])
     goals = ignite_goals(proto)
     if not scope["restarts"] or scope["persistent"]:  # no reentry without in-memory restarts
         goals = tuple(g for g in goals if g.name not in ("reduction-started", "switch-append",
@@ -335,10 +360,18 @@ def build_ignite(variant: str, scope: dict[str, int],
             goals = tuple(g for g in goals if g.name != "rebalance-finished")
     if scope["max-term"] <= 1:  # no election after the first
         goals = tuple(g for g in goals if g.name != "new-leader")
+    # the election timeouts fire only once nothing is in flight to their node (the failure
+    # detector's justified suspicions) unless some fire early: only then do two candidates
+    # stand in one term and does a deposed leader live on (refimpl/ignite.py, `on_suspect`)
+    if not scope["early-timeouts"] or scope["max-term"] <= 1:
+        goals = tuple(g for g in goals if g.name not in ("split-election", "stale-leader"))
+    if not scope["losses"] or scope["max-term"] <= 1:
+        goals = tuple(g for g in goals if g.name != "vote-lost")
     model = IgniteModel(proto, budget, ignite_monitors(scope["replicas"]), goals=goals,
                         scope={k: scope[k] for k in ("nodes", "spares", "replicas",
                                                      "baseline-changes", "persistent",
-                                                     "on-disappeared", "max-term")},
+                                                     "on-disappeared", "max-term",
+                                                     "early-timeouts", "pre-vote")},
                         busy=_busy, canonical=IgniteCanonical(scope["log-window"], proto.nodes))
     model.name = "ignite-rebalance"
     return model
@@ -412,11 +445,17 @@ IGNITE = ModelEntry(
                                    "disappeared (the design's optimization)"),
         "max-term": Param(2, "raft terms an election may reach (elections stop there; 2 lets "
                              "the leader change once)", 1),
+        "early-timeouts": Param(0, "election timeouts that fire early: a follower's leader "
+                                   "lease ends while its leader lives, or a node stands for "
+                                   "election while messages to it are in flight"),
+        "pre-vote": Param(0, "1: JRaft's pre-vote as a round of its own (a node keeps its term "
+                             "until a quorum grants it), not merged into the vote"),
         "log-window": Param(12, "raft indices kept as they are up to this; once every index of "
                                 "a state is past it and no restart is left, all are lowered "
                                 "together to it (the same futures; 0: never)"),
     },
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=build_ignite,
-    action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder"),
+    action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder", "false-suspect"),
 )

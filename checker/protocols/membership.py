@@ -2,7 +2,9 @@
 the handlers of refimpl/membership.py in the actor layer, with the membership monitors and the
 scenarios a clean verdict must have reached.
 
-Its variants are refimpl/membership.py's `VARIANT_TABLE` (docs/extending.md).
+Its variants are refimpl/membership.py's `VARIANT_TABLE` (docs/extending.md), and the rules the
+release profiles name (refimpl/profiles.py: hz-3.7's flaws of 002's Background, 3.9 to 5.x's
+mastership claim) its `RULE_TABLE`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from collections.abc import Hashable
 from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal
 from partsafe.checker.protocols.entry import ModelEntry, Param
-from partsafe.refimpl.membership import VARIANT_TABLE, Membership, MemberState, MembersUpdate
+from partsafe.refimpl.membership import (
+    RULE_TABLE,
+    VARIANT_TABLE,
+    Membership,
+    MemberState,
+    MembersUpdate,
+)
 from partsafe.specs.membership import MONITORS as MEMBERSHIP_MONITORS
 
 
@@ -120,6 +128,7 @@ MEMBERSHIP = ModelEntry(
         "publishes": Param(0, "periodic member list publishes that race newer updates"),
     },
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=build_membership,
     action_kinds=("deliver", "timer", "suspect", "heartbeat", "crash", "join", "false-suspect",
                   "drop", "duplicate", "timer-race"),

@@ -17,7 +17,9 @@ from partsafe.checker.engine.model import Action, Goal, Model
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.refimpl.partition_service import (
     LEFT,
+    PUBLISH_BATCH,
     REQUESTED,
+    RULE_TABLE,
     VARIANT_TABLE,
     MigrationCommit,
     Node,
@@ -99,7 +101,8 @@ def _partition_builder(name: str, protocol: str) -> Callable[[str, dict[str, int
               rules: frozenset[str] = frozenset()) -> ActorModel:
         proto = PartitionService(scope["members"], scope["joiners"], scope["partitions"],
                                  scope["backups"], protocol, variant,
-                                 max_parallel=scope.get("max-parallel", 1), rules=rules)
+                                 max_parallel=scope.get("max-parallel", 1), rules=rules,
+                                 publish_batch=scope.get("publish-batch", PUBLISH_BATCH))
         budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
                         shutdowns=scope["shutdowns"], losses=scope["losses"],
                         reorders=scope["reorders"])
@@ -145,6 +148,7 @@ MIGRATION = ModelEntry(
     seed="000",
     params=_partition_params(joins=1, shutdowns=0),
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=_partition_builder("migration", "3.7"),
     action_kinds=PARTITION_ACTIONS,
 )
@@ -155,6 +159,7 @@ SHUTDOWN = ModelEntry(
     seed="004",
     params=_partition_params(joins=0, shutdowns=1),
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=_partition_builder("shutdown", "3.7"),
     action_kinds=PARTITION_ACTIONS,
 )
@@ -165,8 +170,13 @@ PARALLEL = ModelEntry(
     seed="003",
     params=_partition_params(joins=0, shutdowns=1,
                              **{"max-parallel": Param(2, "max.parallel.migrations per member",
-                                                      1)}),
+                                                      1),
+                                "publish-batch": Param(
+                                    PUBLISH_BATCH, "completed migrations the master publishes at "
+                                    "once under rule completed-batch-publish "
+                                    "(PUBLISH_COMPLETED_MIGRATIONS_BATCH_SIZE)", 1)}),
     variant_table=VARIANT_TABLE,
+    rule_table=RULE_TABLE,
     build=_partition_builder("parallel", "4.1"),
     action_kinds=PARTITION_ACTIONS,
 )

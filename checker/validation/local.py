@@ -52,6 +52,7 @@ from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Sca
 NOT_JUDGED: dict[str, str] = {
     "MEM-VIEW-AGREEMENT": "judged at quiescence, and a log that stops is not quiescent; the "
                           "agreement a log shows (one version, one list) is MEM-VERSION's",
+    "MEM-CRASH-REMOVAL": "judged at quiescence, and a log that stops is not quiescent",
     "PT-MASTER-ONLY": "needs the tables members apply, which are not logged",
     "PT-MOST-RECENT": "needs the tables the new master collects, which are not logged",
     "MIG-COMMIT-ORDER": "needs every participant's commit, logged at FINEST at most",

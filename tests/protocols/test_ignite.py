@@ -651,7 +651,8 @@ def test_the_full_scopes_runs_with_a_second_restart_are_clean(name: str) -> None
     not."""
     m, trace, message = _replayed(name)
     (_, prev), (taken, last) = trace.steps[-2:]
-    assert RaftLeader(member="B", term=2, votes=("B", "C")) in m.step_events(prev, taken, last)
+    assert RaftLeader(member="B", term=2, votes=("B", "C"), peers=("B", "C")) in m.step_events(
+        prev, taken, last)
     assert message is None
 
 
@@ -679,7 +680,7 @@ def test_a_candidate_outside_the_voters_configuration_gets_no_vote() -> None:
     run = ignite_model.follow(m, refused, 100)
     end = run[-1][1]
     assert [e for _, e in _events(m, refused, run) if isinstance(e, RaftLeader)] == [
-        RaftLeader(member="A", term=1, votes=("A",))]
+        RaftLeader(member="A", term=1, votes=("A",), peers=("A",))]
     assert m.quiescent(end, m.successors(end))
     assert judge(m, end, "IGN-CONVERGE") is None
     store_ = cast(Store, end.nodes[-1])
@@ -731,7 +732,7 @@ def test_a_node_restarted_while_being_added_back_rejoins_a_configuration_it_is_c
     assert len({(v, t) for v, t, _ in votes}) == len(votes)
     # when B votes, and when it leads, it holds every committed entry
     (leader,) = [e for _, e in events if isinstance(e, RaftLeader)]
-    assert leader == RaftLeader(member="B", term=2, votes=("B", "C"))
+    assert leader == RaftLeader(member="B", term=2, votes=("B", "C"), peers=("B", "C"))
     (vote,) = [i for i, e in events if isinstance(e, RaftVote) and e.member == "B"]
     for i in (vote, len(states) - 1):
         committed = max(raft(j, a).commit for j in range(i + 1))
@@ -759,13 +760,16 @@ def test_a_leader_that_committed_its_own_removal_leaves_the_next_election_to_raf
     assert raft_c is not None and raft_c.role == FOLLOWER and raft_c.term == 2
     assert m.quiescent(end, m.successors(end))
     leaders = [e for _, e in _events(m, trace.init, trace.steps) if isinstance(e, RaftLeader)]
-    assert leaders[-1] == RaftLeader(member="B", term=2, votes=("B", "C"))
+    # B counts its votes against the joint entry [C]/[A,B,C]: C, the new half, and B and C of
+    # the old
+    assert leaders[-1] == RaftLeader(member="B", term=2, votes=("B", "C"), peers=("C",),
+                                     old=("A", "B", "C"))
     m3, trace3, _ = replay(dict(doc, params=dict(doc["params"], **{"max-term": 3})), "term 3")
     run_ = ignite_model.follow(m3, trace3.steps[-1][1], 200)
     after = run_[-1][1]
     assert m3.quiescent(after, m3.successors(after))
     assert judge(m3, after, "IGN-CONVERGE") is None
-    assert RaftLeader(member="C", term=3, votes=("C",)) in [
+    assert RaftLeader(member="C", term=3, votes=("C",), peers=("C",)) in [
         e for _, e in _events(m3, trace3.steps[-1][1], run_)]
     store_ = cast(Store, after.nodes[-1])
     assert (store_.value(STABLE), store_.get(PENDING), store_.get(APPEND)) == (N("BC"), None,

@@ -133,6 +133,12 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean(zoo_doc: dict) -> None:
         ("ignite-rebalance", "ig-restart-keeps-peer"): (True, "IGN-RESTART"),
         ("ignite-rebalance", "ig-no-trigger-guard"): (True, "IGN-STALE-TRIGGER"),
         ("ignite-rebalance", "ig-single-planned"): (True, "IGN-NO-LOST-REDUCTION"),
+        ("ignite-rebalance", "mutant-vote-twice"): (True, "IGN-ONE-VOTE"),
+        ("ignite-rebalance", "mutant-count-refused-vote"): (True, "IGN-QUORUM-LEADER"),
+        ("ignite-rebalance", "mutant-accept-stale-append"): (True, "IGN-ONE-VOTE"),
+        ("ignite-rebalance", "mutant-count-stale-vote"): (True, "IGN-QUORUM-LEADER"),
+        ("ignite-rebalance", "mutant-joint-new-quorum"): (True, "IGN-QUORUM-LEADER"),
+        ("ignite-rebalance", "mutant-forget-voted-for"): (True, "IGN-ONE-VOTE"),
         ("twophase", "tm-commit-early"): (True, "TC-CONSISTENT"),
         ("planner", "hz37-naive-order"): (True, "PLAN-NO-DECREASE"),
     }
@@ -143,7 +149,8 @@ def test_zoo_finds_every_flaw_and_the_fixed_models_clean(zoo_doc: dict) -> None:
         ("membership", 10_765), ("membership", 1925), ("membership", 790),
         ("migration", 61), ("migration", 5246), ("migration", 3803), ("migration", 231),
         ("shutdown", 269), ("parallel", 8715), ("ignite-rebalance", 12_704),
-        ("ignite-rebalance", 172_150), ("twophase", 80)]
+        ("ignite-rebalance", 172_150), ("ignite-rebalance", 19_870), ("ignite-rebalance", 7722),
+        ("ignite-rebalance", 9948), ("twophase", 80)]
     (planner,) = [f for f in doc["fixed"] if f["model"] == "planner"]
     assert set(planner["known_findings"]) == {"PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST"}
 
@@ -195,5 +202,5 @@ def test_the_zoo_report_keeps_identifiers_and_commands_whole_at_80_columns(
         assert any(re.search(rf"\b{re.escape(v['variant'])}\s+{v['expected_spec']}\s+yes\s",
                              line) for line in lines), v["variant"]
         assert f"  {v['command']}" in lines
-    assert lines[-1].startswith("verdict: OK, zoo of 15 historical flaws and the fixed design "
-                                "at 13 scopes; known findings of the planner: ")
+    assert lines[-1].startswith("verdict: OK, zoo of 21 historical flaws and the fixed design "
+                                "at 16 scopes; known findings of the planner: ")

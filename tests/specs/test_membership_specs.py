@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from partsafe.specs.membership import (
     MONITORS,
+    ClaimAcceptance,
+    CrashRemoval,
     MasterOnly,
     VersionOrder,
     ViewAgreement,
@@ -22,6 +24,7 @@ from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     Event,
     ExplicitSuspicion,
+    MastershipClaimAccepted,
     MastershipClaimStarted,
     MemberCrashed,
     MemberJoined,
@@ -44,9 +47,10 @@ def messages(monitor: Monitor, events: list[Event], **kw: bool) -> list[str]:
     return [m for _, m in run(monitor, events, **kw)]
 
 
-def test_monitors_are_the_five_membership_specs() -> None:
+def test_monitors_are_the_seven_membership_specs() -> None:
     assert [m.spec for m in MONITORS] == ["MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT",
-                                          "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY"]
+                                          "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY",
+                                          "MEM-CLAIM-ACCEPT", "MEM-CRASH-REMOVAL"]
     for m in MONITORS:
         hash(m().initial())  # the explorer carries monitor states inside its hashed states
 
@@ -255,6 +259,82 @@ def test_master_only_holds() -> None:
     assert messages(MasterOnly(), events) == []
 
 
+# --- MEM-CLAIM-ACCEPT -------------------------------------------------------------------------
+
+
+def accepted(member: str, candidate: str, version: int = 4) -> MastershipClaimAccepted:
+    return MastershipClaimAccepted(member=member, candidate=candidate, version=version)
+
+
+def test_claim_accept_catches_an_acceptance_past_an_older_member_not_suspected() -> None:
+    events = [inst("D", 4, ABCD), MemberSuspected(member="D", suspect="A"), accepted("D", "C")]
+    found = run(ClaimAcceptance(), events)
+    assert found == [(events[2], "D accepts the mastership claim of C while not suspecting "
+                                 "older B of its list [A, B, C, D]")]
+
+
+def test_claim_accept_lifted_suspicion_counts_as_not_suspected() -> None:
+    events = [inst("D", 4, ABCD), MemberSuspected(member="D", suspect="A"),
+              ExplicitSuspicion(member="D", sender="B"), SuspicionRemoved(member="D", suspect="A"),
+              accepted("D", "C")]
+    (message,) = messages(ClaimAcceptance(), events)
+    assert message.startswith("D accepts the mastership claim of C while not suspecting older A ")
+
+
+def test_claim_accept_holds() -> None:
+    events = [
+        inst("C", 4, ABCD), inst("D", 4, ABCD),
+        MemberSuspected(member="D", suspect="A"), MemberSuspected(member="D", suspect="B"),
+        accepted("D", "C"),
+        # the candidate itself suspected, and lifted on acceptance (the released rule)
+        MemberSuspected(member="C", suspect="A"), MemberSuspected(member="C", suspect="B"),
+        SuspicionRemoved(member="C", suspect="B"), accepted("C", "B"),
+        # the oldest member's claim needs nobody suspected
+        accepted("B", "A"),
+        # a candidate the list does not name is not judged
+        accepted("C", "E"),
+        # a crashed member is judged no more
+        MemberCrashed(member="D"), accepted("D", "C"),
+    ]
+    assert messages(ClaimAcceptance(), events) == []
+    # a new list that drops a suspected member drops the suspicion
+    events = [inst("D", 4, ABCD), MemberSuspected(member="D", suspect="A"),
+              MemberSuspected(member="D", suspect="B"), inst("D", 5, ("A", "C", "D")),
+              inst("D", 6, ABCD), accepted("D", "C")]
+    (message,) = messages(ClaimAcceptance(), events)
+    assert "not suspecting older B " in message
+
+
+# --- MEM-CRASH-REMOVAL ------------------------------------------------------------------------
+
+
+def test_crash_removal_catches_a_master_that_keeps_a_crashed_member() -> None:
+    events = [inst("A", 3, ABC), inst("B", 3, ABC), MemberCrashed(member="C")]
+    assert messages(CrashRemoval(), events) == []  # judged at quiescence only
+    (message,) = messages(CrashRemoval(), events, quiescent_at_end=True)
+    assert message == ("master A still lists crashed C in [A, B, C], and nothing but faults "
+                       "can happen")
+    # a crashed joiner that never installed a list counts too
+    events = [inst("A", 4, ABCD), MemberCrashed(member="D")]
+    assert messages(CrashRemoval(), events, quiescent_at_end=True) != []
+
+
+def test_crash_removal_holds() -> None:
+    # the master removed the crashed member
+    events = [inst("A", 3, ABC), MemberCrashed(member="C"), inst("A", 4, AB)]
+    assert messages(CrashRemoval(), events, quiescent_at_end=True) == []
+    # a slave's list may still name it: the slave is not its list's master
+    events = [inst("A", 3, ABC), inst("B", 3, ABC), MemberCrashed(member="C"), inst("A", 4, AB)]
+    assert messages(CrashRemoval(), events, quiescent_at_end=True) == []
+    # a crashed master is nobody's master; a member never seen is unknown
+    events = [inst("A", 3, ABC), MemberCrashed(member="A"), inst("B", 3, ABC),
+              inst("C", 5, ("C", "E"))]
+    assert messages(CrashRemoval(), events, quiescent_at_end=True) == []
+    # a new master that claimed without the crashed member
+    events = [inst("A", 3, ABC), MemberCrashed(member="A"), inst("B", 4, ("B", "C"))]
+    assert messages(CrashRemoval(), events, quiescent_at_end=True) == []
+
+
 # --- events whose member is unknown -----------------------------------------------------------
 
 
@@ -314,7 +394,7 @@ def test_no_monitor_judges_an_event_whose_member_is_unknown(data: st.DataObject)
 # --- the catalogue ----------------------------------------------------------------------------
 
 MEMBERSHIP_IDS = ["MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",
-                  "MEM-MASTER-ONLY"]
+                  "MEM-MASTER-ONLY", "MEM-CLAIM-ACCEPT", "MEM-CRASH-REMOVAL"]
 
 
 def test_registry_holds_the_membership_specs() -> None:
@@ -334,6 +414,8 @@ def test_registry_holds_the_membership_specs() -> None:
                            "kind"]
         assert d["design"] == "002"
     assert specs["MEM-VIEW-AGREEMENT"].kind == "quiescence check"
+    assert specs["MEM-CRASH-REMOVAL"].kind == "quiescence check"
+    assert specs["MEM-CLAIM-ACCEPT"].kind == "event monitor"
     assert specs["MEM-VIEW-ORDER"].kind == "event monitor"
     assert "M1" in specs["MEM-VIEW-ORDER"].section
 
