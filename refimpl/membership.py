@@ -462,6 +462,9 @@ class Membership(HeartbeatProtocol):
     ) -> Step:
         """002 Mastership Claim Process: collect an answer, discover members in accepted lists.
 
+        An accepted answer is observed as ``MastershipAcceptanceReceived``, and each member it
+        makes the claimant ask as ``MastershipClaimSent`` (MEM-CLAIM-RESULT, MEM-CLAIM-DISCOVER).
+
         hz39-claim-latest-view: an accepted answer counts only if its list is strictly later
         than the latest view (MembershipManager.fetchLatestMembersView): then its members from
         the claimant on become the latest view, and the members in it not asked yet are asked
@@ -481,6 +484,7 @@ class Membership(HeartbeatProtocol):
             best = max(best, msg.version)
         known = claim.known
         sends: list[Send] = []
+        events: list[Event] = [self._received(node, src, msg)]
         if self.discover:
             for m in msg.members:
                 if m in known:
@@ -488,12 +492,13 @@ class Membership(HeartbeatProtocol):
                 known = (*known, m)
                 if m != node and m not in st.suspects:
                     sends.append((m, MastershipClaim()))
+                    events.append(ev.MastershipClaimSent(member=node, target=m))
                     waiting = waiting | {m}
         claim = claim._replace(
             waiting=waiting, accepted=claim.accepted | {src}, known=known, best_version=best
         )
         done = self._try_finalize(node, st._replace(claim=claim))
-        return Step(done.state, (*sends, *done.sends), done.events)
+        return Step(done.state, (*sends, *done.sends), (*events, *done.events))
 
     def _on_claim_response_latest(
         self, node: NodeId, st: MemberState, src: NodeId, msg: ClaimResponse
@@ -504,6 +509,7 @@ class Membership(HeartbeatProtocol):
         waiting = claim.waiting - {src}
         known, latest, best = claim.known, claim.latest, claim.best_version
         sends: list[Send] = []
+        events: list[Event] = [self._received(node, src, msg)]
         if best is not None and msg.version is not None and msg.version > best:
             best, latest = msg.version, _tail(msg.members, node)
             for m in latest:
@@ -512,11 +518,12 @@ class Membership(HeartbeatProtocol):
                 known = (*known, m)
                 if m != node and m not in st.suspects:
                     sends.append((m, MastershipClaim()))
+                    events.append(ev.MastershipClaimSent(member=node, target=m))
                     waiting = waiting | {m}
         claim = claim._replace(waiting=waiting, accepted=claim.accepted | {src}, known=known,
                                best_version=best, latest=latest)
         done = self._try_finalize(node, st._replace(claim=claim))
-        return Step(done.state, (*sends, *done.sends), done.events)
+        return Step(done.state, (*sends, *done.sends), (*events, *done.events))
 
     def _try_finalize(self, node: NodeId, st: MemberState) -> Step:
         """Finish the claim once nobody is left to ask: publish the accepted members.
@@ -618,6 +625,7 @@ class Membership(HeartbeatProtocol):
                     ),
                 )
                 events.append(ev.MastershipClaimStarted(member=node, suspected=older))
+                events.extend(ev.MastershipClaimSent(member=node, target=m) for m in waiting)
                 sends.extend((m, MastershipClaim()) for m in waiting)
         done = self._try_finalize(node, st)
         return Step(done.state, (*sends, *done.sends), (*events, *done.events))
@@ -808,6 +816,11 @@ class Membership(HeartbeatProtocol):
         return ev.MemberListInstalled(
             member=node, version=st.version, members=st.members, master=st.master
         )
+
+    @staticmethod
+    def _received(node: NodeId, src: NodeId, msg: ClaimResponse) -> Event:
+        return ev.MastershipAcceptanceReceived(member=node, sender=src, version=msg.version,
+                                               members=msg.members)
 
     @staticmethod
     def _rejected(node: NodeId, src: NodeId, msg: MembersUpdate, reason: str) -> Event:

@@ -9,10 +9,18 @@ hash them and rename members (symmetry) without re-sorting anything.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import Any
 
 from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
-from partsafe.traces.events import Event, MastershipClaimAccepted, MemberListInstalled
+from partsafe.traces.events import (
+    Event,
+    MastershipAcceptanceReceived,
+    MastershipClaimAccepted,
+    MastershipClaimed,
+    MastershipClaimSent,
+    MemberListInstalled,
+)
 
 View = tuple[int | None, tuple[str, ...]]
 
@@ -310,6 +318,170 @@ class ClaimAcceptance(_ListAndSuspicions):
         return state, None
 
 
+class _Claims(_ListAndSuspicions):
+    """`_ListAndSuspicions`, and per member that claims mastership what its claim did so far
+    (`ClaimResult`, `ClaimDiscovery`), from the claimant's own events: a claim is followed from
+    its ``mastership_claim_started`` to its ``mastership_claimed`` (or to the claimant's next
+    list, crash or restart); a claim whose start was not seen is not judged. State: (member ->
+    (list, suspects), claimant -> what its claim did)."""
+
+    #: the claimant's events besides its list and suspicions
+    CLAIM_EVENTS = frozenset({"mastership_claim_started", "mastership_claimed",
+                              "member_list_installed", *_SUSPICION_EVENTS, "member_crashed",
+                              "member_started"})
+
+    def initial(self) -> Hashable:
+        return (NO_PAIRS, NO_PAIRS)
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        lists, claims = state  # type: ignore[misc]
+        me = event.member
+        claim = lookup(claims, me)
+        tracked = self.track(lists, event)
+        if tracked is not None:
+            lists = tracked[0]
+            if claim is not None and event.TYPE in _SUSPICION_EVENTS:
+                if event.TYPE != "suspicion_removed":
+                    other = getattr(event, "suspect", None) or getattr(event, "sender", "")
+                    claims = assign(claims, me, self.suspected(claim, other))
+            elif claim is not None:  # a list (the claim ended), a crash or a restart
+                claims = frozenset(kv for kv in claims if kv[0] != me)
+            return (lists, claims), None
+        if event.TYPE == "mastership_claim_started":
+            members, suspects = self.of(lists, me)
+            return (lists, assign(claims, me, self.started(me, members, suspects))), None
+        if claim is None:  # a claim whose start was not seen: unknown
+            return state, None
+        if isinstance(event, MastershipClaimed):
+            members, _ = self.of(lists, me)
+            message = self.judge(me, claim, event, members)
+            return (lists, frozenset(kv for kv in claims if kv[0] != me)), message
+        _, suspects = self.of(lists, me)
+        return (lists, assign(claims, me, self.step(me, claim, event, suspects))), None
+
+    # -- what each monitor keeps of a claim
+
+    def started(self, me: str, members: tuple[str, ...], suspects: frozenset[str]) -> Any:
+        """The claim just started by `me`, whose list is `members`."""
+        raise NotImplementedError
+
+    def suspected(self, claim: Any, other: str) -> Any:
+        """The claim once its claimant suspects `other`."""
+        raise NotImplementedError
+
+    def step(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
+        """The claim after another event of the claimant's."""
+        raise NotImplementedError
+
+    def judge(self, me: str, claim: Any, event: MastershipClaimed,
+              members: tuple[str, ...]) -> str | None:
+        """A message if the list `event` publishes breaks the spec; `members` is the claimant's
+        list, the one it claimed from."""
+        raise NotImplementedError
+
+
+class ClaimResult(_Claims):
+    """MEM-CLAIM-RESULT: the list a mastership claim publishes holds the claimant first and
+    every member whose acceptance it counted and does not suspect, in age order (002 Mastership
+    Claim Process: "It puts the members who accepted its mastership claim into the final member
+    list"; the example's B publishes ``{v=7, [B, D, E]}``, D and E having accepted).
+
+    Judged at the claimant's ``mastership_claimed``, against the acceptances the claimant itself
+    counted (``mastership_acceptance_received``), less the members it suspected since. An
+    acceptance only its acceptor shows (``mastership_claim_accepted``) is not judged: its answer
+    may be lost, still on its way when the claim timeout ends the claim, or come from a member
+    the claimant suspects by then, and 002 leaves out a member whose answer it does not know.
+    That the list holds no member that did not accept is not judged either (an acceptance a log
+    does not show is unknown). Age order is the order of the claimant's own list for the members
+    it names; members it learned of in answers are not ordered. State per member: its list and
+    suspects; per claimant, the members whose acceptance it counted.
+    """
+
+    spec = "MEM-CLAIM-RESULT"
+    observes = frozenset({*_Claims.CLAIM_EVENTS, "mastership_acceptance_received"})
+
+    def started(self, me: str, members: tuple[str, ...], suspects: frozenset[str]) -> Any:
+        return frozenset()
+
+    def suspected(self, claim: Any, other: str) -> Any:
+        return claim - {other}
+
+    def step(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
+        assert isinstance(event, MastershipAcceptanceReceived)
+        return claim | {event.sender}
+
+    def judge(self, me: str, claim: Any, event: MastershipClaimed,
+              members: tuple[str, ...]) -> str | None:
+        published = event.members
+        shown = show((event.version, published))
+        if not published or published[0] != me:
+            return (f"{me} publishes {shown} at the end of its mastership claim, not headed "
+                    "by itself")
+        missing = sorted(m for m in claim if m not in published)
+        if missing:
+            return (f"{me} publishes {shown} at the end of its mastership claim without "
+                    f"{', '.join(missing)}, whose acceptance it counted")
+        mine = [m for m in published if m in members]
+        if mine != [m for m in members if m in published]:
+            return (f"{me} publishes {shown} at the end of its mastership claim out of the "
+                    f"order of its list [{', '.join(members)}]")
+        return None
+
+
+class ClaimDiscovery(_Claims):
+    """MEM-CLAIM-DISCOVER: before it finishes, a mastership claimant asks every member it knows
+    of and does not suspect: the members younger than itself in its own list, and every member
+    it discovers in an accepted answer's list (002 Mastership Claim Process: "it sends a
+    mastership claim operation to each of non-suspected member in its member list, younger than
+    itself"; "it discovers that there is new member: E in the received member list. B sends a
+    mastership claim to E"; "B notices that it has asked every other it already knows about").
+
+    From the claimant's own events: the claim's start (with the claimant's list) and each
+    accepted answer it counts (``mastership_acceptance_received``) name the members it owes a
+    claim; a ``mastership_claim_sent`` to one, or a suspicion of it, settles it; a member still
+    owed at the claimant's ``mastership_claimed`` is a violation. Whether the claimant waited for
+    the answers of the members it asked is not judged: the claim timeout
+    (``hazelcast.mastership.claim.timeout.seconds``) may end the wait, and shows no event. State
+    per member: its list and suspects; per claimant, the members it asked and does not suspect,
+    and those it owes a claim with the list that named them (none between steps, as the
+    claimant asks in the step that names them).
+    """
+
+    spec = "MEM-CLAIM-DISCOVER"
+    observes = frozenset({*_Claims.CLAIM_EVENTS, "mastership_claim_sent",
+                          "mastership_acceptance_received"})
+
+    def started(self, me: str, members: tuple[str, ...], suspects: frozenset[str]) -> Any:
+        own = (None, members)
+        younger = members[members.index(me) + 1:] if me in members else ()
+        return (frozenset(), frozenset((m, own) for m in younger if m not in suspects))
+
+    def suspected(self, claim: Any, other: str) -> Any:
+        asked, owed = claim
+        return (asked - {other}, frozenset(kv for kv in owed if kv[0] != other))
+
+    def step(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
+        asked, owed = claim
+        if isinstance(event, MastershipClaimSent):
+            return (asked | {event.target}, frozenset(kv for kv in owed if kv[0] != event.target))
+        assert isinstance(event, MastershipAcceptanceReceived)
+        named = (event.sender, event.members)
+        new = [m for m in event.members if m != me and m not in suspects and m not in asked
+               and lookup(owed, m) is None]
+        return (asked, owed | {(m, named) for m in new})
+
+    def judge(self, me: str, claim: Any, event: MastershipClaimed,
+              members: tuple[str, ...]) -> str | None:
+        _, owed = claim
+        if not owed:
+            return None
+        m, (sender, named) = min(owed)
+        where = (f"its own list [{', '.join(named)}]" if sender is None
+                 else f"the list [{', '.join(named)}] {sender} accepted with")
+        return (f"{me} finishes its mastership claim with {show((event.version, event.members))} "
+                f"without asking {m}, which {where} names and {me} does not suspect")
+
+
 class CrashRemoval(Monitor):
     """MEM-CRASH-REMOVAL, judged at quiescence: a live master's list names no crashed member.
 
@@ -347,7 +519,8 @@ class CrashRemoval(Monitor):
 
 
 MONITORS: tuple[type[Monitor], ...] = (ViewOrder, ViewAgreement, ViewIntegrity, VersionOrder,
-                                       MasterOnly, ClaimAcceptance, CrashRemoval)
+                                       MasterOnly, ClaimAcceptance, CrashRemoval, ClaimResult,
+                                       ClaimDiscovery)
 
 register(Spec(
     id="MEM-VIEW-ORDER", title="M1 View Order",
@@ -409,3 +582,28 @@ register(Spec(
               "list update is published'. Judged where nothing but faults can happen, so a "
               "failure detector that has not reported the crash yet, or a claim still running, "
               "is not a violation: a master that never removes a crashed member is."))
+register(Spec(
+    id="MEM-CLAIM-RESULT", title="A claim publishes the members that accepted it",
+    statement="The member list a mastership claim publishes is headed by the claimant and holds "
+              "every member whose acceptance the claimant counted and does not suspect, in the "
+              "order of the claimant's list.",
+    seed="002", section="Mastership Claim Process", kind="event monitor", monitor=ClaimResult,
+    rationale="002: 'It puts the members who accepted its mastership claim into the final "
+              "member list'. A member that accepted follows the claimant; left out of its list, "
+              "it is told it is out and claims on its own, and the cluster splits. Judged "
+              "against the acceptances the claimant counted: an acceptance whose answer it never "
+              "received is unknown (MembershipManager.decideNewMembersView leaves such a member "
+              "out)."))
+register(Spec(
+    id="MEM-CLAIM-DISCOVER", title="A claimant asks every member it knows of",
+    statement="Before it finishes, a mastership claimant asks every member it knows of and does "
+              "not suspect: the members younger than itself in its list, and every member it "
+              "discovers in the member list of an accepted answer.",
+    seed="002", section="Mastership Claim Process", kind="event monitor",
+    monitor=ClaimDiscovery,
+    rationale="002's example: 'it discovers that there is new member: E in the received member "
+              "list. B sends a mastership claim to E'; 'B notices that it has asked every other "
+              "it already knows about'. A member the claimant never asks is left out of the new "
+              "list though it may be alive and willing; only a false suspicion makes a claimant "
+              "miss an update and discover members. Whether it waits for the answers is not "
+              "judged: the claim timeout may end the wait."))

@@ -134,6 +134,29 @@ class MastershipClaimAccepted(Event):
     version: int | None = None
 
 
+@_ev("mastership_claim_sent")
+class MastershipClaimSent(Event):
+    """`member`, claiming mastership, asks `target` to accept its claim (002 Mastership Claim
+    Process): each member younger than itself in its list that it does not suspect when the claim
+    starts (the "initial addresses to ask" of ``MembershipManager``), and each member it
+    discovers in an accepted answer (``Asking MembersView of ...``, at FINE)."""
+
+    target: str
+
+
+@_ev("mastership_acceptance_received")
+class MastershipAcceptanceReceived(Event):
+    """`member`, claiming mastership, counts `sender`'s acceptance of its claim, which carries
+    `sender`'s member list `members` at `version` (002 Mastership Claim Process: "as a response
+    to mastership claim, members send their member lists"; ``MembershipManager`` logs at FINE
+    the answers later than the latest list it knows, ``A more recent MembersView{...} is
+    received from ...``)."""
+
+    sender: str
+    version: int | None
+    members: Members
+
+
 @_ev("mastership_claimed")
 class MastershipClaimed(Event):
     """`member` finished its claim and publishes `members` at `version`."""
