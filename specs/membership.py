@@ -319,11 +319,12 @@ class ClaimAcceptance(_ListAndSuspicions):
 
 
 class _Claims(_ListAndSuspicions):
-    """`_ListAndSuspicions`, and per member that claims mastership what its claim did so far
-    (`ClaimResult`, `ClaimDiscovery`), from the claimant's own events: a claim is followed from
-    its ``mastership_claim_started`` to its ``mastership_claimed`` (or to the claimant's next
-    list, crash or restart); a claim whose start was not seen is not judged. State: (member ->
-    (list, suspects), claimant -> what its claim did)."""
+    """`_ListAndSuspicions` and the version of each member's list, and per member that claims
+    mastership what its claim did so far (`ClaimResult`, `ClaimDiscovery`), from the
+    claimant's own events: a claim is followed from its ``mastership_claim_started`` to its
+    ``mastership_claimed`` (or to the claimant's next list, crash or restart); a claim whose
+    start was not seen is not judged. State: (member -> (list, suspects), member -> version,
+    claimant -> what its claim did)."""
 
     #: the claimant's events besides its list and suspicions
     CLAIM_EVENTS = frozenset({"mastership_claim_started", "mastership_claimed",
@@ -331,45 +332,52 @@ class _Claims(_ListAndSuspicions):
                               "member_started"})
 
     def initial(self) -> Hashable:
-        return (NO_PAIRS, NO_PAIRS)
+        return (NO_PAIRS, NO_PAIRS, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        lists, claims = state  # type: ignore[misc]
+        lists, versions, claims = state  # type: ignore[misc]
         me = event.member
         claim = lookup(claims, me)
         tracked = self.track(lists, event)
         if tracked is not None:
             lists = tracked[0]
+            if isinstance(event, MemberListInstalled):
+                versions = assign(versions, me, event.version)
+            elif event.TYPE in ("member_crashed", "member_started"):
+                versions = frozenset(kv for kv in versions if kv[0] != me)
             if claim is not None and event.TYPE in _SUSPICION_EVENTS:
                 if event.TYPE != "suspicion_removed":
                     other = getattr(event, "suspect", None) or getattr(event, "sender", "")
                     claims = assign(claims, me, self.suspected(claim, other))
             elif claim is not None:  # a list (the claim ended), a crash or a restart
                 claims = frozenset(kv for kv in claims if kv[0] != me)
-            return (lists, claims), None
+            return (lists, versions, claims), None
         if event.TYPE == "mastership_claim_started":
             members, suspects = self.of(lists, me)
-            return (lists, assign(claims, me, self.started(me, members, suspects))), None
+            claim = self.started(me, members, lookup(versions, me), suspects)
+            return (lists, versions, assign(claims, me, claim)), None
         if claim is None:  # a claim whose start was not seen: unknown
             return state, None
         if isinstance(event, MastershipClaimed):
             members, _ = self.of(lists, me)
             message = self.judge(me, claim, event, members)
-            return (lists, frozenset(kv for kv in claims if kv[0] != me)), message
+            return (lists, versions, frozenset(kv for kv in claims if kv[0] != me)), message
         _, suspects = self.of(lists, me)
-        return (lists, assign(claims, me, self.step(me, claim, event, suspects))), None
+        return (lists, versions, assign(claims, me, self.advance(me, claim, event, suspects))), None
 
     # -- what each monitor keeps of a claim
 
-    def started(self, me: str, members: tuple[str, ...], suspects: frozenset[str]) -> Any:
-        """The claim just started by `me`, whose list is `members`."""
+    def started(self, me: str, members: tuple[str, ...], version: int | None,
+                suspects: frozenset[str]) -> Any:
+        """The claim just started by `me`, whose list is `members` at `version` (None: not
+        seen, or a list without a version)."""
         raise NotImplementedError
 
     def suspected(self, claim: Any, other: str) -> Any:
         """The claim once its claimant suspects `other`."""
         raise NotImplementedError
 
-    def step(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
+    def advance(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
         """The claim after another event of the claimant's."""
         raise NotImplementedError
 
@@ -400,13 +408,14 @@ class ClaimResult(_Claims):
     spec = "MEM-CLAIM-RESULT"
     observes = frozenset({*_Claims.CLAIM_EVENTS, "mastership_acceptance_received"})
 
-    def started(self, me: str, members: tuple[str, ...], suspects: frozenset[str]) -> Any:
+    def started(self, me: str, members: tuple[str, ...], version: int | None,
+                suspects: frozenset[str]) -> Any:
         return frozenset()
 
     def suspected(self, claim: Any, other: str) -> Any:
         return claim - {other}
 
-    def step(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
+    def advance(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
         assert isinstance(event, MastershipAcceptanceReceived)
         return claim | {event.sender}
 
@@ -431,53 +440,65 @@ class ClaimResult(_Claims):
 class ClaimDiscovery(_Claims):
     """MEM-CLAIM-DISCOVER: before it finishes, a mastership claimant asks every member it knows
     of and does not suspect: the members younger than itself in its own list, and every member
-    it discovers in an accepted answer's list (002 Mastership Claim Process: "it sends a
-    mastership claim operation to each of non-suspected member in its member list, younger than
-    itself"; "it discovers that there is new member: E in the received member list. B sends a
-    mastership claim to E"; "B notices that it has asked every other it already knows about").
+    it discovers in an accepted answer whose list is later than every list it knew (002
+    Mastership Claim Process: "it sends a mastership claim operation to each of non-suspected
+    member in its member list, younger than itself"; D answers ``{v=5, [A, B, C, D, E]}`` to B,
+    which held v=4: "it discovers that there is new member: E in the received member list. B
+    sends a mastership claim to E"; "B notices that it has asked every other it already knows
+    about").
 
     From the claimant's own events: the claim's start (with the claimant's list) and each
-    accepted answer it counts (``mastership_acceptance_received``) name the members it owes a
-    claim; a ``mastership_claim_sent`` to one, or a suspicion of it, settles it; a member still
-    owed at the claimant's ``mastership_claimed`` is a violation. Whether the claimant waited for
-    the answers of the members it asked is not judged: the claim timeout
-    (``hazelcast.mastership.claim.timeout.seconds``) may end the wait, and shows no event. State
-    per member: its list and suspects; per claimant, the members it asked and does not suspect,
-    and those it owes a claim with the list that named them (none between steps, as the
-    claimant asks in the step that names them).
+    accepted answer it counts (``mastership_acceptance_received``) with a version greater than
+    its own list's and every answer's before name the members it owes a claim; a
+    ``mastership_claim_sent`` to one, or a suspicion of it, settles it; a member still owed at
+    the claimant's ``mastership_claimed`` is a violation. Not judged: a member only an answer no
+    later than a list the claimant knew names (a later list left it out: it was removed, not
+    discovered; 002 asks it, Hazelcast's MembershipManager.fetchLatestMembersView does not), lists
+    without versions, and whether the claimant waited for the answers of the members it asked
+    (the claim timeout, ``hazelcast.mastership.claim.timeout.seconds``, may end the wait and
+    shows no event). State per member: its list, suspects and version; per claimant, the members
+    it asked and does not suspect, the greatest version it knows, and the members it owes a
+    claim with the list that named them (none between steps: a claimant asks in the step that
+    names them).
     """
 
     spec = "MEM-CLAIM-DISCOVER"
     observes = frozenset({*_Claims.CLAIM_EVENTS, "mastership_claim_sent",
                           "mastership_acceptance_received"})
 
-    def started(self, me: str, members: tuple[str, ...], suspects: frozenset[str]) -> Any:
+    def started(self, me: str, members: tuple[str, ...], version: int | None,
+                suspects: frozenset[str]) -> Any:
         own = (None, members)
         younger = members[members.index(me) + 1:] if me in members else ()
-        return (frozenset(), frozenset((m, own) for m in younger if m not in suspects))
+        return (frozenset(), frozenset((m, own) for m in younger if m not in suspects), version)
 
     def suspected(self, claim: Any, other: str) -> Any:
-        asked, owed = claim
-        return (asked - {other}, frozenset(kv for kv in owed if kv[0] != other))
+        asked, owed, best = claim
+        return (asked - {other}, frozenset(kv for kv in owed if kv[0] != other), best)
 
-    def step(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
-        asked, owed = claim
+    def advance(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
+        asked, owed, best = claim
         if isinstance(event, MastershipClaimSent):
-            return (asked | {event.target}, frozenset(kv for kv in owed if kv[0] != event.target))
+            return (asked | {event.target}, frozenset(kv for kv in owed if kv[0] != event.target),
+                    best)
         assert isinstance(event, MastershipAcceptanceReceived)
+        if best is None or event.version is None:
+            return claim  # which list is later is unknown
+        if event.version <= best:
+            return claim
         named = (event.sender, event.members)
         new = [m for m in event.members if m != me and m not in suspects and m not in asked
                and lookup(owed, m) is None]
-        return (asked, owed | {(m, named) for m in new})
+        return (asked, owed | {(m, named) for m in new}, event.version)
 
     def judge(self, me: str, claim: Any, event: MastershipClaimed,
               members: tuple[str, ...]) -> str | None:
-        _, owed = claim
+        _, owed, _ = claim
         if not owed:
             return None
         m, (sender, named) = min(owed)
         where = (f"its own list [{', '.join(named)}]" if sender is None
-                 else f"the list [{', '.join(named)}] {sender} accepted with")
+                 else f"the later list [{', '.join(named)}] {sender} accepted with")
         return (f"{me} finishes its mastership claim with {show((event.version, event.members))} "
                 f"without asking {m}, which {where} names and {me} does not suspect")
 
@@ -598,12 +619,15 @@ register(Spec(
     id="MEM-CLAIM-DISCOVER", title="A claimant asks every member it knows of",
     statement="Before it finishes, a mastership claimant asks every member it knows of and does "
               "not suspect: the members younger than itself in its list, and every member it "
-              "discovers in the member list of an accepted answer.",
+              "discovers in the member list of an accepted answer later than every list it "
+              "knew.",
     seed="002", section="Mastership Claim Process", kind="event monitor",
     monitor=ClaimDiscovery,
-    rationale="002's example: 'it discovers that there is new member: E in the received member "
-              "list. B sends a mastership claim to E'; 'B notices that it has asked every other "
-              "it already knows about'. A member the claimant never asks is left out of the new "
-              "list though it may be alive and willing; only a false suspicion makes a claimant "
-              "miss an update and discover members. Whether it waits for the answers is not "
-              "judged: the claim timeout may end the wait."))
+    rationale="002's example: D answers B with a later list, 'it discovers that there is new "
+              "member: E in the received member list. B sends a mastership claim to E'; 'B "
+              "notices that it has asked every other it already knows about'. A member the "
+              "claimant never asks is left out of the new list though it may be alive and "
+              "willing; only a false suspicion makes a claimant miss an update and discover "
+              "members. A member only a stale answer names was removed by a later list, not "
+              "discovered; whether the claimant waits for the answers is not judged (the claim "
+              "timeout may end the wait)."))

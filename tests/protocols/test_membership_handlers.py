@@ -107,6 +107,7 @@ def test_six_member_example_of_002() -> None:
     assert step.events == (
         ev.MemberSuspected(member="B", suspect="A", reason="crashed"),
         ev.MastershipClaimStarted(member="B", suspected=("A",)),
+        ev.MastershipClaimSent(member="B", target="D"),
     )
     assert step.sends == (("D", MastershipClaim()),)
     assert b.master == "B"
@@ -124,6 +125,10 @@ def test_six_member_example_of_002() -> None:
     step = p.on_message("B", b, "D", step.sends[0][1])
     b = new_state(step)
     assert step.sends == (("E", MastershipClaim()),)
+    assert step.events == (
+        ev.MastershipAcceptanceReceived(member="B", sender="D", version=5, members=ALL6[:5]),
+        ev.MastershipClaimSent(member="B", target="E"),
+    )
     assert b.claim is not None
     assert b.claim.known == ALL6[:5] and b.claim.best_version == 5
     assert b.claim.waiting == {"E"} and b.claim.accepted == {"D"}
@@ -135,6 +140,10 @@ def test_six_member_example_of_002() -> None:
     step = p.on_message("B", b, "E", step.sends[0][1])
     b = new_state(step)
     assert step.sends == (("F", MastershipClaim()),)
+    assert step.events == (
+        ev.MastershipAcceptanceReceived(member="B", sender="E", version=6, members=ALL6),
+        ev.MastershipClaimSent(member="B", target="F"),
+    )
     assert b.claim is not None
     assert b.claim.known == ALL6 and b.claim.best_version == 6
     assert b.claim.waiting == {"F"} and b.claim.accepted == {"D", "E"}
@@ -389,7 +398,9 @@ def test_claim_rejected_then_retried() -> None:
     step = p.on_message("D", d, "B", MastershipClaim())
     step = p.on_message("B", b, "D", step.sends[0][1])
     b = new_state(step)
-    assert step.events == ()  # still waiting for C
+    # still waiting for C
+    assert step.events == (
+        ev.MastershipAcceptanceReceived(member="B", sender="D", version=4, members=ABCD),)
     assert b.claim is not None and b.claim.accepted == {"D"}
     assert tuple(p.timers("B", b)) == (("claim-retry", "C"), ("claim-timeout",))
 
@@ -524,7 +535,9 @@ def test_stale_master_list_publishes_own_list() -> None:
     step = p.on_message("B", b, "D", step.sends[0][1])
     assert step.sends == (("D", MembersUpdate(5, ("B", "D"))),)  # no claim to E
     assert new_state(step).members == ("B", "D") and new_state(step).version == 5
-    assert step.events[0] == ev.MastershipClaimed(member="B", version=5, members=("B", "D"))
+    assert step.events[:2] == (  # E is in D's answer, but not asked
+        ev.MastershipAcceptanceReceived(member="B", sender="D", version=5, members=ALL6[:5]),
+        ev.MastershipClaimed(member="B", version=5, members=("B", "D")))
     # D already has a v5 list: the new master's list is stale to it
     step = p.on_message("D", d, "B", step.sends[0][1])
     assert step.state == d

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from partsafe.specs.membership import (
     MONITORS,
     ClaimAcceptance,
+    ClaimDiscovery,
+    ClaimResult,
     CrashRemoval,
     MasterOnly,
     VersionOrder,
@@ -24,7 +26,10 @@ from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     Event,
     ExplicitSuspicion,
+    MastershipAcceptanceReceived,
     MastershipClaimAccepted,
+    MastershipClaimed,
+    MastershipClaimSent,
     MastershipClaimStarted,
     MemberCrashed,
     MemberJoined,
@@ -47,10 +52,11 @@ def messages(monitor: Monitor, events: list[Event], **kw: bool) -> list[str]:
     return [m for _, m in run(monitor, events, **kw)]
 
 
-def test_monitors_are_the_seven_membership_specs() -> None:
+def test_monitors_are_the_nine_membership_specs() -> None:
     assert [m.spec for m in MONITORS] == ["MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT",
                                           "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY",
-                                          "MEM-CLAIM-ACCEPT", "MEM-CRASH-REMOVAL"]
+                                          "MEM-CLAIM-ACCEPT", "MEM-CRASH-REMOVAL",
+                                          "MEM-CLAIM-RESULT", "MEM-CLAIM-DISCOVER"]
     for m in MONITORS:
         hash(m().initial())  # the explorer carries monitor states inside its hashed states
 
@@ -335,6 +341,134 @@ def test_crash_removal_holds() -> None:
     assert messages(CrashRemoval(), events, quiescent_at_end=True) == []
 
 
+# --- MEM-CLAIM-RESULT and MEM-CLAIM-DISCOVER: 002's six-member example, B's own events ------
+
+ABCDE, ALL6 = ("A", "B", "C", "D", "E"), ("A", "B", "C", "D", "E", "F")
+
+
+def sent(target: str) -> MastershipClaimSent:
+    return MastershipClaimSent(member="B", target=target)
+
+
+def received(sender: str, version: int | None,
+             members: tuple[str, ...]) -> MastershipAcceptanceReceived:
+    return MastershipAcceptanceReceived(member="B", sender=sender, version=version,
+                                        members=members)
+
+
+def claimed(version: int | None, members: tuple[str, ...]) -> MastershipClaimed:
+    return MastershipClaimed(member="B", version=version, members=members)
+
+
+def example(*, published: tuple[str, ...] = ("B", "D", "E"), ask_f: bool = True) -> list[Event]:
+    """B holds v=4 [A, B, C, D] and suspects C; A crashes; D answers v=5 (B discovers E), E
+    answers v=6 (B discovers F); F never answers and B suspects it; B publishes v=7."""
+    return [
+        inst("B", 4, ABCD), MemberSuspected(member="B", suspect="C"),
+        MemberSuspected(member="B", suspect="A"),
+        MastershipClaimStarted(member="B", suspected=("A",)), sent("D"),
+        received("D", 5, ABCDE), sent("E"),
+        received("E", 6, ALL6), *([sent("F")] if ask_f else []),
+        MemberSuspected(member="B", suspect="F"),
+        claimed(7, published), inst("B", 7, published),
+    ]
+
+
+def test_the_example_holds_both() -> None:
+    for monitor in (ClaimResult(), ClaimDiscovery()):
+        assert messages(monitor, example()) == [], monitor.spec
+
+
+def test_claim_result_catches_a_list_without_a_member_whose_acceptance_was_counted() -> None:
+    events = example(published=("B", "D"))
+    found = run(ClaimResult(), events)
+    assert found == [(events[-2], "B publishes {v=7, [B, D]} at the end of its mastership claim "
+                                  "without E, whose acceptance it counted")]
+    # the claimant alone: no acceptance kept
+    (message,) = messages(ClaimResult(), example(published=("B",)))
+    assert message.endswith("without D, E, whose acceptance it counted")
+
+
+def test_claim_result_catches_a_list_not_headed_by_the_claimant_or_out_of_order() -> None:
+    (message,) = messages(ClaimResult(), example(published=("D", "B", "E")))
+    assert message == ("B publishes {v=7, [D, B, E]} at the end of its mastership claim, not "
+                       "headed by itself")
+    events = [inst("B", 4, ABCD), MemberSuspected(member="B", suspect="A"),
+              MastershipClaimStarted(member="B", suspected=("A",)), received("D", 4, ABCD),
+              received("C", 4, ABCD), claimed(5, ("B", "D", "C"))]
+    (message,) = messages(ClaimResult(), events)
+    assert message == ("B publishes {v=5, [B, D, C]} at the end of its mastership claim out of "
+                       "the order of its list [A, B, C, D]")
+
+
+def test_claim_result_holds_where_the_acceptance_is_not_certain() -> None:
+    start = [inst("B", 4, ABCD), MemberSuspected(member="B", suspect="A"),
+             MastershipClaimStarted(member="B", suspected=("A",))]
+    cases = [
+        # an acceptance only its acceptor shows: the answer may never have come
+        [*start, accepted("C", "B"), claimed(5, ("B", "D"))],
+        # an acceptance, then a suspicion of the acceptor: left out (002: "already suspected")
+        [*start, received("C", 4, ABCD), MemberSuspected(member="B", suspect="C"),
+         claimed(5, ("B",))],
+        [*start, received("C", 4, ABCD), ExplicitSuspicion(member="B", sender="C"),
+         claimed(5, ("B",))],
+        # a claim whose start was not seen
+        [inst("B", 4, ABCD), received("C", 4, ABCD), claimed(5, ("B",))],
+        # the claimant crashed: a new incarnation's claim starts afresh
+        [*start, received("C", 4, ABCD), MemberCrashed(member="B"), *start,
+         claimed(5, ("B",))],
+        # a list ends the claim (a log that misses the claimed line)
+        [*start, received("C", 4, ABCD), inst("B", 5, ("B", "C")), claimed(6, ("B",))],
+        # a member that did not accept may be named (an acceptance a log does not show)
+        [*start, received("C", 4, ABCD), claimed(5, ("B", "C", "D"))],
+    ]
+    for events in cases:
+        assert messages(ClaimResult(), events) == [], events
+
+
+def test_claim_discover_catches_a_member_of_a_later_list_never_asked() -> None:
+    events = [*example(ask_f=False)[:-3], claimed(7, ("B", "D", "E"))]
+    found = run(ClaimDiscovery(), events)
+    assert found == [(events[-1], "B finishes its mastership claim with {v=7, [B, D, E]} without "
+                                  "asking F, which the later list [A, B, C, D, E, F] E accepted "
+                                  "with names and B does not suspect")]
+    # a younger member of its own list, not suspected and never asked
+    events = [inst("B", 4, ABCD), MemberSuspected(member="B", suspect="A"),
+              MastershipClaimStarted(member="B", suspected=("A",)), sent("D"),
+              received("D", 4, ABCD), claimed(5, ("B", "D"))]
+    (message,) = messages(ClaimDiscovery(), events)
+    assert message == ("B finishes its mastership claim with {v=5, [B, D]} without asking C, "
+                       "which its own list [A, B, C, D] names and B does not suspect")
+
+
+def test_claim_discover_holds() -> None:
+    start = [inst("B", 4, ABCD), MemberSuspected(member="B", suspect="A"),
+             MastershipClaimStarted(member="B", suspected=("A",)), sent("C"), sent("D")]
+    cases = [
+        # F discovered and not asked, but suspected by the time the claim ends: settled
+        example(ask_f=False),
+        # E only in a list no later than one B knew: removed, not discovered (Hazelcast's
+        # fetchLatestMembersView asks it not)
+        [*start, received("D", 5, ABCDE), sent("E"), received("C", 4, ("A", "B", "C", "D", "F")),
+         claimed(6, ("B", "C", "D"))],
+        [*start, received("C", 4, ("A", "B", "C", "D", "E")), claimed(5, ("B", "C"))],
+        # lists without versions: which one is later is unknown
+        [inst("B", None, ABCD), MemberSuspected(member="B", suspect="A"),
+         MastershipClaimStarted(member="B", suspected=("A",)), sent("C"), sent("D"),
+         received("D", None, ABCDE), claimed(None, ("B", "D"))],
+        # a claim whose start was not seen; a claimant that crashed
+        [inst("B", 4, ABCD), received("D", 5, ABCDE), claimed(6, ("B", "D"))],
+        [*start, received("D", 5, ABCDE), MemberCrashed(member="B")],
+        # members it suspected before the claim are not asked
+        [inst("B", 4, ABCD), MemberSuspected(member="B", suspect="C"),
+         MemberSuspected(member="B", suspect="A"),
+         MastershipClaimStarted(member="B", suspected=("A",)), sent("D"),
+         received("D", 5, ABCDE), sent("E"), claimed(6, ("B", "D"))],
+    ]
+    for events in cases:
+        assert messages(ClaimDiscovery(), events) == [], events
+
+
 # --- events whose member is unknown -----------------------------------------------------------
 
 
@@ -394,7 +528,8 @@ def test_no_monitor_judges_an_event_whose_member_is_unknown(data: st.DataObject)
 # --- the catalogue ----------------------------------------------------------------------------
 
 MEMBERSHIP_IDS = ["MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",
-                  "MEM-MASTER-ONLY", "MEM-CLAIM-ACCEPT", "MEM-CRASH-REMOVAL"]
+                  "MEM-MASTER-ONLY", "MEM-CLAIM-ACCEPT", "MEM-CRASH-REMOVAL", "MEM-CLAIM-RESULT",
+                  "MEM-CLAIM-DISCOVER"]
 
 
 def test_registry_holds_the_membership_specs() -> None:
@@ -416,6 +551,8 @@ def test_registry_holds_the_membership_specs() -> None:
     assert specs["MEM-VIEW-AGREEMENT"].kind == "quiescence check"
     assert specs["MEM-CRASH-REMOVAL"].kind == "quiescence check"
     assert specs["MEM-CLAIM-ACCEPT"].kind == "event monitor"
+    assert specs["MEM-CLAIM-RESULT"].kind == "event monitor"
+    assert specs["MEM-CLAIM-DISCOVER"].kind == "event monitor"
     assert specs["MEM-VIEW-ORDER"].kind == "event monitor"
     assert "M1" in specs["MEM-VIEW-ORDER"].section
 

@@ -39,6 +39,9 @@ SAMPLES: list[Event] = [
     ev.SuspicionRemoved(member="B", suspect="A"),
     ev.MastershipClaimStarted(member="C", suspected=("A", "B")),
     ev.MastershipClaimAccepted(member="D", candidate="C", version=5),
+    ev.MastershipClaimSent(member="C", target="E"),
+    ev.MastershipAcceptanceReceived(member="C", sender="D", version=5,
+                                    members=("A", "B", "C", "D", "E")),
     ev.MastershipClaimed(member="C", version=6, members=("C", "D")),
     ev.MemberRemoved(member="A", removed="B", version=4),
     ev.MemberJoined(member="A", joined="E", version=5),
@@ -89,7 +92,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 40
+    assert len(SAMPLES) == len(EVENT_TYPES) == 42
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 
