@@ -580,8 +580,9 @@ class Membership(HeartbeatProtocol):
 
         The master removes `q` at once and publishes (it never merely suspects). A slave or a
         claimant marks `q` suspected; a slave that then suspects every older member claims
-        mastership (002 Mastership Claim Process). hz38-local-removal: a slave removes `q` from its
-        own list instead.
+        mastership (002 Mastership Claim Process), asking each younger member it does not suspect
+        (``MastershipClaimSent``). hz38-local-removal: a slave removes `q` from its own list
+        instead.
         """
         claim = st.claim
         known = claim.known if claim is not None else st.members

@@ -326,7 +326,8 @@ class _Claims(_ListAndSuspicions):
     start was not seen is not judged. State: (member -> (list, suspects), member -> version,
     claimant -> what its claim did)."""
 
-    #: the claimant's events besides its list and suspicions
+    #: the events every claim monitor observes: a claim's start and end, and the claimant's
+    #: lists, suspicions, crash and restart
     CLAIM_EVENTS = frozenset({"mastership_claim_started", "mastership_claimed",
                               "member_list_installed", *_SUSPICION_EVENTS, "member_crashed",
                               "member_started"})
@@ -359,8 +360,8 @@ class _Claims(_ListAndSuspicions):
         if claim is None:  # a claim whose start was not seen: unknown
             return state, None
         if isinstance(event, MastershipClaimed):
-            members, _ = self.of(lists, me)
-            message = self.judge(me, claim, event, members)
+            members, suspects = self.of(lists, me)
+            message = self.judge(me, claim, event, members, suspects)
             return (lists, versions, frozenset(kv for kv in claims if kv[0] != me)), message
         _, suspects = self.of(lists, me)
         return (lists, versions, assign(claims, me, self.advance(me, claim, event, suspects))), None
@@ -381,10 +382,10 @@ class _Claims(_ListAndSuspicions):
         """The claim after another event of the claimant's."""
         raise NotImplementedError
 
-    def judge(self, me: str, claim: Any, event: MastershipClaimed,
-              members: tuple[str, ...]) -> str | None:
+    def judge(self, me: str, claim: Any, event: MastershipClaimed, members: tuple[str, ...],
+              suspects: frozenset[str]) -> str | None:
         """A message if the list `event` publishes breaks the spec; `members` is the claimant's
-        list, the one it claimed from."""
+        list, the one it claimed from, and `suspects` the members it suspects."""
         raise NotImplementedError
 
 
@@ -395,14 +396,15 @@ class ClaimResult(_Claims):
     list"; the example's B publishes ``{v=7, [B, D, E]}``, D and E having accepted).
 
     Judged at the claimant's ``mastership_claimed``, against the acceptances the claimant itself
-    counted (``mastership_acceptance_received``), less the members it suspected since. An
-    acceptance only its acceptor shows (``mastership_claim_accepted``) is not judged: its answer
-    may be lost, still on its way when the claim timeout ends the claim, or come from a member
-    the claimant suspects by then, and 002 leaves out a member whose answer it does not know.
+    counted (``mastership_acceptance_received``), less the members it suspected since or
+    suspects when it publishes. An acceptance only its acceptor shows
+    (``mastership_claim_accepted``) is not judged: its answer may be lost, still on its way when
+    the claim timeout ends the claim, or come from a member the claimant suspects by then, and
+    002 leaves out a member whose answer it does not know.
     That the list holds no member that did not accept is not judged either (an acceptance a log
     does not show is unknown). Age order is the order of the claimant's own list for the members
-    it names; members it learned of in answers are not ordered. State per member: its list and
-    suspects; per claimant, the members whose acceptance it counted.
+    it names; members it learned of in answers are not ordered. State per member: its list,
+    suspects and version; per claimant, the members whose acceptance it counted.
     """
 
     spec = "MEM-CLAIM-RESULT"
@@ -419,14 +421,14 @@ class ClaimResult(_Claims):
         assert isinstance(event, MastershipAcceptanceReceived)
         return claim | {event.sender}
 
-    def judge(self, me: str, claim: Any, event: MastershipClaimed,
-              members: tuple[str, ...]) -> str | None:
+    def judge(self, me: str, claim: Any, event: MastershipClaimed, members: tuple[str, ...],
+              suspects: frozenset[str]) -> str | None:
         published = event.members
         shown = show((event.version, published))
         if not published or published[0] != me:
             return (f"{me} publishes {shown} at the end of its mastership claim, not headed "
                     "by itself")
-        missing = sorted(m for m in claim if m not in published)
+        missing = sorted(m for m in claim if m not in published and m not in suspects)
         if missing:
             return (f"{me} publishes {shown} at the end of its mastership claim without "
                     f"{', '.join(missing)}, whose acceptance it counted")
@@ -491,8 +493,8 @@ class ClaimDiscovery(_Claims):
                and lookup(owed, m) is None]
         return (asked, owed | {(m, named) for m in new}, event.version)
 
-    def judge(self, me: str, claim: Any, event: MastershipClaimed,
-              members: tuple[str, ...]) -> str | None:
+    def judge(self, me: str, claim: Any, event: MastershipClaimed, members: tuple[str, ...],
+              suspects: frozenset[str]) -> str | None:
         _, owed, _ = claim
         if not owed:
             return None
@@ -627,7 +629,7 @@ register(Spec(
               "member: E in the received member list. B sends a mastership claim to E'; 'B "
               "notices that it has asked every other it already knows about'. A member the "
               "claimant never asks is left out of the new list though it may be alive and "
-              "willing; only a false suspicion makes a claimant miss an update and discover "
-              "members. A member only a stale answer names was removed by a later list, not "
-              "discovered; whether the claimant waits for the answers is not judged (the claim "
-              "timeout may end the wait)."))
+              "willing. A claimant discovers members it missed: an update still on its way "
+              "when the master crashed or was suspected. A member only a stale answer names "
+              "was removed by a later list, not discovered; whether the claimant waits for the "
+              "answers is not judged (the claim timeout may end the wait)."))

@@ -53,6 +53,10 @@ NOT_JUDGED: dict[str, str] = {
     "MEM-VIEW-AGREEMENT": "judged at quiescence, and a log that stops is not quiescent; the "
                           "agreement a log shows (one version, one list) is MEM-VERSION's",
     "MEM-CRASH-REMOVAL": "judged at quiescence, and a log that stops is not quiescent",
+    "MEM-CLAIM-RESULT": "needs every acceptance the claimant counts, which it logs at FINE "
+                        "and only for lists later than the latest it knew",
+    "MEM-CLAIM-DISCOVER": "needs the members the claimant asks and the answers it counts, "
+                          "logged at FINE at most",
     "PT-MASTER-ONLY": "needs the tables members apply, which are not logged",
     "PT-MOST-RECENT": "needs the tables the new master collects, which are not logged",
     "MIG-COMMIT-ORDER": "needs every participant's commit, logged at FINEST at most",

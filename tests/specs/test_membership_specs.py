@@ -412,6 +412,9 @@ def test_claim_result_holds_where_the_acceptance_is_not_certain() -> None:
          claimed(5, ("B",))],
         [*start, received("C", 4, ABCD), ExplicitSuspicion(member="B", sender="C"),
          claimed(5, ("B",))],
+        # an answer counted from a member already suspected (a log's interleaving)
+        [*start, MemberSuspected(member="B", suspect="C"), received("C", 4, ABCD),
+         claimed(5, ("B",))],
         # a claim whose start was not seen
         [inst("B", 4, ABCD), received("C", 4, ABCD), claimed(5, ("B",))],
         # the claimant crashed: a new incarnation's claim starts afresh
