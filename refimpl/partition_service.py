@@ -1619,16 +1619,20 @@ class PartitionService(HeartbeatProtocol):
 
     def _waiting(self, out: _Out) -> None:
         """``MigrationPlanTask.next`` (4.1, 003 §2.2): with migrations still queued after a pass,
-        the plan task waits for one to complete; the queue heads it waits with are shown
-        (``migrations_waiting``) after a step that changed the master's state or showed
-        something, a step that wakes the plan task. A step that does neither shows nothing: a
-        periodic timer stays a no-op."""
+        the plan task waits for one to complete. The queue heads it waits with, and the
+        migrations in flight, are shown (``migrations_waiting``) after a step that changed the
+        master's state or showed something, a step that wakes the plan task; a step that does
+        neither shows nothing, so a periodic timer stays a no-op."""
         st = out.st
         if not self.parallel or not st.queues or (st == out.origin and not out.events):
             return
-        out.events.append(ev.MigrationsWaiting(member=out.node, waiting=tuple(
-            (q[0].partition, q[0].destination, self._source_endpoint(st.table, q[0]))
-            for q in st.queues)))
+
+        def entry(m: Migration) -> tuple[int, str, str | None]:
+            return m.partition, m.destination, self._source_endpoint(st.table, m)
+
+        out.events.append(ev.MigrationsWaiting(
+            member=out.node, waiting=tuple(entry(q[0]) for q in st.queues),
+            in_flight=tuple(entry(f.migration) for f in st.flights)))
 
     def _process_shutdowns(self, out: _Out) -> None:
         """ProcessShutdownRequestsTask (004): a member may leave once the table names it nowhere

@@ -593,50 +593,50 @@ class MaxParallel(_InFlight):
         return None
 
 
-class StartQueued(_InFlight):
+class StartQueued(Monitor):
     """PAR-START: the master waits only when no queued migration may start.
 
     003 §2.2 and Hazelcast's ``MigrationPlanTask`` (``next``, ``next0``, ``select``): the plan
     task starts the migration at the head of a partition's queue as soon as no migration of
     that partition is in flight and its destination and its source endpoint each have fewer
     than `max_parallel` migrations in flight, and waits for one to complete only when no head
-    is such. Judged where the master waits (``migrations_waiting``): none of the heads it
-    waits with may be one it could start, counting the migrations in flight at the master as
-    PAR-MAX-PARALLEL does (see `_InFlight`). A head without a partition is not judged; an
-    unknown source endpoint (a partition without owner) counts as no endpoint, as
-    ``select`` counts it. State: the migrations in flight at each master, as PAR-MAX-PARALLEL's.
+    is such. Judged where the master waits (``migrations_waiting``), on what the event shows:
+    none of the heads it waits with may be one it could start, given the migrations it has in
+    flight, each counted once against its destination and its source endpoint (as
+    PAR-MAX-PARALLEL counts them). An unknown source endpoint (a partition without owner) counts
+    as no endpoint, as ``select`` counts it. Stateless: the event carries the migrations in
+    flight, so a stream that misses a start or a commit misjudges nothing.
     """
 
     spec = "PAR-START"
-    observes = _InFlight.observes | {"migrations_waiting"}
+    observes = frozenset({"migrations_waiting"})
 
     def __init__(self, max_parallel: int = DEFAULT_MAX_PARALLEL) -> None:
         if max_parallel < 1:
             raise ValueError(f"max_parallel must be at least 1, not {max_parallel}")
         self.max_parallel = max_parallel
 
-    def judge(self, flight: Pairs, event: MigrationStarted,
-              entry: tuple[int | None, frozenset[str]]) -> str | None:
+    def initial(self) -> Hashable:
         return None
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        if not isinstance(event, MigrationsWaiting):
-            return super().observe(state, event)
-        pairs: Pairs = state  # type: ignore[assignment]
-        me = event.member
-        mine = [v for k, v in pairs if k[0] == me]
+        assert isinstance(event, MigrationsWaiting)
+        busy = {p for p, _, _ in event.in_flight}
+        load: dict[str, int] = {}
+        for _, destination, endpoint in event.in_flight:
+            for e in {destination, endpoint} - {None}:
+                load[e] = load.get(e, 0) + 1
         for partition, destination, endpoint in event.waiting:
-            if partition is None or any(p == partition for p, _ in mine):
+            if partition in busy:
                 continue
-            loads = {e: sum(1 for _, ends in mine if e in ends)
-                     for e in (destination, endpoint) if e is not None}
-            if all(n < self.max_parallel for n in loads.values()):
+            ends = [e for e in dict.fromkeys((destination, endpoint)) if e is not None]
+            if all(load.get(e, 0) < self.max_parallel for e in ends):
                 runs = ", ".join(
-                    f"{'destination' if e == destination else 'source endpoint'} {e} runs {n}"
-                    for e, n in loads.items())
-                return state, (f"master {me} waits with the migration of partition {partition} "
-                               f"to {destination} queued, which it may start: no migration of "
-                               f"partition {partition} is in flight, {runs} (max "
+                    f"{'destination' if e == destination else 'source endpoint'} {e} runs "
+                    f"{load.get(e, 0)}" for e in ends)
+                return state, (f"master {event.member} waits with the migration of partition "
+                               f"{partition} to {destination} queued, which it may start: no "
+                               f"migration of partition {partition} is in flight, {runs} (max "
                                f"{self.max_parallel})")
         return state, None
 
