@@ -321,3 +321,39 @@ def test_backup_clear_first_applies_backup_changes_in_plan_order() -> None:
         "hz37-backup-clear-first", {"crashes": 0, "joins": 0, "shutdowns": 1}))
     assert not result.violations and result.incomplete_reason is None
     assert (result.distinct_states, result.depth) == (271, 31)
+
+
+# --- PAR-START: a master that starts fewer migrations than it may ---------------------------------
+
+_START = PartitionService._start
+
+
+def _start_one_per_endpoint(self: PartitionService, out: object) -> None:
+    """A mutant pass (the triage's ``load[e] + 2``): a migration it starts counts as the limit
+    against its endpoints, so a second one sharing an endpoint waits for the next pass."""
+    limit = self.max_parallel
+    self.max_parallel = 1
+    try:
+        _START(self, out)  # type: ignore[arg-type]
+    finally:
+        self.max_parallel = limit
+
+
+def test_start_breaks_when_a_pass_leaves_a_migration_it_may_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PartitionService, "_start", _start_one_per_endpoint)
+    model = catalog.get("parallel").make("fixed", {**SMALL, "shutdowns": 1})
+    result = explore(model)
+    (v,) = [v for v in result.violations if v.spec == "PAR-START"]
+    assert [model.describe_action(a)[0] for a, _ in v.trace.steps] == ["shutdown A"]
+    assert v.message == ("master A waits with the migration of partition 1 to C queued, which "
+                         "it may start: no migration of partition 1 is in flight, destination C "
+                         "runs 0, source endpoint B runs 1 (max 2)")
+
+
+def test_start_holds_on_fixed_at_the_default_scope() -> None:
+    """The 4.1 master shows the heads it waits with only after a step that changed it or showed
+    something: the default scope keeps its states and transitions."""
+    result = explore(catalog.get("parallel").make("fixed", {}))
+    assert result.violations == [] and result.incomplete_reason is None
+    assert (result.distinct_states, result.transitions) == (72_710, 224_329)
