@@ -352,6 +352,7 @@ def test_start_breaks_when_a_pass_leaves_a_migration_it_may_start(
                          "runs 0, source endpoint B runs 1 (max 2)")
 
 
+@pytest.mark.slow
 def test_start_holds_on_fixed_at_the_default_scope() -> None:
     """The 4.1 master shows the heads it waits with only after a step that changed it or showed
     something: the default scope keeps its states and transitions."""
