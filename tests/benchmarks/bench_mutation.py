@@ -18,7 +18,8 @@ most `--jobs` (2) at a time:
 
 - membership (refimpl/membership.py): `partsafe check membership`
 - partition service (refimpl/partition_service.py, partition_table.py): `partsafe check
-  migration`, `partsafe check parallel`, `parallel --max-parallel 1`, `migration --losses 1`
+  migration`, `partsafe check parallel`, `parallel --max-parallel 1`, `shutdown --losses 1`,
+  `migration --losses 1`
 - ignite (refimpl/ignite.py, metastore.py): `partsafe check ignite-rebalance`, then with
   `--spares 1 --baseline-changes 1 --restarts 0`, with `--max-term 3` and with `--pre-vote 1`
 - planner (refimpl/planner.py): `partsafe check planner`
@@ -90,13 +91,14 @@ class Protocol:
 
 #: The checks of a protocol: the model's default scope first, then the larger scopes that reach
 #: what the default one leaves out (docs/mutation.md, "The checks"): a limit of parallel
-#: migrations below the partitions, a lost message, a baseline change that leaves the
+#: migrations below the partitions, lost messages, a baseline change that leaves the
 #: assignments as they are, a second leader change, and the separate pre-vote round. Each
 #: passes on the unmutated code (the self-check makes sure).
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
     Protocol("membership", ("refimpl/membership.py",), ("membership",)),
     Protocol("partition", ("refimpl/partition_service.py", "refimpl/partition_table.py"),
-             ("migration", "parallel", "parallel --max-parallel 1", "migration --losses 1")),
+             ("migration", "parallel", "parallel --max-parallel 1", "shutdown --losses 1",
+              "migration --losses 1")),
     Protocol("ignite", ("refimpl/ignite.py", "refimpl/metastore.py"),
              ("ignite-rebalance", "ignite-rebalance --spares 1 --baseline-changes 1 --restarts 0",
               "ignite-rebalance --max-term 3", "ignite-rebalance --pre-vote 1")),
