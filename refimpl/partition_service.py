@@ -1502,6 +1502,7 @@ class PartitionService(HeartbeatProtocol):
             out.publish(self, None)
             out.st = out.st._replace(unpublished=False)
         self._start(out)
+        self._waiting(out)
         self._process_shutdowns(out)
         st = out.st
         live = set(st.members) - {out.node}
@@ -1615,6 +1616,23 @@ class PartitionService(HeartbeatProtocol):
             if dst == out.node and isinstance(msg, MigrationRequest):
                 out.sends.remove((dst, msg))
                 self._on_request(out, out.node, msg)
+
+    def _waiting(self, out: _Out) -> None:
+        """``MigrationPlanTask.next`` (4.1, 003 §2.2): with migrations still queued after a pass,
+        the plan task waits for one to complete. The queue heads it waits with, and the
+        migrations in flight, are shown (``migrations_waiting``) after a step that changed the
+        master's state or showed something, a step that wakes the plan task; a step that does
+        neither shows nothing, so a periodic timer stays a no-op."""
+        st = out.st
+        if not self.parallel or not st.queues or (st == out.origin and not out.events):
+            return
+
+        def entry(m: Migration) -> tuple[int, str, str | None]:
+            return m.partition, m.destination, self._source_endpoint(st.table, m)
+
+        out.events.append(ev.MigrationsWaiting(
+            member=out.node, waiting=tuple(entry(q[0]) for q in st.queues),
+            in_flight=tuple(entry(f.migration) for f in st.flights)))
 
     def _process_shutdowns(self, out: _Out) -> None:
         """ProcessShutdownRequestsTask (004): a member may leave once the table names it nowhere
@@ -1749,11 +1767,13 @@ class PartitionService(HeartbeatProtocol):
 class _Out:
     """The state, sends and events of one handler call being built."""
 
-    __slots__ = ("events", "node", "sends", "st")
+    __slots__ = ("events", "node", "origin", "sends", "st")
 
     def __init__(self, node: str, st: Node) -> None:
         self.node = node
         self.st = st
+        #: the state the handler started from
+        self.origin = st
         self.sends: list[Send] = []
         self.events: list[Event] = []
 

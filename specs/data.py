@@ -196,9 +196,9 @@ class ReplicaCount(BackupsMonitor):
     cleared). A violation is a
     ``replica_cleared`` by a member that is not leaving which lowers the available replicas
     below the number of live members the current table names as replicas of the partition
-    (at most backups + 1; a crash lowers both); and, once the cluster is quiescent, a live
-    member the current table names as a replica that does not hold the partition's data.
-    State: holders, undecided destinations, current table, roster.
+    (at most backups + 1; a crash lowers both). That the named replicas hold the data once the
+    cluster is quiescent is DATA-HELD's. State: holders, undecided destinations, current table,
+    roster.
     """
 
     spec = "DATA-REPLICAS"
@@ -246,19 +246,6 @@ class ReplicaCount(BackupsMonitor):
             transit = transit - {(event.member, event.partition)}
         return (after, transit, table, roster), message
 
-    def at_quiescence(self, state: Hashable) -> str | None:
-        holders, _, table, roster = state  # type: ignore[misc]
-        alive = set(live(roster))
-        for p, arr in sorted(replicas_of(table).items()):
-            have = lookup(holders, p)
-            if have is None:
-                continue
-            for index, r in enumerate(arr):
-                if r is not None and r in alive and r not in have:
-                    return (f"the table names {r} at replica index {index} of partition {p} "
-                            f"{_names(arr)}, but {r} does not hold its data")
-        return None
-
 
 # --- DATA-NO-LEAK --------------------------------------------------------------------------------
 
@@ -296,6 +283,53 @@ class NoLeak(Monitor):
                 if m not in arr:
                     return (f"{m} holds data of partition {p}, which the table {_names(arr)} "
                             "does not assign to it")
+        return None
+
+
+# --- DATA-HELD ----------------------------------------------------------------------------------
+
+
+class Held(Monitor):
+    """DATA-HELD: once the cluster is quiescent, every live member the table names as a replica
+    holds the partition's data.
+
+    000 "API design" (the current / new replica index rule of ``PartitionMigrationEvent``): a
+    participant drops its data only where the migration leaves it no replica, the source on
+    commit when its new index is -1, the destination on rollback when its current index is -1;
+    a shift up or down keeps the data on both sides. DATA-NO-LEAK's converse: judged at
+    quiescence, every live member the current table names among a partition's replicas holds
+    its data. A partition no ``replica_synced`` named is unknown; a partition that lost every
+    copy (a crash took its last live holder, or the master reported it lost) is DATA-NO-LOSS's
+    and not judged any more: the owner the master assigns it starts empty. State: holders,
+    current table, roster, lost partitions.
+    """
+
+    spec = "DATA-HELD"
+    observes = HOLDER_EVENTS | TABLE_EVENTS | MEMBER_EVENTS | {"partition_lost"}
+
+    def initial(self) -> Hashable:
+        return (NO_PAIRS, NO_TABLE, NO_ROSTER, frozenset())
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        holders, table, roster, lost = state  # type: ignore[misc]
+        after = holders_after(holders, event)
+        if isinstance(event, PartitionLost):
+            lost = lost | {event.partition}
+        elif isinstance(event, MemberCrashed):
+            lost = lost | {p for p, h in holders if h and not lookup(after, p)}
+        return (after, table_after(table, event), roster_after(roster, event), lost), None
+
+    def at_quiescence(self, state: Hashable) -> str | None:
+        holders, table, roster, lost = state  # type: ignore[misc]
+        alive = set(live(roster))
+        for p, arr in sorted(replicas_of(table).items()):
+            have = lookup(holders, p)
+            if have is None or p in lost:
+                continue
+            for index, r in enumerate(arr):
+                if r is not None and r in alive and r not in have:
+                    return (f"the table names {r} at replica index {index} of partition {p} "
+                            f"{_names(arr)}, but {r} does not hold its data")
         return None
 
 
@@ -557,8 +591,8 @@ class ShutdownNoLoss(Monitor):
         return (after, leaving), None
 
 
-MONITORS: tuple[type[Monitor], ...] = (NoLoss, ReplicaCount, NoLeak, Target, OnlySource, LeaveEmpty,
-                                       ShutdownNoLoss)
+MONITORS: tuple[type[Monitor], ...] = (NoLoss, ReplicaCount, NoLeak, Held, Target, OnlySource,
+                                       LeaveEmpty, ShutdownNoLoss)
 
 register(Spec(
     id="DATA-NO-LOSS", title="No data loss with at most backups crashes",
@@ -573,8 +607,7 @@ register(Spec(
     id="DATA-REPLICAS", title="Migrations never lower the available replica count",
     statement="No clear by a member that is not leaving lowers a partition's available copies "
               "(live holders, copies in transit excluded) below the number of live replicas the "
-              "current table names for it; at quiescence every live member the table names as a "
-              "replica holds the data.",
+              "current table names for it.",
     seed="000", section="§3.2 Migration Planning (issue 5444)", kind="event monitor",
     monitor=ReplicaCount,
     rationale="An old backup that clears before the new one has the data leaves the partition "
@@ -589,6 +622,19 @@ register(Spec(
     rationale="A destination that keeps the data of a rolled back migration, or a source that "
               "keeps it after the commit, holds a copy no one updates: stale reads after a "
               "later promotion, and memory that is never given back."))
+register(Spec(
+    id="DATA-HELD", title="Every named replica holds the data",
+    statement="Once nothing but faults can happen, every live member that the current table "
+              "names among a partition's replicas holds that partition's data, unless the "
+              "partition lost every copy.",
+    seed="000", section="API design (current / new replica index); §2.1",
+    kind="event monitor (quiescence)", monitor=Held,
+    rationale="A participant clears its data only where a migration leaves it no replica: the "
+              "source of a commit whose new index is -1, the destination of a rollback whose "
+              "current index is -1. A rolled back shift up that clears its destination leaves "
+              "the table naming a replica with nothing behind it: reads and promotions go to a "
+              "member without the data. A partition that lost every copy is DATA-NO-LOSS's: its "
+              "new owner starts empty."))
 register(Spec(
     id="PT-TARGET", title="The table reaches the repartitioning's target",
     statement="Once nothing but faults can happen, the current table names only live members "

@@ -2,8 +2,8 @@
 
 PT-VERSION and PAR-STAMP judge the tables members apply; MIG-COMMIT-ORDER and MIG-ATOMIC judge
 the decisions the master and the two participants take on one migration id; PAR-ONE-PER-PARTITION,
-PAR-MAX-PARALLEL and PAR-VERSION judge the master's parallel migration schedule (003 §2.2;
-Hazelcast's ``MigrationPlanTask``).
+PAR-MAX-PARALLEL, PAR-START and PAR-VERSION judge the master's parallel migration schedule
+(003 §2.2; Hazelcast's ``MigrationPlanTask``).
 
 Monitor states are small immutable values: frozensets of ``(key, value)`` pairs read and written
 with `lookup` and `assign` of specs/monitor.py, and tuples. A field an event does not carry, or an
@@ -34,6 +34,7 @@ from partsafe.traces.events import (
     MigrationRolledBack,
     MigrationsCompleted,
     MigrationStarted,
+    MigrationsWaiting,
     PartitionTableApplied,
     PartitionTablePublished,
     PartitionVersionApplied,
@@ -592,6 +593,54 @@ class MaxParallel(_InFlight):
         return None
 
 
+class StartQueued(Monitor):
+    """PAR-START: the master waits only when no queued migration may start.
+
+    003 §2.2 and Hazelcast's ``MigrationPlanTask`` (``next``, ``next0``, ``select``): the plan
+    task starts the migration at the head of a partition's queue as soon as no migration of
+    that partition is in flight and its destination and its source endpoint each have fewer
+    than `max_parallel` migrations in flight, and waits for one to complete only when no head
+    is such. Judged where the master waits (``migrations_waiting``), on what the event shows:
+    none of the heads it waits with may be one it could start, given the migrations it has in
+    flight, each counted once against its destination and its source endpoint (as
+    PAR-MAX-PARALLEL counts them). An unknown source endpoint (a partition without owner) counts
+    as no endpoint, as ``select`` counts it. Stateless: the event carries the migrations in
+    flight, so a stream that misses a start or a commit misjudges nothing.
+    """
+
+    spec = "PAR-START"
+    observes = frozenset({"migrations_waiting"})
+
+    def __init__(self, max_parallel: int = DEFAULT_MAX_PARALLEL) -> None:
+        if max_parallel < 1:
+            raise ValueError(f"max_parallel must be at least 1, not {max_parallel}")
+        self.max_parallel = max_parallel
+
+    def initial(self) -> Hashable:
+        return None
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        assert isinstance(event, MigrationsWaiting)
+        busy = {p for p, _, _ in event.in_flight}
+        load: dict[str, int] = {}
+        for _, destination, endpoint in event.in_flight:
+            for e in {destination, endpoint} - {None}:
+                load[e] = load.get(e, 0) + 1
+        for partition, destination, endpoint in event.waiting:
+            if partition in busy:
+                continue
+            ends = [e for e in dict.fromkeys((destination, endpoint)) if e is not None]
+            if all(load.get(e, 0) < self.max_parallel for e in ends):
+                runs = ", ".join(
+                    f"{'destination' if e == destination else 'source endpoint'} {e} runs "
+                    f"{load.get(e, 0)}" for e in ends)
+                return state, (f"master {event.member} waits with the migration of partition "
+                               f"{partition} to {destination} queued, which it may start: no "
+                               f"migration of partition {partition} is in flight, {runs} (max "
+                               f"{self.max_parallel})")
+        return state, None
+
+
 class PlannedVersion(Monitor):
     """PAR-VERSION: a migration runs only on the partition version it was planned on.
 
@@ -620,7 +669,7 @@ class PlannedVersion(Monitor):
 
 MONITORS: tuple[type[Monitor], ...] = (MasterOnly, TableVersion, MostRecent, Stamp, CommitOrder,
                                        Atomic, RejectStale, OnePerPartition, MaxParallel,
-                                       PlannedVersion)
+                                       StartQueued, PlannedVersion)
 
 # --- MIG-STATS ------------------------------------------------------------------------------------
 
@@ -725,6 +774,18 @@ register(Spec(
               "backup data is sent by the owner, so the owner is the endpoint of a backup "
               "migration."))
 register(Spec(
+    id="PAR-START", title="The master starts every migration it may start",
+    statement="The master waits for a migration to complete only when no queued migration may "
+              "start: the head of no partition's queue has no migration of its partition in "
+              "flight and a destination and a source endpoint each with fewer than "
+              "hazelcast.partition.max.parallel.migrations migrations in flight.",
+    seed="003", section="§2.2 Parallel Migrations Mechanism; Hazelcast's MigrationPlanTask",
+    kind="event monitor", monitor=StartQueued,
+    rationale="Parallel migrations exist to shorten a rebalance; a master that lets a "
+              "migration it may start wait for the next completion keeps the limit "
+              "(PAR-MAX-PARALLEL holds) and still finishes, only later, one migration at a "
+              "time where the limit allows several."))
+register(Spec(
     id="PAR-VERSION", title="A migration runs on the version it was planned on",
     statement="A migration starts at a member only when that member's version of the partition "
               "equals the version the migration was planned on.",
@@ -739,8 +800,8 @@ def partition_monitors(*, backups: int, max_parallel: int, serial: bool) -> list
     configured for a scope."""
     out: list[Monitor] = []
     for cls in (*MONITORS, *data.MONITORS):
-        if cls is MaxParallel:
-            out.append(MaxParallel(max_parallel))
+        if cls is MaxParallel or cls is StartQueued:
+            out.append(cls(max_parallel))
         elif cls is RejectStale:
             out.append(RejectStale(serial))
         elif issubclass(cls, data.BackupsMonitor):

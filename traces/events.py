@@ -286,6 +286,23 @@ class MigrationStarted(Event):
     partition_version: int | None = None
 
 
+@_ev("migrations_waiting")
+class MigrationsWaiting(Event):
+    """Master `member`'s plan task waits for a migration to complete with migrations still
+    queued (``MigrationPlanTask.next``: ``next0`` found no queued migration it may start;
+    003 §2.2). `waiting` has one entry per partition whose queue is not empty, the migration at
+    its head; `in_flight` one per migration the master has in flight. Each entry is
+    ``(partition, destination, source endpoint)``, the source endpoint as `MigrationStarted`
+    has it (None when the partition has no owner).
+
+    Hazelcast logs nothing there; the reference implementation's master emits it after a step
+    that changed its state or showed something, while migrations stay queued.
+    """
+
+    waiting: tuple[tuple[int, str, str | None], ...] = ()
+    in_flight: tuple[tuple[int, str, str | None], ...] = ()
+
+
 @_ev("migration_failed")
 class MigrationFailed(Event):
     """The master `member` gave up on a migration (failed, its commit failed, or it was marked

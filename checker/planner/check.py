@@ -3,7 +3,8 @@
 Every (current, target) pair of replica arrays with 1 to N indices, up to renaming of members
 (`planner_space.canonical_pairs`), is planned by the reference planner and the plan judged:
 the safety specs on every intermediate array, PLAN-REACHES-TARGET at the end, PLAN-NO-CYCLE on the
-cycle-fixed target, PLAN-PRIORITY on the execution order. A planner assertion (Hazelcast's own
+cycle-fixed target, PLAN-PRIORITY on the execution order, PLAN-WELL-FORMED on every decision's
+arguments. A planner assertion (Hazelcast's own
 `AssertionError`s) counts against PLAN-REACHES-TARGET: no plan reached the target.
 
 For each spec the check keeps the number of violating pairs and the smallest counterexample:
@@ -25,6 +26,7 @@ from partsafe.specs.planner import (
     count,
     cycle,
     cycle_fixed,
+    malformed,
     priority_breach,
 )
 
@@ -46,12 +48,13 @@ DEFAULT_REPLICAS = 4
 MAX_REPLICAS = 7
 
 PLAN_SPECS = ("PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-REACHES-TARGET", "PLAN-NO-CYCLE",
-              "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER")
+              "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER", "PLAN-WELL-FORMED")
 
 
 @dataclass
 class PlanViolation:
-    """One pair breaking one spec; `step` indexes `plan.arrays` (0 is the array after clears)."""
+    """One pair breaking one spec; `step` indexes `plan.arrays` (0 is the array after clears),
+    the migrations for PLAN-PRIORITY, the decisions (clears included) for PLAN-WELL-FORMED."""
 
     spec: str
     current: Replicas
@@ -160,6 +163,10 @@ def judge_plan(p: Plan) -> list[PlanViolation]:
         found.append(PlanViolation("PLAN-PRIORITY", current, target, breach,
                                    f"migration {breach + 1} could go before migration {breach}",
                                    p))
+    bad = malformed(current, p.decisions)
+    if bad is not None:
+        found.append(PlanViolation("PLAN-WELL-FORMED", current, target, bad[0],
+                                   f"decision {bad[0] + 1}: {bad[1]}", p))
     return found
 
 

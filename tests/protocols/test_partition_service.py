@@ -5,6 +5,7 @@ scopes it is clean at."""
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -100,7 +101,7 @@ SCOPES = [
 @pytest.mark.parametrize(("model", "budget", "states", "undiscarded"), SCOPES)
 def test_fixed_design_is_clean(model: str, budget: dict[str, int], states: int,
                                undiscarded: int) -> None:
-    """Every spec of the partition service holds on the fixed design (all 17 monitors, the
+    """Every spec of the partition service holds on the fixed design (all 19 monitors, the
     quiescence checks and the deadlock check), exhaustively at these scopes, with dead
     operations discarded (the default) and kept."""
     for discard, count in ((True, states), (False, undiscarded)):
@@ -321,3 +322,100 @@ def test_backup_clear_first_applies_backup_changes_in_plan_order() -> None:
         "hz37-backup-clear-first", {"crashes": 0, "joins": 0, "shutdowns": 1}))
     assert not result.violations and result.incomplete_reason is None
     assert (result.distinct_states, result.depth) == (271, 31)
+
+
+# --- PAR-START: a master that starts fewer migrations than it may ---------------------------------
+
+_START = PartitionService._start
+
+
+def _start_one_per_endpoint(self: PartitionService, out: object) -> None:
+    """A mutant pass (the triage's ``load[e] + 2``): a migration it starts counts as the limit
+    against its endpoints, so a second one sharing an endpoint waits for the next pass."""
+    limit = self.max_parallel
+    self.max_parallel = 1
+    try:
+        _START(self, out)  # type: ignore[arg-type]
+    finally:
+        self.max_parallel = limit
+
+
+def test_start_breaks_when_a_pass_leaves_a_migration_it_may_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PartitionService, "_start", _start_one_per_endpoint)
+    model = catalog.get("parallel").make("fixed", {**SMALL, "shutdowns": 1})
+    result = explore(model)
+    (v,) = [v for v in result.violations if v.spec == "PAR-START"]
+    assert [model.describe_action(a)[0] for a, _ in v.trace.steps] == ["shutdown A"]
+    assert v.message == ("master A waits with the migration of partition 1 to C queued, which "
+                         "it may start: no migration of partition 1 is in flight, destination C "
+                         "runs 0, source endpoint B runs 1 (max 2)")
+
+
+@pytest.mark.slow
+def test_start_holds_on_fixed_at_the_default_scope() -> None:
+    """The 4.1 master shows the heads it waits with only after a step that changed it or showed
+    something: the default scope keeps its states and transitions."""
+    result = explore(catalog.get("parallel").make("fixed", {}))
+    assert result.violations == [] and result.incomplete_reason is None
+    assert (result.distinct_states, result.transitions) == (72_710, 224_329)
+
+
+# --- DATA-HELD: a replica the table names holds the data ------------------------------------------
+
+_ON_DATA = PartitionService._on_data
+_FINALIZE = PartitionService._finalize
+
+
+def _copy_kept_nowhere(self: PartitionService, out: Any, src: str, msg: MigrationData) -> None:
+    """A mutant destination: it answers a COPY (no source) without installing the data."""
+    _ON_DATA(self, out, src, msg)
+    m = msg.migration
+    if m.source is None and m.partition in out.st.data:
+        out.st = out.st._replace(data=out.st.data - {m.partition})
+        out.events[:] = [e for e in out.events if e.TYPE != "replica_synced"]
+
+
+def test_held_breaks_when_a_copy_destination_keeps_no_data(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No clear, so DATA-REPLICAS sees nothing: the copy never arrived."""
+    monkeypatch.setitem(PartitionService._handlers, "MigrationData", _copy_kept_nowhere)
+    model = catalog.get("migration").make("fixed", {**SMALL, "crashes": 1})
+    result = explore(model)
+    (v,) = result.violations
+    assert v.spec == "DATA-HELD"
+    assert v.message == ("the table names B at replica index 1 of partition 0 [A, B], but B "
+                         "does not hold its data")
+
+
+def _finalize_dropping_kept_replicas(self: PartitionService, out: Any, m: Migration,
+                                     success: bool) -> None:
+    """The mutant of the triage (``0 <= m.destination_current_index > self.backups``): a
+    rolled back destination that was a replica already drops the copy it keeps."""
+    active = m in out.st.active
+    _FINALIZE(self, out, m, success)
+    if not success and active and out.node == m.destination \
+            and 0 <= m.destination_current_index <= self.backups:
+        self._drop(out, m.partition, m.destination_new_index)
+
+
+def test_a_rolled_back_replica_that_drops_its_copy_breaks_where_a_rollback_reaches_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shift up is rolled back only after a lost operation: the clear lowers the available
+    copies at once (DATA-REPLICAS), before DATA-HELD's quiescence."""
+    monkeypatch.setattr(PartitionService, "_finalize", _finalize_dropping_kept_replicas)
+    result = explore(catalog.get("shutdown").make("fixed", {"losses": 1}))
+    (v,) = result.violations
+    assert v.spec == "DATA-REPLICAS"
+    assert v.message == ("C clears partition 0 (replica index 0), leaving 1 available copies "
+                         "(A) where 2 are required")
+
+
+def test_no_data_spec_blames_a_partition_lost_to_more_crashes_than_backups() -> None:
+    """Two crashes with one backup lose every copy of a partition; the owner the master assigns
+    it starts empty. DATA-NO-LOSS does not judge beyond the backups, and DATA-HELD does not judge
+    a partition that lost every copy (DATA-REPLICAS' quiescence half used to)."""
+    result = explore(catalog.get("shutdown").make("fixed", {"crashes": 2, "shutdowns": 0}),
+                     stop_at_first=False)
+    assert result.violations == [] and result.incomplete_reason is None
+    assert result.distinct_states == 256

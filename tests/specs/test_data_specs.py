@@ -5,6 +5,7 @@ streams: each catches its violation and holds on the correct run next to it."""
 from __future__ import annotations
 
 from partsafe.specs.data import (
+    Held,
     LeaveEmpty,
     NoLeak,
     NoLoss,
@@ -40,6 +41,14 @@ R = tuple[tuple[str | None, ...], ...]
 
 def messages(monitor: Monitor, events: list[Event], *, quiescent: bool = False) -> list[str]:
     return [m for _, m in run(monitor, events, quiescent_at_end=quiescent)]
+
+
+def run_state(monitor: Monitor, events: list[Event]) -> object:
+    state = monitor.initial()
+    for e in events:
+        if e.TYPE in monitor.observes:
+            state, _ = monitor.observe(state, e)
+    return state
 
 
 def synced(member: str, p: int, index: int = 0) -> ReplicaSynced:
@@ -208,12 +217,10 @@ def test_replicas_does_not_count_a_copy_in_transit_or_blame_a_crash() -> None:
     assert not messages(ReplicaCount(backups=1), rollback)
 
 
-def test_replicas_at_quiescence_wants_every_named_replica_to_hold_data() -> None:
+def test_replicas_is_not_judged_at_quiescence() -> None:
     events: list[Event] = [members("A", "A", "B"), synced("A", 0), published("A", 1, TABLE2)]
-    out = messages(ReplicaCount(backups=1), events, quiescent=True)
-    assert out == ["the table names B at replica index 1 of partition 0 [A, B], but B does not "
-                   "hold its data"]
-    assert not messages(ReplicaCount(backups=1), [*events, synced("B", 0, 1)], quiescent=True)
+    assert ReplicaCount(backups=1).at_quiescence(run_state(ReplicaCount(backups=1), events)) \
+        is None  # a named replica without the data is DATA-HELD's
 
 
 # --- DATA-NO-LEAK ---------------------------------------------------------------------------
@@ -227,6 +234,52 @@ def test_no_leak_catches_a_copy_the_table_does_not_assign() -> None:
     assert not messages(NoLeak(), events)  # only judged at quiescence
     assert not messages(NoLeak(), [*events, cleared("C", 0, 1)], quiescent=True)
     assert not messages(NoLeak(), [*events, MemberCrashed(member="C")], quiescent=True)
+
+
+# --- DATA-HELD ------------------------------------------------------------------------------
+
+
+def test_held_wants_every_named_live_replica_to_hold_data() -> None:
+    events: list[Event] = [members("A", "A", "B"), synced("A", 0), published("A", 1, TABLE2)]
+    assert messages(Held(), events, quiescent=True) == [
+        "the table names B at replica index 1 of partition 0 [A, B], but B does not hold its "
+        "data"]
+    assert not messages(Held(), events)  # only judged at quiescence
+    assert not messages(Held(), [*events, synced("B", 0, 1)], quiescent=True)
+
+
+def test_held_catches_a_rolled_back_shift_up_that_clears_its_destination() -> None:
+    # C, backup of [A, C], is the destination of a shift up to index 0; the source A crashes,
+    # the migration is rolled back, C clears the copy the table still names it for
+    events: list[Event] = [members("A", "A", "B", "C"), synced("A", 0), synced("C", 0, 1),
+                           published("A", 1, (("A", "C"),)), MemberCrashed(member="A"),
+                           published("B", 2, (("C", "B"),)), synced("B", 0, 1),
+                           MigrationRolledBack(member="C", role="destination", migration="m1",
+                                               partition=0), cleared("C", 0, 0)]
+    assert messages(Held(), events, quiescent=True) == [
+        "the table names C at replica index 0 of partition 0 [C, B], but C does not hold its "
+        "data"]
+    assert not messages(Held(), events[:-1], quiescent=True)
+
+
+def test_held_judges_only_live_members_and_partitions_with_a_copy_left() -> None:
+    named: list[Event] = [members("A", "A", "B", "C"), synced("A", 0), synced("B", 0, 1),
+                          published("A", 1, TABLE2)]
+    # a crashed replica holds nothing and is not judged
+    assert not messages(Held(), [*named, MemberCrashed(member="B")], quiescent=True)
+    # more crashes than backups: every copy gone, the new owner starts empty (DATA-NO-LOSS's)
+    lost: list[Event] = [*named, MemberCrashed(member="A"), MemberCrashed(member="B"),
+                         published("C", 3, (("C", None),))]
+    assert not messages(Held(), lost, quiescent=True)
+    # a partition the master reports lost is not judged either
+    reported: list[Event] = [members("A", "A", "C"), synced("A", 0),
+                             published("A", 3, (("C", None),))]
+    assert messages(Held(), reported, quiescent=True)
+    assert not messages(Held(), [*reported, PartitionLost(member="A", partition=0)],
+                        quiescent=True)
+    # a partition no replica_synced named is unknown
+    assert not messages(Held(), [members("A", "A", "B"), published("A", 1, TABLE2)],
+                        quiescent=True)
 
 
 # --- PT-TARGET ------------------------------------------------------------------------------
@@ -286,6 +339,6 @@ def test_shutdown_no_loss_catches_a_leaving_member_taking_the_last_copy() -> Non
 def test_every_partition_service_monitor_is_registered_once() -> None:
     monitors = partition_monitors(backups=1, max_parallel=2, serial=True)
     ids = [m.spec for m in monitors]
-    assert len(ids) == len(set(ids)) == 17
+    assert len(ids) == len(set(ids)) == 19
     for spec in ids:
         assert get(spec).monitor is type(next(m for m in monitors if m.spec == spec))

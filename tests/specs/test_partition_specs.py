@@ -16,6 +16,7 @@ from partsafe.specs.partition import (
     OnePerPartition,
     PlannedVersion,
     Stamp,
+    StartQueued,
     TableVersion,
     source_endpoint,
 )
@@ -30,6 +31,7 @@ from partsafe.traces.events import (
     MigrationRolledBack,
     MigrationsCompleted,
     MigrationStarted,
+    MigrationsWaiting,
     PartitionTableApplied,
     Repartitioning,
 )
@@ -74,11 +76,11 @@ def states(monitor: Monitor, events: list[Event]) -> list[object]:
     return out
 
 
-def test_monitors_are_the_ten_partition_table_and_migration_specs() -> None:
+def test_monitors_are_the_eleven_partition_table_and_migration_specs() -> None:
     assert [m.spec for m in MONITORS] == ["PT-MASTER-ONLY", "PT-VERSION", "PT-MOST-RECENT",
                                           "PAR-STAMP", "MIG-COMMIT-ORDER", "MIG-ATOMIC",
                                           "MIG-REJECT-STALE", "PAR-ONE-PER-PARTITION",
-                                          "PAR-MAX-PARALLEL", "PAR-VERSION"]
+                                          "PAR-MAX-PARALLEL", "PAR-START", "PAR-VERSION"]
 
 
 # --- PT-VERSION -------------------------------------------------------------------------------
@@ -274,6 +276,41 @@ def test_max_parallel_holds_when_migrations_end() -> None:
         MaxParallel(0)
 
 
+# --- PAR-START --------------------------------------------------------------------------------
+
+
+def waits(waiting: tuple = (), in_flight: tuple = (), master: str = "A") -> MigrationsWaiting:
+    return MigrationsWaiting(member=master, waiting=waiting, in_flight=in_flight)
+
+
+def test_start_catches_a_master_that_waits_with_a_migration_it_may_start() -> None:
+    # the mutant of the triage: p0's migration A->B started, p1's B->C shares B and waits,
+    # though B runs 1 of 2
+    event = waits(waiting=((1, "C", "B"),), in_flight=((0, "B", "A"),))
+    assert messages(StartQueued(2), [event]) == [
+        "master A waits with the migration of partition 1 to C queued, which it may start: no "
+        "migration of partition 1 is in flight, destination C runs 0, source endpoint B runs 1 "
+        "(max 2)"]
+    # nothing in flight at all: every head may start
+    assert messages(StartQueued(1), [waits(waiting=((4, "D", None),))]) == [
+        "master A waits with the migration of partition 4 to D queued, which it may start: no "
+        "migration of partition 4 is in flight, destination D runs 0 (max 1)"]
+
+
+def test_start_holds_where_the_partition_or_an_endpoint_is_busy() -> None:
+    busy_partition = waits(waiting=((0, "C", "B"),), in_flight=((0, "B", "A"),))
+    full_endpoint = waits(waiting=((1, "C", "B"),), in_flight=((0, "B", "A"),))
+    full_destination = waits(waiting=((2, "D", "E"),),
+                             in_flight=((0, "D", "A"), (1, "D", "B")))
+    assert messages(StartQueued(2), [busy_partition, full_destination]) == []
+    assert messages(StartQueued(1), [full_endpoint]) == []
+    # a head is judged against what the event shows, whatever came before
+    started = start("m1", 1, "C", "B", 0)
+    assert messages(StartQueued(2), [started, full_destination]) == []
+    with pytest.raises(ValueError):
+        StartQueued(0)
+
+
 # --- PAR-VERSION ------------------------------------------------------------------------------
 
 
@@ -303,6 +340,7 @@ STREAM: list[Event] = [
     table("A", 4, (3, 2), stamp((3, 2))), commit("S", "source", partition=0),
     MemberRemoved(member="A", removed="E"), MemberJoined(member="A", joined="F"),
     MemberCrashed(member="B"), Repartitioning(member="A", planned=0),
+    waits(waiting=((1, "D", "E"),), in_flight=((1, "F", "E"),)),
 ]
 
 
@@ -331,6 +369,7 @@ SEEDS = {"PT-VERSION": ("000", DESIGNS["000"], "§1.1"),
          "MIG-ATOMIC": ("000", DESIGNS["000"], "§2.2"),
          "PAR-ONE-PER-PARTITION": ("003", DESIGNS["003"], "§2.2"),
          "PAR-MAX-PARALLEL": ("003", DESIGNS["003"], "§2.2"),
+         "PAR-START": ("003", DESIGNS["003"], "§2.2"),
          "PAR-VERSION": ("003", DESIGNS["003"], "§1.2")}
 
 

@@ -18,10 +18,13 @@ from partsafe.checker.planner.check import (
     judge,
     judge_plan,
 )
-from partsafe.refimpl.planner import Decision, plan, prioritize
+from partsafe.refimpl import planner as refplanner
+from partsafe.refimpl.planner import Decision, plan, plan_decisions, prioritize
 from partsafe.specs.planner import (
     cycle,
+    decision_breach,
     hotter_first,
+    malformed,
     no_decrease,
     no_duplicate,
     owner_kept,
@@ -99,9 +102,89 @@ def test_priority() -> None:
     assert priority_breach([shift_down, copy]) is None  # shift down to index 1 < 2
 
 
+def test_well_formed_decisions_of_every_type() -> None:
+    """The calls of MigrationPlanner.planMigrations, one per type, on the array they are made
+    on (000 §3.1)."""
+    good = [
+        (("A", "B"), Decision("CLEAR", "B", 1, -1, N, -1, -1)),
+        (("A", N), Decision("COPY", N, -1, -1, "C", -1, 1)),
+        (("A", "B"), Decision("MOVE", "B", 1, -1, "C", -1, 1)),
+        (("A", N), Decision("SHIFT_DOWN", "A", 0, 1, "C", -1, 0)),
+        ((N, "B"), Decision("SHIFT_UP", N, -1, -1, "B", 1, 0)),
+        (("A", "B", N), Decision("SHIFT_UP", "A", 0, -1, "B", 1, 0)),
+        (("A", "B", N), Decision("SHIFT_UP", "A", 0, 2, "B", 1, 0)),
+        # the chain walk may take a SHIFT UP's destination from a hotter index
+        (("A", "B", "C"), Decision("SHIFT_UP", "C", 2, -1, "A", 0, 2)),
+    ]
+    for array, d in good:
+        assert decision_breach(array, d) is None, d
+
+
+@pytest.mark.parametrize(("array", "decision", "words"), [
+    # the two mutants of the planner's clear: an array step that is right, arguments that are not
+    (("A", "B"), Decision("CLEAR", "B", 1, -1, N, 0, -1), "a clear has a source, no destination"),
+    (("A", "B"), Decision("CLEAR", "B", 1, 1, N, -1, -1), "a clear has a source, no destination"),
+    (("A", "B"), Decision("CLEAR", "A", 1, -1, N, -1, -1), "does not hold its current index 1"),
+    (("A", N), Decision("COPY", "A", -1, -1, "C", -1, 1), "null exactly when"),
+    (("A", "B"), Decision("COPY", N, -1, -1, "C", -1, 1), "fills an empty index"),
+    (("A", "B"), Decision("MOVE", "B", 1, -1, "C", -1, 0), "takes the source's index"),
+    (("A", "B"), Decision("MOVE", "B", 1, -1, "A", -1, 1), "its current index is -1"),
+    (("A", "B"), Decision("MOVE", "B", 1, -1, N, -1, 1), "only a clear has no destination"),
+    (("A", "B"), Decision("SHIFT_DOWN", "A", 0, 1, "C", -1, 0), "moves to an empty index"),
+    (("A", N), Decision("SHIFT_DOWN", "A", 0, -1, "C", -1, 0), "not the arguments of a SHIFT_DOWN"),
+    (("A", N), Decision("MOVE", "A", 0, 1, "C", -1, 0), "not the arguments of a MOVE"),
+    ((N, "B"), Decision("SHIFT_UP", N, -1, -1, "B", 0, 0), "does not hold its current index 0"),
+    (("A", "B"), Decision("MOVE", "B", 2, -1, "C", -1, 2), "no replica index of a 2-index"),
+])
+def test_malformed_decisions(array: tuple, decision: Decision, words: str) -> None:
+    why = decision_breach(array, decision)
+    assert why is not None and words in why, why
+
+
+def test_well_formed_judges_each_decision_on_the_array_the_ones_before_leave() -> None:
+    current, target = ("A", "B", "C"), ("B", "C", "D")
+    _, decisions = plan_decisions(current, target)  # MOVE C>D at 2, B>C at 1, A>B at 0
+    assert malformed(current, decisions) is None
+    # in the other order, B is still a replica when it is to replace A as new to the partition
+    assert malformed(current, decisions[::-1]) == (
+        0, "MOVE migrate(A, 0, -1, B, -1, 0) on [A,B,C]: the destination holds index 1, but its "
+           "current index is -1")
+    clear = Decision("CLEAR", "B", 1, -1, N, 0, -1)
+    position, why = malformed(("A", "B"), [clear]) or (None, "")
+    assert position == 0 and why.startswith("CLEAR migrate(B, 1, -1, null, 0, -1) on [A,B]: ")
+    assert "PLAN-WELL-FORMED" not in specs_of(current, target)
+
+
+def test_well_formed_breaks_on_a_planner_whose_clear_names_a_destination_index(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutant of the triage: the clear's destination_current_index 0 instead of -1. The
+    arrays are the same (a clear empties its source's index), so only PLAN-WELL-FORMED sees
+    it."""
+    migrate = refplanner._Planner._migrate
+
+    def clear_at_zero(self: refplanner._Planner, kind: str, *args: object) -> None:
+        s, sc, sn, d, dc, dn = args
+        migrate(self, kind, s, sc, sn, d, 0 if kind == "CLEAR" else dc, dn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(refplanner._Planner, "_migrate", clear_at_zero)
+    result = check_planner(3)
+    assert result.unexpected == ["PLAN-WELL-FORMED"]
+    v = result.smallest["PLAN-WELL-FORMED"]
+    assert (v.current, v.target) == (("A",), (N,))
+    assert v.message == ("decision 1: CLEAR migrate(A, 0, -1, null, 0, -1) on [A]: a clear has "
+                         "a source, no destination, and -1 at every index but the source's "
+                         "current one")
+
+
+def test_well_formed_holds_on_every_variant() -> None:
+    for variant in ("fixed", "hz37-naive-order", "keep-cycles", "no-prioritize"):
+        assert "PLAN-WELL-FORMED" not in check_planner(4, variant).smallest, variant
+
+
 def test_specs_registered_with_seed_000() -> None:
     for spec_id in ("PLAN-NO-DECREASE", "PLAN-HOTTER-FIRST", "PLAN-REACHES-TARGET",
-                    "PLAN-NO-CYCLE", "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER"):
+                    "PLAN-NO-CYCLE", "PLAN-PRIORITY", "PLAN-NO-DUPLICATE", "PLAN-OWNER",
+                    "PLAN-WELL-FORMED"):
         spec = get(spec_id)
         assert spec.design == 'Hazelcast 3.7 "Avoid Data Loss on Migration"'
         assert spec.section.startswith("§3")

@@ -54,6 +54,8 @@ SAMPLES: list[Event] = [
                                partitions=(1,)),
     ev.Repartitioning(member="A", planned=11),
     ev.MigrationStarted(member="B", role="source", migration="m-17", partition=3),
+    ev.MigrationsWaiting(member="A", waiting=((0, "C", "A"), (2, "D", None)),
+                         in_flight=((1, "C", "B"),)),
     ev.MigrationCommitted(member="C", role="destination", migration="m-17", partition=3),
     ev.MigrationRolledBack(member="A", role="master", migration="m-18", partition=9),
     ev.ReplicaCleared(member="B", partition=2, replica_index=1),
@@ -92,7 +94,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 42
+    assert len(SAMPLES) == len(EVENT_TYPES) == 43
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 
