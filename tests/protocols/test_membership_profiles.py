@@ -107,21 +107,29 @@ def test_crash_removal_holds_on_fixed() -> None:
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
+def test_the_released_claim_rules_are_the_same_from_3_9_to_5() -> None:
+    """3.9, 4.1 and 5.x run the same claim rules, so one search judges all three (below)."""
+    rules = {profiles.get(p).rules_of("membership") for p in ("hz-3.9", "hz-4.1", "hz-5")}
+    assert rules == {frozenset({"hz39-claim-latest-view", "hz39-claim-accepts-suspected"})}
+    scopes = [profiles.get(p).scope_of("membership") for p in ("hz-3.9", "hz-4.1", "hz-5")]
+    assert scopes[0] == scopes[1] == scopes[2]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", ["hz-3.9", "hz-4.1", "hz-5"])
-def test_the_released_claim_rules_break_only_the_claim_result_at_the_default_scope(
-        profile: str) -> None:
+def test_the_released_claim_rules_break_only_the_claim_result_at_the_default_scope() -> None:
     """3.9 to 5.x (both claim rules) keep every spec but MEM-CLAIM-RESULT, MEM-CLAIM-ACCEPT
     included: the code accepts a suspected candidate, but only past suspected elders
     (shouldAcceptMastership). decideNewMembersView publishes the members of the latest view
     that accepted, and leaves out one that accepted with an older list the latest view omits
-    (test_membership_claim_specs.py), which 002 puts into the list. The rules reach states
-    fixed does not: 471,483 against 441,251, and 146 more with the violation flagged."""
-    _, result = check(profile=profile, stop_at_first=False)
+    (test_membership_claim_specs.py), which 002 puts into the list: finding HZ-MEM-5. The rules
+    reach states fixed does not: 471,483 against 441,251, and 146 more with the violation
+    flagged."""
+    _, result = check(profile="hz-3.9", stop_at_first=False)
     assert {v.spec for v in result.violations} == {"MEM-CLAIM-RESULT"}
     assert (result.distinct_states, result.depth) == (471_629, 34)
     assert min(v.trace.depth for v in result.violations) == 13
-    assert profiles.get(profile).findings.get("membership", {}) == {}
+    for profile in ("hz-3.9", "hz-4.1", "hz-5"):
+        assert profiles.get(profile).findings["membership"] == {"MEM-CLAIM-RESULT": "HZ-MEM-5"}
 
 
 def test_the_design_profile_is_fixed_for_membership() -> None:
@@ -162,3 +170,19 @@ def test_each_hz37_finding_replays(name: str, spec: str, steps: list[str]) -> No
     out = CliRunner().invoke(main, ["replay", str(path), "--profile", "fixed", "--json"])
     assert out.exit_code == 2
     assert "step 1 (false-suspect: B suspects " in out.output
+
+
+def test_hz39_claim_result_finding_replays() -> None:
+    """HZ-MEM-5: A removes C (v5) and only D hears of it; A crashes, B claims, C accepts with
+    v3 and D with v5, and B publishes the latest view's accepters [B, D] at v6, without C. The
+    saved 13 steps replay under hz-3.9; under fixed B's list names C, so the last step emits
+    other events."""
+    path = DATA / "membership_hz39_claim_leaves_out_an_accepter.json"
+    out = CliRunner().invoke(main, ["replay", str(path), "--json"])
+    assert out.exit_code == 1, out.output
+    doc = json.loads(out.stdout)
+    assert (doc["spec"], doc["profile"], doc["reproduced"], doc["depth"]) == (
+        "MEM-CLAIM-RESULT", "hz-3.9", True, 13)
+    out = CliRunner().invoke(main, ["replay", str(path), "--profile", "fixed", "--json"])
+    assert out.exit_code == 2
+    assert "step 13 (deliver ClaimResponse accepted v=5 [A,B,D] D→B)" in out.output
