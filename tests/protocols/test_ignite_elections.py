@@ -69,7 +69,8 @@ def test_elections_overlap_and_deposed_leaders_live_on_only_with_early_timeouts(
     r = search("fixed", ELECTIONS)
     assert (r.result, r.distinct_states) == ("ok", 19_870)
     reached = {g.name: g.trace.depth for g in r.goals if g.trace is not None}
-    assert reached == {"new-leader": 5, "split-election": 4, "stale-leader": 5}
+    assert reached == {"new-leader": 5, "split-election": 4, "stale-leader": 5,
+                       "append-takes-term": 7}
     # with a lost message too, a granted vote is lost on its way (334 states)
     lost = search("fixed", {"restarts": 0, "early-timeouts": 2, "losses": 1})
     assert lost.result == "ok" and all(g.reached for g in lost.goals)
@@ -255,3 +256,36 @@ def test_a_node_that_accepts_a_stale_leaders_log_votes_twice_in_a_term() -> None
     c_after = cast(Member, after.nodes[2]).raft
     assert c_before is not None and (c_before.term, c_before.leader) == (3, "A")
     assert c_after is not None and (c_after.term, c_after.leader) == (2, "B")
+
+
+# --- a node behind the leader's term ---------------------------------------------------------------
+
+
+def test_a_node_behind_the_leaders_term_takes_it_from_the_append() -> None:
+    """The goal append-takes-term: at the default scope the restarted node, at term 0, takes the
+    leader's term from its first append (raft: a request of a higher term updates the
+    receiver's). A follower that refuses every append of another term, older or newer (the
+    stale-term check read as `!=`), never follows the new leader, and the goal says so; no safety
+    spec does, since two of three nodes carry the rebalance on."""
+    r = search("fixed", {})
+    goal = next(g for g in r.goals if g.name == "append-takes-term")
+    assert r.result == "ok" and goal.trace is not None and goal.trace.depth == 25
+
+    original = IgniteRebalance._on_append
+
+    def refuse_other_terms(self: IgniteRebalance, out: Any, src: str, msg: Any) -> None:
+        raft = out.st.raft
+        if raft is not None and msg.term > raft.term:
+            return  # the mutant: answered as stale
+        original(self, out, src, msg)
+
+    patched = pytest.MonkeyPatch()
+    patched.setitem(IgniteRebalance._HANDLERS, "AppendConf", refuse_other_terms)
+    try:
+        mutant = search("fixed", {})
+    finally:
+        patched.undo()
+    assert mutant.result == "gap"
+    assert [g.name for g in mutant.goals if not g.reached] == ["append-takes-term"]
+    assert "append-takes-term" not in {
+        g.name for g in catalog.IGNITE.make("fixed", {"restarts": 0}).goals()}
