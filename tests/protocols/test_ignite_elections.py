@@ -258,7 +258,7 @@ def test_a_node_that_accepts_a_stale_leaders_log_votes_twice_in_a_term() -> None
     assert c_after is not None and (c_after.term, c_after.leader) == (2, "B")
 
 
-# --- a node behind the leader's term ---------------------------------------------------------------
+# --- a node behind the leader's term ------------------------------------------------------------
 
 
 def test_a_node_behind_the_leaders_term_takes_it_from_the_append() -> None:
