@@ -85,7 +85,7 @@ def test_initial_world() -> None:
     assert world.network == frozenset()
     assert world.budget == (1, 1, 0, 0, 0, 0, 0, 0, 0, 0)
     assert world.flags == ()
-    assert len(world.monitors) == 7  # the membership specs' monitors (MEMBERSHIP_MONITORS)
+    assert len(world.monitors) == 9  # the membership specs' monitors (MEMBERSHIP_MONITORS)
     assert model.scope == {"members": 2, "joiners": 1, "crashes": 1, "joins": 1,
                            "suspicions": 0, "losses": 0, "duplications": 0, "publishes": 0,
                            "shutdowns": 0, "reorders": 0}
