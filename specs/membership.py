@@ -8,6 +8,7 @@ hash them and rename members (symmetry) without re-sorting anything.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Hashable
 from typing import Any
 
@@ -368,25 +369,25 @@ class _Claims(_ListAndSuspicions):
 
     # -- what each monitor keeps of a claim
 
+    @abstractmethod
     def started(self, me: str, members: tuple[str, ...], version: int | None,
                 suspects: frozenset[str]) -> Any:
         """The claim just started by `me`, whose list is `members` at `version` (None: not
         seen, or a list without a version)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def suspected(self, claim: Any, other: str) -> Any:
         """The claim once its claimant suspects `other`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def advance(self, me: str, claim: Any, event: Event, suspects: frozenset[str]) -> Any:
         """The claim after another event of the claimant's."""
-        raise NotImplementedError
 
+    @abstractmethod
     def judge(self, me: str, claim: Any, event: MastershipClaimed, members: tuple[str, ...],
               suspects: frozenset[str]) -> str | None:
         """A message if the list `event` publishes breaks the spec; `members` is the claimant's
         list, the one it claimed from, and `suspects` the members it suspects."""
-        raise NotImplementedError
 
 
 class ClaimResult(_Claims):
