@@ -1,0 +1,134 @@
+"""Proofs: an inductive invariant for any size, and k-induction at a finite size.
+
+**For any size** (:func:`prove`). Members, partitions and nodes are uninterpreted sorts, so a
+proof holds for every number of them. The invariant is the spec (when it is a state property)
+and the lemmas it names (``Property`` → ``System.lemmas``). Three kinds of query, each one
+solver call:
+
+* *initiation*: ``Init ⇒ φ`` for every conjunct ``φ`` of the invariant;
+* *consecution*: ``Inv ∧ T_a ⇒ φ′`` for every action ``a`` and conjunct ``φ``;
+* *step*: ``Inv ∧ T_a ⇒ P(pre, post)`` for a step property ``P`` (an event monitor's judgement).
+
+The lemmas are quantified over the sorts only (∀ members, partitions), and the actions take
+their parameters as free constants, so the queries stay in the effectively propositional
+fragment over the sorts with linear integer arithmetic over versions: Z3 decides them in
+practice, and where it answers "unknown" the verdict says so (never "proved"). A failed query
+names the conjunct and the action, with the model's values, so a missing lemma can be found.
+
+**At a finite size** (:func:`k_induction`): if no run of ``k`` steps on which the spec holds
+throughout can be extended by one step that breaks it, and bounded model checking found no
+violation up to ``k``, the spec holds on every run at that size.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import z3
+
+from partsafe.models.bmc import Unrolling
+from partsafe.models.system import Frame, Lemma, Property, System
+
+Check = dict[str, object]
+
+
+@dataclass
+class ProofResult:
+    """The outcome of an inductive proof of one spec."""
+
+    spec: str
+    #: "proved", "failed" (a query found a counterexample to induction), or "unknown"
+    verdict: str
+    seconds: float
+    lemmas: list[str] = field(default_factory=list)
+    #: one entry per query: what it checks, the answer and its seconds
+    checks: list[Check] = field(default_factory=list)
+    reason: str = ""
+    #: the slowest query's seconds
+    slowest: float = 0.0
+
+
+def _invariant(system: System, prop: Property) -> list[tuple[str, Lemma | Property]]:
+    names = prop.lemmas
+    found: list[tuple[str, Lemma | Property]] = []
+    by_name = {lemma.name: lemma for lemma in system.lemmas}
+    for name in names:
+        if name not in by_name:
+            raise KeyError(f"{system.name}: {prop.spec} names an unknown lemma {name!r}")
+        found.append((name, by_name[name]))
+    if prop.state is not None and not prop.quiescent:
+        found.append((prop.spec, prop))
+    return found
+
+
+def _state(conjunct: Lemma | Property, frame: Frame) -> z3.BoolRef:
+    formula = conjunct.state
+    assert formula is not None
+    return formula(frame)
+
+
+def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
+    """Prove ``spec`` for any size with the lemmas it names."""
+    prop = system.property(spec)
+    started = time.perf_counter()
+    result = ProofResult(spec, "proved", 0.0, list(prop.lemmas))
+    if prop.quiescent:
+        result.verdict, result.reason = "unknown", "a quiescence check is not an invariant"
+        return result
+    u = system.universe(None)
+    pre, post = system.frame(u, "pre"), system.frame(u, "post")
+    conjuncts = _invariant(system, prop)
+    inv = [_state(c, pre) for _, c in conjuncts]
+
+    def ask(what: str, hypotheses: list[z3.BoolRef], goal: z3.BoolRef) -> bool:
+        solver = z3.Solver(ctx=u.ctx)
+        solver.set("timeout", timeout_ms)
+        solver.add(*hypotheses)
+        t0 = time.perf_counter()
+        answer = solver.check(z3.Not(goal))
+        seconds = time.perf_counter() - t0
+        result.slowest = max(result.slowest, seconds)
+        verdict = {z3.unsat: "valid", z3.sat: "counterexample", z3.unknown: "unknown"}[answer]
+        check: Check = {"check": what, "answer": verdict, "seconds": round(seconds, 3)}
+        if answer == z3.unknown:
+            check["reason"] = solver.reason_unknown()
+            if result.verdict == "proved":
+                result.verdict = "unknown"
+                result.reason = f"{what}: Z3 answered unknown ({solver.reason_unknown()})"
+        elif answer == z3.sat:
+            result.verdict = "failed"
+            result.reason = f"{what} does not hold"
+        result.checks.append(check)
+        return answer == z3.unsat
+
+    for name, c in conjuncts:
+        ask(f"initiation of {name}", [system.init(pre)], _state(c, pre))
+    for action in system.actions:
+        params = system.param_consts(u, action, "pre")
+        step = system.transition(action, pre, post, params)
+        for name, c in conjuncts:
+            ask(f"{name} after {action.name}", [*inv, step], _state(c, post))
+        if prop.step is not None:
+            ask(f"{spec} on {action.name}", [*inv, step],
+                prop.step(pre, post, action.name, params))
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def k_induction(system: System, spec: str, sizes: Mapping[str, int], k: int,
+                timeout_ms: int = 60_000) -> str:
+    """"proved" if ``spec`` is ``k``-inductive at ``sizes`` (with no lemma), "failed" if not,
+    "unknown" if Z3 could not tell. The caller has checked the base case by BMC to depth k."""
+    prop = system.property(spec)
+    if prop.quiescent:
+        return "unknown"
+    u = system.universe(sizes)
+    unrolled = Unrolling(system, u, timeout_ms, initial=False)
+    for _ in range(k + 1):
+        unrolled.extend()
+    for t in range(k + 1):
+        unrolled.solver.add(unrolled.holds_at(prop, t))
+    answer = unrolled.solver.check(z3.Not(unrolled.holds_at(prop, k + 1)))
+    return {z3.unsat: "proved", z3.sat: "failed", z3.unknown: "unknown"}[answer]
