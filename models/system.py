@@ -276,3 +276,38 @@ def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortR
     if z3.is_true(value) or z3.is_false(value):
         return z3.is_true(value)
     return str(value)
+
+
+def pin(u: Universe, term: z3.ExprRef, value: Any) -> z3.BoolRef:
+    """``term`` equals the Python ``value``, in a finite universe: elements of a finite sort are
+    given by index (``0`` is ``m0``), a set as a set of indices, an array as a dict from index
+    (or integer) to value; a key a dict leaves out is left unconstrained, and ``None`` constrains
+    nothing. The differential tests use it to state a reference-implementation state."""
+    if value is None:
+        return z3.BoolVal(True, u.ctx)
+    sort = term.sort()
+    if z3.is_array_sort(sort):
+        domain = sort.domain()
+        if isinstance(value, (set, frozenset)):
+            elements = _elements_of(domain)
+            return z3.And(*[z3.Select(term, e) == z3.BoolVal(i in value, u.ctx)
+                            for i, e in enumerate(elements)])
+        if not isinstance(value, dict):
+            raise TypeError(f"{term}: expected a dict or a set, got {value!r}")
+        return z3.And(*[pin(u, z3.Select(term, _key(u, domain, k)), v) for k, v in value.items()])
+    if sort.kind() == z3.Z3_DATATYPE_SORT:
+        return term == _elements_of(sort)[value]
+    if z3.is_bool(term):
+        return term == z3.BoolVal(bool(value), u.ctx)
+    return term == z3.IntVal(int(value), u.ctx)
+
+
+def _elements_of(sort: z3.SortRef) -> list[z3.ExprRef]:
+    assert isinstance(sort, z3.DatatypeSortRef)
+    return [sort.constructor(i)() for i in range(sort.num_constructors())]
+
+
+def _key(u: Universe, domain: z3.SortRef, key: Any) -> z3.ExprRef:
+    if domain.kind() == z3.Z3_DATATYPE_SORT:
+        return _elements_of(domain)[key]
+    return z3.IntVal(int(key), u.ctx)
