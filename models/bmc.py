@@ -1,6 +1,6 @@
 """Bounded model checking: every run of a symbolic system up to K steps, at a finite size.
 
-The system is unrolled one step at a time on one incremental solver: frames ``F0 .. Fk``, the
+The system is unrolled one step at a time: frames ``F0 .. Fk``, the
 initial formula on ``F0``, and for each step an action selector and the parameters of every
 action (``System.transition``). At each depth every spec not yet broken is asked for a violation
 on the new frame (a state property, with quiescence where the spec is a quiescence check) or on the
@@ -43,31 +43,62 @@ class Unrolling:
                  ) -> None:
         self.system = system
         self.u = u
-        self.solver = z3.SolverFor("QF_AUFLIA", ctx=u.ctx) if u.finite else z3.Solver(ctx=u.ctx)
-        self.solver.set("timeout", timeout_ms)
+        self.timeout_ms = timeout_ms
+        #: every constraint so far: each query gets a fresh solver over them, which lets Z3
+        #: preprocess the whole unrolling (eliminating the frame equalities) where an
+        #: incremental solver could not
+        self.constraints: list[z3.BoolRef] = []
         self.frames: list[Frame] = [system.frame(u, "0")]
         self.selectors: list[z3.ArithRef] = []
         self.params: list[list[dict[str, z3.ExprRef]]] = []
         if initial:
-            self.solver.add(system.init(self.frames[0]))
+            self.constraints.append(system.init(self.frames[0]))
 
     @property
     def depth(self) -> int:
         return len(self.frames) - 1
 
     def extend(self) -> None:
-        """Add one step: a new frame and the transition into it."""
+        """Add one step: a new frame, each of its variables defined by one if-then-else over
+        the actions that change it, and the guard (and relation) of the action taken."""
         t = self.depth
-        pre, post = self.frames[t], self.system.frame(self.u, str(t + 1))
-        sel = z3.Int(f"action@{t}", self.u.ctx)
-        params = [self.system.param_consts(self.u, a, str(t)) for a in self.system.actions]
-        self.solver.add(sel >= 0, sel < len(self.system.actions))
-        self.solver.add(z3.Or(*[
-            z3.And(sel == i, self.system.transition(a, pre, post, params[i]))
-            for i, a in enumerate(self.system.actions)]))
+        system, u = self.system, self.u
+        pre, post = self.frames[t], system.frame(u, str(t + 1))
+        sel = z3.Int(f"action@{t}", u.ctx)
+        params = [system.param_consts(u, a, str(t)) for a in system.actions]
+        views: list[Frame] = []
+        for i, a in enumerate(system.actions):
+            values = system.effect(a, pre, params[i])
+            for name in a.modifies:
+                if name not in values:
+                    values[name] = z3.Const(f"{name}@{t}.{a.name}", pre[name].sort())
+            views.append(Frame(u, system.variables, f"{t}.{a.name}",
+                               {v.name: values.get(v.name, pre[v.name])
+                                for v in system.variables}))
+        for v in system.variables:
+            value = pre[v.name]
+            for i, a in reversed(list(enumerate(system.actions))):
+                if v.name in a.modifies:
+                    value = z3.If(sel == i, views[i][v.name], value)
+            self.constraints.append(post[v.name] == value)
+        taken = []
+        for i, a in enumerate(system.actions):
+            step = a.guard(pre, params[i])
+            if a.relation is not None:
+                step = z3.And(step, a.relation(pre, views[i], params[i]))
+            taken.append(z3.And(sel == i, step))
+        self.constraints.append(z3.And(sel >= 0, sel < len(system.actions)))
+        self.constraints.append(z3.Or(*taken))
         self.frames.append(post)
         self.selectors.append(sel)
         self.params.append(params)
+
+    def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.Solver]:
+        """The unrolling and ``extra``, on a fresh solver."""
+        solver = z3.Solver(ctx=self.u.ctx)
+        solver.set("timeout", self.timeout_ms)
+        solver.add(*self.constraints, *extra)
+        return solver.check(), solver
 
     def holds_at(self, prop: Property, t: int) -> z3.BoolRef:
         """``prop`` on frame ``t`` (a state property) or on step ``t - 1 -> t`` (a step
@@ -115,6 +146,7 @@ def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: i
         timeout_ms: int = 300_000) -> dict[str, BmcResult]:
     """Bounded model checking of ``specs`` on ``system`` at ``sizes`` up to ``depth`` steps."""
     u = system.universe(sizes)
+    u.int_range = range(depth + 2)
     unrolled = Unrolling(system, u, timeout_ms)
     open_specs = {s: system.property(s) for s in specs}
     started = time.perf_counter()
@@ -123,16 +155,16 @@ def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: i
         if t > 0:
             unrolled.extend()
         for spec, prop in list(open_specs.items()):
-            answer = unrolled.solver.check(z3.Not(unrolled.holds_at(prop, t)))
+            answer, solver = unrolled.check(z3.Not(unrolled.holds_at(prop, t)))
             if answer == z3.sat:
                 results[spec] = BmcResult(spec, "counterexample", t, dict(u.sizes),
                                           time.perf_counter() - started,
-                                          unrolled.trace(unrolled.solver.model(), t))
+                                          unrolled.trace(solver.model(), t))
                 del open_specs[spec]
             elif answer == z3.unknown:
                 results[spec] = BmcResult(spec, "unknown", t, dict(u.sizes),
                                           time.perf_counter() - started,
-                                          reason=unrolled.solver.reason_unknown())
+                                          reason=solver.reason_unknown())
                 del open_specs[spec]
         if not open_specs:
             break

@@ -32,6 +32,8 @@ from partsafe.models.bmc import Unrolling
 from partsafe.models.system import Frame, Lemma, Property, System
 
 Check = dict[str, object]
+#: a query's answer (Z3's check results do not hash), as a check reports it
+_ANSWERS = {"unsat": "valid", "sat": "counterexample", "unknown": "unknown"}
 
 
 @dataclass
@@ -90,7 +92,7 @@ def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
         answer = solver.check(z3.Not(goal))
         seconds = time.perf_counter() - t0
         result.slowest = max(result.slowest, seconds)
-        verdict = {z3.unsat: "valid", z3.sat: "counterexample", z3.unknown: "unknown"}[answer]
+        verdict = _ANSWERS[str(answer)]
         check: Check = {"check": what, "answer": verdict, "seconds": round(seconds, 3)}
         if answer == z3.unknown:
             check["reason"] = solver.reason_unknown()
@@ -128,7 +130,6 @@ def k_induction(system: System, spec: str, sizes: Mapping[str, int], k: int,
     unrolled = Unrolling(system, u, timeout_ms, initial=False)
     for _ in range(k + 1):
         unrolled.extend()
-    for t in range(k + 1):
-        unrolled.solver.add(unrolled.holds_at(prop, t))
-    answer = unrolled.solver.check(z3.Not(unrolled.holds_at(prop, k + 1)))
-    return {z3.unsat: "proved", z3.sat: "failed", z3.unknown: "unknown"}[answer]
+    held = [unrolled.holds_at(prop, t) for t in range(k + 1)]
+    answer, _ = unrolled.check(*held, z3.Not(unrolled.holds_at(prop, k + 1)))
+    return {"unsat": "proved", "sat": "failed"}.get(str(answer), "unknown")

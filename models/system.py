@@ -61,6 +61,10 @@ class Universe:
             self._elements[name] = tuple(consts)
         self.int = z3.IntSort(self.ctx)
         self.bool = z3.BoolSort(self.ctx)
+        #: in a finite universe, the integers a quantifier over positions ranges over (bounded
+        #: model checking sets it from its depth: a run of k steps publishes at most k + 1
+        #: positions); None: integer quantifiers stay quantifiers
+        self.int_range: range | None = None
 
     @classmethod
     def finite_of(cls, sorts: Sequence[SortName], sizes: Mapping[SortName, int]) -> Universe:
@@ -78,6 +82,44 @@ class Universe:
         if not self.finite:
             raise ValueError(f"sort {name} is unbounded: it has no list of elements")
         return self._elements[name]
+
+    def forall_int(self, count: int, body: Callable[..., z3.BoolRef],
+                   prefix: str = "k") -> z3.BoolRef:
+        """``body`` for every tuple of ``count`` integers: over ``int_range`` when it is set."""
+        if self.int_range is not None:
+            cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
+                     for combo in itertools.product(self.int_range, repeat=count)]
+            return z3.And(*cases)
+        bound = [z3.Int(f"{prefix}{i}", self.ctx) for i in range(count)]
+        return z3.ForAll(bound, body(*bound))
+
+    def exists_int(self, count: int, body: Callable[..., z3.BoolRef],
+                   prefix: str = "k") -> z3.BoolRef:
+        """``body`` for some tuple of ``count`` integers: over ``int_range`` when it is set."""
+        if self.int_range is not None:
+            cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
+                     for combo in itertools.product(self.int_range, repeat=count)]
+            return z3.Or(*cases)
+        bound = [z3.Int(f"{prefix}{i}", self.ctx) for i in range(count)]
+        return z3.Exists(bound, body(*bound))
+
+    def set_where(self, name: SortName, member: Callable[[z3.ExprRef], z3.BoolRef],
+                  tag: str = "x") -> z3.ArrayRef:
+        """The set of the elements of ``name`` for which ``member`` holds: a chain of stores
+        when finite (no quantifier), a lambda when unbounded."""
+        if self.finite:
+            out = z3.K(self.sorts[name], z3.BoolVal(False, self.ctx))
+            for e in self._elements[name]:
+                out = z3.Store(out, e, member(e))
+            return out
+        x = z3.Const(f"{tag}_{name}", self.sorts[name])
+        return z3.Lambda([x], member(x))
+
+    def same_set(self, name: SortName, a: z3.ArrayRef, b: z3.ArrayRef) -> z3.BoolRef:
+        """Two sets of ``name`` are equal: element by element when finite."""
+        if self.finite:
+            return z3.And(*[z3.Select(a, e) == z3.Select(b, e) for e in self._elements[name]])
+        return a == b
 
     def set_of(self, name: SortName) -> z3.ArraySortRef:
         return z3.ArraySort(self.sorts[name], self.bool)
@@ -116,10 +158,11 @@ class Var:
 class Frame:
     """One copy of every state variable: the state at one step of a run."""
 
-    def __init__(self, u: Universe, variables: Sequence[Var], tag: str) -> None:
+    def __init__(self, u: Universe, variables: Sequence[Var], tag: str,
+                 values: Mapping[str, z3.ExprRef] | None = None) -> None:
         self.u = u
         self.tag = tag
-        self.vars: dict[str, z3.ExprRef] = {
+        self.vars: dict[str, z3.ExprRef] = dict(values) if values is not None else {
             v.name: z3.Const(f"{v.name}@{tag}", v.sort(u)) for v in variables}
 
     def __getattr__(self, name: str) -> z3.ExprRef:
@@ -133,13 +176,20 @@ class Frame:
 
 
 Guard = Callable[[Frame, Params], z3.BoolRef]
-Effect = Callable[[Frame, Frame, Params], z3.BoolRef]
+#: the new values of the variables an action sets, as terms over the current frame
+Effect = Callable[[Frame, Params], Mapping[str, z3.ExprRef]]
+#: a constraint relating the current frame to the next, for what a function cannot say
+Relation = Callable[[Frame, Frame, Params], z3.BoolRef]
 
 
 @dataclass(frozen=True)
 class Action:
-    """One protocol action (or fault): enabled where ``guard`` holds, it changes the variables
-    in ``modifies`` as ``effect`` says and leaves every other variable as it was."""
+    """One protocol action (or fault): enabled where ``guard`` holds, it sets the variables
+    ``effect`` gives new values, lets the other variables of ``modifies`` take any values that
+    satisfy ``relation``, and leaves every other variable as it was.
+
+    Effects are functions of the current frame, so bounded model checking defines each next
+    variable by one if-then-else over the actions and Z3 eliminates the frames."""
 
     name: str
     #: parameter name -> sort name (or "Int")
@@ -151,6 +201,8 @@ class Action:
     design: str
     #: a fault (crash, suspicion, join): not counted when judging quiescence
     fault: bool = False
+    #: constrains the variables of ``modifies`` that ``effect`` leaves out
+    relation: Relation | None = None
 
 
 @dataclass(frozen=True)
@@ -217,17 +269,35 @@ class System:
         raise KeyError(spec)
 
     def param_consts(self, u: Universe, action: Action, tag: str) -> dict[str, z3.ExprRef]:
-        return {name: z3.Const(f"{action.name}.{name}@{tag}",
-                               u.int if sort == "Int" else u[sort])
+        """The parameters of ``action`` at step ``tag``: a parameter is named by its name and
+        sort, so the actions of one step share them (fewer unknowns for bounded model
+        checking: only one action is taken per step)."""
+        return {name: z3.Const(f"{name}.{sort}@{tag}", u.int if sort == "Int" else u[sort])
                 for name, sort in action.params}
 
     def transition(self, action: Action, pre: Frame, post: Frame,
                    params: Params) -> z3.BoolRef:
         """``action`` taken from ``pre`` to ``post``: its guard, its effect, and every
         variable it does not modify unchanged."""
-        frame = [post[v.name] == pre[v.name] for v in self.variables
-                 if v.name not in action.modifies]
-        return z3.And(action.guard(pre, params), action.effect(pre, post, params), *frame)
+        values = self.effect(action, pre, params)
+        parts = [action.guard(pre, params)]
+        for v in self.variables:
+            if v.name in values:
+                parts.append(post[v.name] == values[v.name])
+            elif v.name not in action.modifies:
+                parts.append(post[v.name] == pre[v.name])
+        if action.relation is not None:
+            parts.append(action.relation(pre, post, params))
+        return z3.And(*parts)
+
+    def effect(self, action: Action, pre: Frame, params: Params) -> dict[str, z3.ExprRef]:
+        """The new values ``action`` gives, checked against its ``modifies``."""
+        values = dict(action.effect(pre, params))
+        stray = set(values) - set(action.modifies)
+        if stray:
+            raise ValueError(f"{self.name}: action {action.name} sets {sorted(stray)} but does "
+                             "not declare them in `modifies`")
+        return values
 
     def enabled(self, u: Universe, pre: Frame, action: Action) -> z3.BoolRef:
         """``action`` is enabled at ``pre`` for some parameters (its guard; effects are total)."""
@@ -239,9 +309,10 @@ class System:
             params: dict[str, z3.ExprRef] = dict(zip(names, values, strict=True))
             if not ints:
                 return action.guard(pre, params)
-            bound = [z3.Int(f"en.{action.name}.{n}", u.ctx) for n in ints]
-            params.update(zip(ints, bound, strict=True))
-            return z3.Exists(bound, action.guard(pre, params))
+
+            def guard(*numbers: z3.ExprRef) -> z3.BoolRef:
+                return action.guard(pre, {**params, **dict(zip(ints, numbers, strict=True))})
+            return u.exists_int(len(ints), guard, prefix=f"en.{action.name}.")
         return u.exists(finite, body) if finite else body()
 
     def quiescent(self, u: Universe, pre: Frame) -> z3.BoolRef:
@@ -261,7 +332,7 @@ def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Me
 def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortRef) -> Any:
     """A term's value in ``model`` as JSON: arrays over finite sorts as lists or objects, sets
     as sorted lists of element names."""
-    if z3.is_array_sort(sort):
+    if sort.kind() == z3.Z3_ARRAY_SORT:
         domain, rng = sort.domain(), sort.range()
         if domain.kind() != z3.Z3_DATATYPE_SORT:
             return None
