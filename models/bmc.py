@@ -18,7 +18,7 @@ from typing import Any
 
 import z3
 
-from partsafe.models.system import Frame, Property, System, Universe, value_json
+from partsafe.models.system import Frame, Property, System, Universe, ite, value_json
 
 
 @dataclass
@@ -59,28 +59,29 @@ class Unrolling:
         return len(self.frames) - 1
 
     def extend(self) -> None:
-        """Add one step: a new frame, each of its variables defined by one if-then-else over
-        the actions that change it, and the guard (and relation) of the action taken."""
+        """Add one step: a new frame whose every variable is one if-then-else over the
+        actions that change it, and the guard (and relation) of the action taken."""
         t = self.depth
         system, u = self.system, self.u
-        pre, post = self.frames[t], system.frame(u, str(t + 1))
+        pre = self.frames[t]
         sel = z3.Int(f"action@{t}", u.ctx)
         params = [system.param_consts(u, a, str(t)) for a in system.actions]
         views: list[Frame] = []
         for i, a in enumerate(system.actions):
             values = system.effect(a, pre, params[i])
-            for name in a.modifies:
-                if name not in values:
-                    values[name] = z3.Const(f"{name}@{t}.{a.name}", pre[name].sort())
+            for v in system.variables:
+                if v.name in a.modifies and v.name not in values:
+                    values[v.name] = u.var(f"{v.name}@{t}.{a.name}", v.type)
             views.append(Frame(u, system.variables, f"{t}.{a.name}",
                                {v.name: values.get(v.name, pre[v.name])
                                 for v in system.variables}))
+        post: dict[str, Any] = {}
         for v in system.variables:
             value = pre[v.name]
             for i, a in reversed(list(enumerate(system.actions))):
                 if v.name in a.modifies:
-                    value = z3.If(sel == i, views[i][v.name], value)
-            self.constraints.append(post[v.name] == value)
+                    value = ite(sel == i, views[i][v.name], value)
+            post[v.name] = value
         taken = []
         for i, a in enumerate(system.actions):
             step = a.guard(pre, params[i])
@@ -89,7 +90,11 @@ class Unrolling:
             taken.append(z3.And(sel == i, step))
         self.constraints.append(z3.And(sel >= 0, sel < len(system.actions)))
         self.constraints.append(z3.Or(*taken))
-        self.frames.append(post)
+        if u.int_range is not None:
+            low, high = u.int_range.start, u.int_range.stop - 1
+            self.constraints.extend(z3.And(c >= low, c <= high)
+                                    for ps in params for c in ps.values() if z3.is_int(c))
+        self.frames.append(Frame(u, system.variables, str(t + 1), post))
         self.selectors.append(sel)
         self.params.append(params)
 
@@ -123,7 +128,7 @@ class Unrolling:
         for t in range(upto):
             index = model.eval(self.selectors[t], model_completion=True).as_long()
             action = self.system.actions[index]
-            params = {name: value_json(self.u, model, c, c.sort())
+            params = {name: value_json(model, c)
                       for name, c in self.params[t][index].items()}
             out.append({"step": t + 1, "action": action.name, "params": params,
                         "state": self.describe(model, self.frames[t + 1])})
@@ -132,7 +137,7 @@ class Unrolling:
     def describe(self, model: z3.ModelRef, frame: Frame) -> dict[str, Any]:
         if self.system.describe is not None:
             return self.system.describe(frame, model)
-        return {v.name: value_json(self.u, model, frame[v.name], frame[v.name].sort())
+        return {v.name: value_json(model, frame[v.name])
                 for v in self.system.variables if not v.ghost}
 
 

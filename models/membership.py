@@ -49,7 +49,7 @@ Abstractions, each checked edge by edge against the reference implementation
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import z3
@@ -61,9 +61,10 @@ from partsafe.models.system import (
     Params,
     Property,
     System,
-    Universe,
     Var,
+    eq,
     member_set,
+    store,
 )
 from partsafe.traces import events as ev
 from partsafe.traces.events import Event
@@ -82,48 +83,32 @@ SPECS = ("MEM-VIEW-ORDER", "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY
 DEFAULT_SIZES = {"members": 3, "joiners": 1}
 
 
-def _set(u: Universe) -> z3.SortRef:
-    return u.set_of(M)
+SET = (M, "Bool")
 
 
 def _variables() -> tuple[Var, ...]:
-    def mset(u: Universe) -> z3.SortRef:
-        return _set(u)
-
-    def m_int(u: Universe) -> z3.SortRef:
-        return z3.ArraySort(u[M], u.int)
-
-    def m_set(u: Universe) -> z3.SortRef:
-        return z3.ArraySort(u[M], _set(u))
-
-    def m_m(u: Universe) -> z3.SortRef:
-        return z3.ArraySort(u[M], u[M])
-
-    def m_k(rng: Callable[[Universe], z3.SortRef]) -> Callable[[Universe], z3.SortRef]:
-        return lambda u: z3.ArraySort(u[M], z3.ArraySort(u.int, rng(u)))
-
     return (
-        Var("started", mset, "has a state: an initial member or a joiner that started"),
-        Var("alive", mset, "started and not crashed"),
-        Var("joined", mset, "has installed a member list"),
-        Var("age", m_int, "the members' age order (smaller is older); fixed"),
-        Var("ver", m_int, "the member list version"),
-        Var("view", m_set, "the member list"),
-        Var("head", m_m, "the first member of the member list"),
-        Var("master", m_m, "the member it follows"),
-        Var("susp", m_set, "the members it suspects"),
-        Var("claiming", mset, "runs a mastership claim"),
-        Var("accepted", m_set, "a claimant's collected acceptances"),
-        Var("best", m_int, "a claimant's greatest version seen"),
-        Var("npub", m_int, "how many lists a member installed as master", ghost=True),
-        Var("pub", m_k(lambda u: u.bool), "the positions of a master's published lists",
+        Var("started", SET, "has a state: an initial member or a joiner that started"),
+        Var("alive", SET, "started and not crashed"),
+        Var("joined", SET, "has installed a member list"),
+        Var("age", (M, "Int"), "the members' age order (smaller is older); fixed"),
+        Var("ver", (M, "Int"), "the member list version"),
+        Var("view", (M, SET), "the member list"),
+        Var("head", (M, M), "the first member of the member list"),
+        Var("master", (M, M), "the member it follows"),
+        Var("susp", (M, SET), "the members it suspects"),
+        Var("claiming", SET, "runs a mastership claim"),
+        Var("accepted", (M, SET), "a claimant's collected acceptances"),
+        Var("best", (M, "Int"), "a claimant's greatest version seen"),
+        Var("npub", (M, "Int"), "how many lists a member installed as master", ghost=True),
+        Var("pub", (M, ("Int", "Bool")), "the positions of a master's published lists",
             ghost=True),
-        Var("publist", m_k(_set), "the list a master published at a position", ghost=True),
-        Var("pubver", m_k(lambda u: u.int), "its version", ghost=True),
-        Var("answered", m_set, "members that accepted a claimant's claim", ghost=True),
-        Var("respver", lambda u: z3.ArraySort(u[M], z3.ArraySort(u[M], u.int)),
-            "the version an acceptance carried", ghost=True),
-        Var("last", lambda u: z3.ArraySort(u[M], z3.ArraySort(u[M], u.int)),
+        Var("publist", (M, ("Int", SET)), "the list a master published at a position",
+            ghost=True),
+        Var("pubver", (M, ("Int", "Int")), "its version", ghost=True),
+        Var("answered", (M, SET), "members that accepted a claimant's claim", ghost=True),
+        Var("respver", (M, (M, "Int")), "the version an acceptance carried", ghost=True),
+        Var("last", (M, (M, "Int")),
             "the position of the latest list a member applied from each master", ghost=True),
     )
 
@@ -142,8 +127,8 @@ class _Builder:
     # -- helpers over one frame ----------------------------------------------------------------
 
     @staticmethod
-    def has(s: z3.ArrayRef, x: z3.ExprRef) -> z3.BoolRef:
-        return z3.Select(s, x) == z3.BoolVal(True, x.ctx)
+    def has(s: Any, x: z3.ExprRef) -> z3.BoolRef:
+        return s[x]
 
     def is_master(self, f: Frame, m: z3.ExprRef) -> z3.BoolRef:
         return z3.And(self.has(f.alive, m), self.has(f.joined, m),
@@ -160,15 +145,15 @@ class _Builder:
         """``m`` installs ``view`` at ``version`` as master, and publishes it."""
         k = pre.npub[m] + 1
         return {
-            "view": z3.Store(pre.view, m, view),
-            "ver": z3.Store(pre.ver, m, version),
-            "head": z3.Store(pre.head, m, m),
-            "master": z3.Store(pre.master, m, m),
-            "npub": z3.Store(pre.npub, m, k),
-            "pub": z3.Store(pre.pub, m, z3.Store(pre.pub[m], k, True)),
-            "publist": z3.Store(pre.publist, m, z3.Store(pre.publist[m], k, view)),
-            "pubver": z3.Store(pre.pubver, m, z3.Store(pre.pubver[m], k, version)),
-            "last": z3.Store(pre.last, m, z3.Store(pre.last[m], m, k))}
+            "view": store(pre.view, m, view),
+            "ver": store(pre.ver, m, version),
+            "head": store(pre.head, m, m),
+            "master": store(pre.master, m, m),
+            "npub": store(pre.npub, m, k),
+            "pub": store(pre.pub, m, store(pre.pub[m], k, True)),
+            "publist": store(pre.publist, m, store(pre.publist[m], k, view)),
+            "pubver": store(pre.pubver, m, store(pre.pubver[m], k, version)),
+            "last": store(pre.last, m, store(pre.last[m], m, k))}
 
     PUBLISH = ("view", "ver", "head", "master", "npub", "pub", "publist", "pubver", "last")
 
@@ -186,7 +171,7 @@ class _Builder:
             v0 = z3.IntVal(len(initial), u.ctx)
             ages = z3.And(*[f.age[x] == i for i, x in enumerate(els)])
         else:
-            iset = z3.Const("initial", _set(u))
+            iset = u.var("initial", SET)
             h = z3.Const("oldest", u[M])
             v0 = z3.Int("v0", u.ctx)
             ages = z3.And(
@@ -194,23 +179,24 @@ class _Builder:
                 u.forall([M, M], lambda x, y: z3.Implies(
                     z3.And(self.has(iset, x), z3.Not(self.has(iset, y))), f.age[x] < f.age[y])),
                 u.forall([M], lambda x: z3.Implies(self.has(iset, x), f.age[h] <= f.age[x])))
-        false_set = z3.K(u[M], z3.BoolVal(False, u.ctx))
+        false_set = u.const(SET, z3.BoolVal(False, u.ctx))
 
         def member(x: z3.ExprRef) -> z3.BoolRef:
             ini = self.has(iset, x)
             return z3.And(
                 self.has(f.started, x) == ini, self.has(f.alive, x) == ini,
                 self.has(f.joined, x) == ini,
-                z3.Implies(ini, z3.And(f.ver[x] == v0, f.view[x] == iset, f.head[x] == h,
+                z3.Implies(ini, z3.And(f.ver[x] == v0, eq(f.view[x], iset), f.head[x] == h,
                                        f.master[x] == h, f.last[x][h] == 1)),
-                f.susp[x] == false_set, z3.Not(self.has(f.claiming, x)),
-                f.answered[x] == false_set,
+                eq(f.susp[x], false_set), z3.Not(self.has(f.claiming, x)),
+                eq(f.answered[x], false_set),
                 f.npub[x] == z3.If(x == h, 1, 0),
                 u.forall([M], lambda y: z3.Implies(z3.Or(z3.Not(ini), y != h),
                                                    f.last[x][y] == 0)),
-                f.pub[x] == z3.Store(z3.K(u.int, z3.BoolVal(False, u.ctx)), 1, x == h))
+                eq(f.pub[x], store(u.const(("Int", "Bool"), z3.BoolVal(False, u.ctx)), 1,
+                                   x == h)))
         return z3.And(self.has(iset, h), v0 >= 0, ages, u.forall([M], member),
-                      f.publist[h][1] == iset, f.pubver[h][1] == v0)
+                      eq(f.publist[h][1], iset), f.pubver[h][1] == v0)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -222,10 +208,10 @@ class _Builder:
 
         def start_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             j, u = a["j"], pre.u
-            return {"started": z3.Store(pre.started, j, True),
-                    "alive": z3.Store(pre.alive, j, True),
-                    "ver": z3.Store(pre.ver, j, 0),
-                    "view": z3.Store(pre.view, j, z3.K(u[M], z3.BoolVal(False, u.ctx)))}
+            return {"started": store(pre.started, j, True),
+                    "alive": store(pre.alive, j, True),
+                    "ver": store(pre.ver, j, 0),
+                    "view": store(pre.view, j, u.const(SET, z3.BoolVal(False, u.ctx)))}
 
         def admit_g(f: Frame, a: Params) -> z3.BoolRef:
             m, j = a["m"], a["j"]
@@ -234,7 +220,7 @@ class _Builder:
 
         def admit_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             m, j = a["m"], a["j"]
-            return self.publish(pre, m, z3.Store(pre.view[m], j, True), pre.ver[m] + 1)
+            return self.publish(pre, m, store(pre.view[m], j, True), pre.ver[m] + 1)
 
         def remove_g(f: Frame, a: Params) -> z3.BoolRef:
             m, q = a["m"], a["q"]
@@ -242,8 +228,8 @@ class _Builder:
 
         def remove_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             m, q = a["m"], a["q"]
-            return {**self.publish(pre, m, z3.Store(pre.view[m], q, False), pre.ver[m] + 1),
-                    "susp": z3.Store(pre.susp, m, z3.Store(pre.susp[m], q, False))}
+            return {**self.publish(pre, m, store(pre.view[m], q, False), pre.ver[m] + 1),
+                    "susp": store(pre.susp, m, store(pre.susp[m], q, False))}
 
         def suspect_g(f: Frame, a: Params) -> z3.BoolRef:
             p, q = a["p"], a["q"]
@@ -252,8 +238,8 @@ class _Builder:
 
         def suspect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, q = a["p"], a["q"]
-            return {"susp": z3.Store(pre.susp, p, z3.Store(pre.susp[p], q, True)),
-                    "accepted": z3.Store(pre.accepted, p, z3.Store(pre.accepted[p], q, False))}
+            return {"susp": store(pre.susp, p, store(pre.susp[p], q, True)),
+                    "accepted": store(pre.accepted, p, store(pre.accepted[p], q, False))}
 
         def unsuspect_g(f: Frame, a: Params) -> z3.BoolRef:
             p, q = a["p"], a["q"]
@@ -263,7 +249,7 @@ class _Builder:
 
         def unsuspect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, q = a["p"], a["q"]
-            return {"susp": z3.Store(pre.susp, p, z3.Store(pre.susp[p], q, False))}
+            return {"susp": store(pre.susp, p, store(pre.susp[p], q, False))}
 
         def claim_g(f: Frame, a: Params) -> z3.BoolRef:
             p = a["p"]
@@ -273,12 +259,12 @@ class _Builder:
 
         def claim_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, u = a["p"], pre.u
-            none = z3.K(u[M], z3.BoolVal(False, u.ctx))
-            return {"claiming": z3.Store(pre.claiming, p, True),
-                    "master": z3.Store(pre.master, p, p),
-                    "accepted": z3.Store(pre.accepted, p, none),
-                    "answered": z3.Store(pre.answered, p, none),
-                    "best": z3.Store(pre.best, p, pre.ver[p])}
+            none = u.const(SET, z3.BoolVal(False, u.ctx))
+            return {"claiming": store(pre.claiming, p, True),
+                    "master": store(pre.master, p, p),
+                    "accepted": store(pre.accepted, p, none),
+                    "answered": store(pre.answered, p, none),
+                    "best": store(pre.best, p, pre.ver[p])}
 
         def accept_g(f: Frame, a: Params) -> z3.BoolRef:
             q, p = a["q"], a["p"]
@@ -292,9 +278,9 @@ class _Builder:
         def accept_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             q, p = a["q"], a["p"]
             return {
-                "master": z3.Store(pre.master, q, p),
-                "answered": z3.Store(pre.answered, p, z3.Store(pre.answered[p], q, True)),
-                "respver": z3.Store(pre.respver, p, z3.Store(pre.respver[p], q, pre.ver[q]))}
+                "master": store(pre.master, q, p),
+                "answered": store(pre.answered, p, store(pre.answered[p], q, True)),
+                "respver": store(pre.respver, p, store(pre.respver[p], q, pre.ver[q]))}
 
         def collect_g(f: Frame, a: Params) -> z3.BoolRef:
             p, q = a["p"], a["q"]
@@ -305,8 +291,8 @@ class _Builder:
             p, q = a["p"], a["q"]
             seen = pre.respver[p][q]
             return {
-                "accepted": z3.Store(pre.accepted, p, z3.Store(pre.accepted[p], q, True)),
-                "best": z3.Store(pre.best, p, z3.If(seen > pre.best[p], seen, pre.best[p]))}
+                "accepted": store(pre.accepted, p, store(pre.accepted[p], q, True)),
+                "best": store(pre.best, p, z3.If(seen > pre.best[p], seen, pre.best[p]))}
 
         def finalize_g(f: Frame, a: Params) -> z3.BoolRef:
             return z3.And(has(f.alive, a["p"]), has(f.claiming, a["p"]))
@@ -325,14 +311,14 @@ class _Builder:
                 version = pre.ver[p] + 1
             kept = u.set_where(M, lambda y: z3.And(has(sus, y), has(view, y)), "fy")
             return {**self.publish(pre, p, view, version),
-                    "claiming": z3.Store(pre.claiming, p, False),
-                    "susp": z3.Store(pre.susp, p, kept)}
+                    "claiming": store(pre.claiming, p, False),
+                    "susp": store(pre.susp, p, kept)}
 
         def apply_g(f: Frame, a: Params) -> z3.BoolRef:
             p, m, k = a["p"], a["m"], a["k"]
             lst = f.publist[m][k]
             fresh = (f.pubver[m][k] > f.ver[p] if self.versioned
-                     else z3.Not(f.u.same_set(M, lst, f.view[p])))
+                     else z3.Not(eq(lst, f.view[p])))
             return z3.And(has(f.alive, p), f.pub[m][k], p != m, has(lst, p), fresh,
                           z3.Implies(has(f.joined, p), f.master[p] == m))
 
@@ -341,30 +327,54 @@ class _Builder:
             lst = pre.publist[m][k]
             kept = u.set_where(M, lambda y: z3.And(has(pre.susp[p], y), has(lst, y), y != m),
                                "ay")
-            return {"view": z3.Store(pre.view, p, lst),
-                    "ver": z3.Store(pre.ver, p, pre.pubver[m][k]),
-                    "head": z3.Store(pre.head, p, m),
-                    "master": z3.Store(pre.master, p, m),
-                    "joined": z3.Store(pre.joined, p, True),
-                    "susp": z3.Store(pre.susp, p, kept),
-                    "last": z3.Store(pre.last, p, z3.Store(pre.last[p], m, k))}
+            return {"view": store(pre.view, p, lst),
+                    "ver": store(pre.ver, p, pre.pubver[m][k]),
+                    "head": store(pre.head, p, m),
+                    "master": store(pre.master, p, m),
+                    "joined": store(pre.joined, p, True),
+                    "susp": store(pre.susp, p, kept),
+                    "last": store(pre.last, p, store(pre.last[p], m, k))}
+
+        def false_suspicion(f: Frame, a: Params) -> z3.BoolRef:
+            """A suspicion is the protocol's own (not a fault) where the failure detector or a
+            heartbeat answered with an explicit suspicion must raise it: ``q`` is in ``p``'s
+            list and has crashed, or is a master whose list leaves ``p`` out (002 Explicit
+            Suspicion)."""
+            p, q = a["p"], a["q"]
+            return z3.Not(z3.And(has(f.view[p], q), z3.Or(
+                z3.Not(has(f.alive, q)),
+                z3.And(self.is_master(f, q), z3.Not(has(f.view[q], p))))))
+
+        def false_removal(f: Frame, a: Params) -> z3.BoolRef:
+            """A removal is the master's own (not a fault) where its failure detector or an
+            explicit suspicion must raise it: ``q`` crashed, or is a master whose list leaves
+            ``m`` out (it answers ``m``'s heartbeat), or follows another master (it answers
+            ``m``'s periodic publish; 002 Explicit Suspicion)."""
+            m, q = a["m"], a["q"]
+            return z3.Not(z3.Or(z3.Not(has(f.alive, q)),
+                                z3.And(self.is_master(f, q), z3.Not(has(f.view[q], m))),
+                                z3.And(has(f.joined, q), f.master[q] != m)))
+
+        def lost_joiner(f: Frame, a: Params) -> z3.BoolRef:
+            return z3.Not(has(f.alive, a["j"]))
 
         def crash_g(f: Frame, a: Params) -> z3.BoolRef:
             return has(f.alive, a["p"])
 
         def crash_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            return {"alive": z3.Store(pre.alive, a["p"], False)}
+            return {"alive": store(pre.alive, a["p"], False)}
 
         sec = "002 "
         return (
             Action("start", (("j", M),), start_g, start_e, ("started", "alive", "ver", "view"),
                    sec + "Membership Update Process (a joiner starts)", fault=True),
             Action("admit", (("m", M), ("j", M)), admit_g, admit_e, self.PUBLISH,
-                   sec + "Membership Update Process"),
+                   sec + "Membership Update Process", fault=lost_joiner),
             Action("remove", (("m", M), ("q", M)), remove_g, remove_e, (*self.PUBLISH, "susp"),
-                   sec + "Member Suspicion & Removal", fault=True),
+                   sec + "Member Suspicion & Removal", fault=false_removal),
             Action("suspect", (("p", M), ("q", M)), suspect_g, suspect_e, ("susp", "accepted"),
-                   sec + "Member Suspicion & Removal; Explicit Suspicion", fault=True),
+                   sec + "Member Suspicion & Removal; Explicit Suspicion",
+                   fault=false_suspicion),
             Action("unsuspect", (("p", M), ("q", M)), unsuspect_g, unsuspect_e, ("susp",),
                    sec + "Removing Suspicion"),
             Action("claim", (("p", M),), claim_g, claim_e,
@@ -401,7 +411,7 @@ class _Builder:
         def one_list(f: Frame) -> z3.BoolRef:
             return f.u.forall([M], lambda m: f.u.forall_int(2, lambda k1, k2: z3.Implies(
                 z3.And(f.pub[m][k1], f.pub[m][k2], f.pubver[m][k1] == f.pubver[m][k2]),
-                f.u.same_set(M, f.publist[m][k1], f.publist[m][k2]))))
+                eq(f.publist[m][k1], f.publist[m][k2]))))
 
         def integrity(f: Frame) -> z3.BoolRef:
             return f.u.forall([M], lambda p: z3.Implies(
@@ -416,7 +426,7 @@ class _Builder:
 
         def agreement(f: Frame) -> z3.BoolRef:
             def same(p: z3.ExprRef, q: z3.ExprRef) -> z3.BoolRef:
-                equal = f.u.same_set(M, f.view[q], f.view[p])
+                equal = eq(f.view[q], f.view[p])
                 if self.versioned:
                     equal = z3.And(equal, f.ver[q] == f.ver[p])
                 return z3.Implies(

@@ -38,6 +38,85 @@ SortName = str
 Params = Mapping[str, z3.ExprRef]
 
 
+#: a variable's type: "Bool", "Int", a sort's name, or (domain, range) for an array (a set of
+#: members is ("Member", "Bool"), a member's list per member ("Member", ("Member", "Bool")))
+Type = str | tuple[Any, Any]
+
+
+class Flat:
+    """An array over a finite domain as one term per index: how a finite universe represents
+    arrays, so bounded model checking is over Booleans and integers, without the array theory.
+    Reading or writing at a symbolic index is an if-then-else over the indices."""
+
+    __slots__ = ("items", "keys")
+
+    def __init__(self, keys: tuple[Any, ...], items: tuple[Any, ...]) -> None:
+        self.keys = keys
+        self.items = items
+
+    def _index(self, i: Any) -> int | None:
+        if isinstance(i, int):
+            return self.keys.index(i) if i in self.keys else None
+        if z3.is_int_value(i):
+            n = i.as_long()
+            return self.keys.index(n) if n in self.keys else None
+        for n, k in enumerate(self.keys):
+            if isinstance(k, z3.ExprRef) and i.eq(k):
+                return n
+        return None
+
+    def _match(self, i: Any, n: int) -> z3.BoolRef:
+        return i == self.keys[n]
+
+    def __getitem__(self, i: Any) -> Any:
+        n = self._index(i)
+        if n is not None:
+            return self.items[n]
+        out = self.items[-1]
+        for n in range(len(self.items) - 2, -1, -1):
+            out = ite(self._match(i, n), self.items[n], out)
+        return out
+
+    def store(self, i: Any, value: Any) -> Flat:
+        n = self._index(i)
+        if n is not None:
+            return Flat(self.keys, (*self.items[:n], value, *self.items[n + 1:]))
+        return Flat(self.keys, tuple(ite(self._match(i, n), value, item)
+                                     for n, item in enumerate(self.items)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ctx(a: Any) -> z3.Context:
+    while isinstance(a, Flat):
+        a = a.items[0]
+    return a.ctx
+
+
+def store(a: Any, i: Any, value: Any) -> Any:
+    """``a`` with ``value`` at ``i``: a flat array's update, or Z3's ``Store``; a Python bool or
+    int is taken as the Z3 value."""
+    if isinstance(value, bool):
+        value = z3.BoolVal(value, _ctx(a))
+    elif isinstance(value, int):
+        value = z3.IntVal(value, _ctx(a))
+    return a.store(i, value) if isinstance(a, Flat) else z3.Store(a, i, value)
+
+
+def ite(c: z3.BoolRef, a: Any, b: Any) -> Any:
+    """``If(c, a, b)``, element by element for flat arrays."""
+    if isinstance(a, Flat):
+        return Flat(a.keys, tuple(ite(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
+    return z3.If(c, a, b)
+
+
+def eq(a: Any, b: Any) -> z3.BoolRef:
+    """``a == b``, element by element for flat arrays."""
+    if isinstance(a, Flat):
+        return z3.And(*[eq(x, y) for x, y in zip(a.items, b.items, strict=True)])
+    return a == b
+
+
 class Universe:
     """The sorts a system's formulas range over, finite (each of a given size) or unbounded."""
 
@@ -61,9 +140,9 @@ class Universe:
             self._elements[name] = tuple(consts)
         self.int = z3.IntSort(self.ctx)
         self.bool = z3.BoolSort(self.ctx)
-        #: in a finite universe, the integers a quantifier over positions ranges over (bounded
-        #: model checking sets it from its depth: a run of k steps publishes at most k + 1
-        #: positions); None: integer quantifiers stay quantifiers
+        #: in a finite universe, the integers an array over integers and a quantifier over
+        #: positions range over (bounded model checking sets it from its depth: a run of k
+        #: steps publishes at most k + 1 positions); None: integer quantifiers stay quantifiers
         self.int_range: range | None = None
 
     @classmethod
@@ -82,6 +161,41 @@ class Universe:
         if not self.finite:
             raise ValueError(f"sort {name} is unbounded: it has no list of elements")
         return self._elements[name]
+
+    # -- terms of a type -----------------------------------------------------------------------
+
+    def sort_of(self, t: Type) -> z3.SortRef:
+        if isinstance(t, tuple):
+            return z3.ArraySort(self.sort_of(t[0]), self.sort_of(t[1]))
+        if t == "Bool":
+            return self.bool
+        if t == "Int":
+            return self.int
+        return self.sorts[t]
+
+    def _keys(self, domain: str) -> tuple[Any, ...]:
+        if domain == "Int":
+            if self.int_range is None:
+                raise ValueError("a finite universe needs int_range for arrays over integers")
+            return tuple(self.int_range)
+        return self._elements[domain]
+
+    def var(self, name: str, t: Type) -> Any:
+        """A fresh unknown of type ``t``: a Z3 constant, or a flat array of them."""
+        if self.finite and isinstance(t, tuple):
+            keys = self._keys(t[0])
+            return Flat(keys, tuple(self.var(f"{name}[{k}]", t[1]) for k in keys))
+        return z3.Const(name, self.sort_of(t))
+
+    def const(self, t: Type, value: Any) -> Any:
+        """The array of type ``t`` that holds ``value`` everywhere (Z3's ``K``)."""
+        if self.finite:
+            keys = self._keys(t[0])
+            return Flat(keys, tuple(value for _ in keys))
+        return z3.K(self.sort_of(t[0]), value)
+
+
+    # -- quantifiers ---------------------------------------------------------------------------
 
     def forall_int(self, count: int, body: Callable[..., z3.BoolRef],
                    prefix: str = "k") -> z3.BoolRef:
@@ -104,25 +218,14 @@ class Universe:
         return z3.Exists(bound, body(*bound))
 
     def set_where(self, name: SortName, member: Callable[[z3.ExprRef], z3.BoolRef],
-                  tag: str = "x") -> z3.ArrayRef:
-        """The set of the elements of ``name`` for which ``member`` holds: a chain of stores
-        when finite (no quantifier), a lambda when unbounded."""
+                  tag: str = "x") -> Any:
+        """The set of the elements of ``name`` for which ``member`` holds: one term per
+        element when finite, a lambda when unbounded."""
         if self.finite:
-            out = z3.K(self.sorts[name], z3.BoolVal(False, self.ctx))
-            for e in self._elements[name]:
-                out = z3.Store(out, e, member(e))
-            return out
+            keys = self._elements[name]
+            return Flat(keys, tuple(member(e) for e in keys))
         x = z3.Const(f"{tag}_{name}", self.sorts[name])
         return z3.Lambda([x], member(x))
-
-    def same_set(self, name: SortName, a: z3.ArrayRef, b: z3.ArrayRef) -> z3.BoolRef:
-        """Two sets of ``name`` are equal: element by element when finite."""
-        if self.finite:
-            return z3.And(*[z3.Select(a, e) == z3.Select(b, e) for e in self._elements[name]])
-        return a == b
-
-    def set_of(self, name: SortName) -> z3.ArraySortRef:
-        return z3.ArraySort(self.sorts[name], self.bool)
 
     def _bind(self, sorts: Sequence[SortName], quantifier: Callable[..., z3.BoolRef],
               join: Callable[..., z3.BoolRef], body: Callable[..., z3.BoolRef],
@@ -145,10 +248,10 @@ class Universe:
 
 @dataclass(frozen=True)
 class Var:
-    """A state variable: a name and a function from the universe to its Z3 sort."""
+    """A state variable: a name and its type."""
 
     name: str
-    sort: Callable[[Universe], z3.SortRef]
+    type: Type
     #: what the variable means, in the design's words
     doc: str = ""
     #: a ghost variable records history for a property; it is not protocol state
@@ -162,16 +265,16 @@ class Frame:
                  values: Mapping[str, z3.ExprRef] | None = None) -> None:
         self.u = u
         self.tag = tag
-        self.vars: dict[str, z3.ExprRef] = dict(values) if values is not None else {
-            v.name: z3.Const(f"{v.name}@{tag}", v.sort(u)) for v in variables}
+        self.vars: dict[str, Any] = dict(values) if values is not None else {
+            v.name: u.var(f"{v.name}@{tag}", v.type) for v in variables}
 
-    def __getattr__(self, name: str) -> z3.ExprRef:
+    def __getattr__(self, name: str) -> Any:
         try:
             return self.__dict__["vars"][name]
         except KeyError:
             raise AttributeError(name) from None
 
-    def __getitem__(self, name: str) -> z3.ExprRef:
+    def __getitem__(self, name: str) -> Any:
         return self.vars[name]
 
 
@@ -199,8 +302,10 @@ class Action:
     modifies: tuple[str, ...]
     #: the design section the action follows
     design: str
-    #: a fault (crash, suspicion, join): not counted when judging quiescence
-    fault: bool = False
+    #: a fault (crash, suspicion, join): not counted when judging quiescence; a guard says
+    #: when a step of the action is a fault (a suspicion of a live member) and when it is the
+    #: protocol's own (the failure detector's suspicion of a crashed one)
+    fault: bool | Guard = False
     #: constrains the variables of ``modifies`` that ``effect`` leaves out
     relation: Relation | None = None
 
@@ -283,9 +388,9 @@ class System:
         parts = [action.guard(pre, params)]
         for v in self.variables:
             if v.name in values:
-                parts.append(post[v.name] == values[v.name])
+                parts.append(eq(post[v.name], values[v.name]))
             elif v.name not in action.modifies:
-                parts.append(post[v.name] == pre[v.name])
+                parts.append(eq(post[v.name], pre[v.name]))
         if action.relation is not None:
             parts.append(action.relation(pre, post, params))
         return z3.And(*parts)
@@ -299,8 +404,16 @@ class System:
                              "not declare them in `modifies`")
         return values
 
-    def enabled(self, u: Universe, pre: Frame, action: Action) -> z3.BoolRef:
-        """``action`` is enabled at ``pre`` for some parameters (its guard; effects are total)."""
+    def enabled(self, u: Universe, pre: Frame, action: Action,
+                progress: bool = False) -> z3.BoolRef:
+        """``action`` is enabled at ``pre`` for some parameters (its guard; effects are total);
+        with ``progress``, for some parameters where the step is not a fault."""
+        guard_of: Guard = action.guard
+        if progress and callable(action.fault):
+            fault = action.fault
+
+            def guard_of(f: Frame, a: Params) -> z3.BoolRef:
+                return z3.And(action.guard(f, a), z3.Not(fault(f, a)))
         finite = [s for _, s in action.params if s != "Int"]
         ints = [name for name, s in action.params if s == "Int"]
         names = [n for n, s in action.params if s != "Int"]
@@ -308,39 +421,35 @@ class System:
         def body(*values: z3.ExprRef) -> z3.BoolRef:
             params: dict[str, z3.ExprRef] = dict(zip(names, values, strict=True))
             if not ints:
-                return action.guard(pre, params)
+                return guard_of(pre, params)
 
             def guard(*numbers: z3.ExprRef) -> z3.BoolRef:
-                return action.guard(pre, {**params, **dict(zip(ints, numbers, strict=True))})
+                return guard_of(pre, {**params, **dict(zip(ints, numbers, strict=True))})
             return u.exists_int(len(ints), guard, prefix=f"en.{action.name}.")
         return u.exists(finite, body) if finite else body()
 
     def quiescent(self, u: Universe, pre: Frame) -> z3.BoolRef:
         """No action but a fault is enabled at ``pre``."""
-        return z3.And(*[z3.Not(self.enabled(u, pre, a)) for a in self.actions if not a.fault])
+        return z3.And(*[z3.Not(self.enabled(u, pre, a, progress=True))
+                        for a in self.actions if a.fault is not True])
 
 
-def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Member"
-               ) -> z3.ArrayRef:
-    """The set of ``elements`` as a Z3 array to Bool."""
-    s = z3.K(u[sort], z3.BoolVal(False, u.ctx))
+def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Member") -> Any:
+    """The set of ``elements`` (of a finite sort)."""
+    out = u.const((sort, "Bool"), z3.BoolVal(False, u.ctx))
     for e in elements:
-        s = z3.Store(s, e, z3.BoolVal(True, u.ctx))
-    return s
+        out = store(out, e, True)
+    return out
 
 
-def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortRef) -> Any:
-    """A term's value in ``model`` as JSON: arrays over finite sorts as lists or objects, sets
-    as sorted lists of element names."""
-    if sort.kind() == z3.Z3_ARRAY_SORT:
-        domain, rng = sort.domain(), sort.range()
-        if domain.kind() != z3.Z3_DATATYPE_SORT:
-            return None
-        elements = [domain.constructor(i)() for i in range(domain.num_constructors())]
-        if rng == z3.BoolSort(u.ctx):
-            return [str(e) for e in elements
-                    if z3.is_true(model.eval(z3.Select(term, e), model_completion=True))]
-        return {str(e): value_json(u, model, z3.Select(term, e), rng) for e in elements}
+def value_json(model: z3.ModelRef, term: Any) -> Any:
+    """A term's value in ``model`` as JSON: a set as the sorted names of its elements, another
+    array as an object by index."""
+    if isinstance(term, Flat):
+        values = [value_json(model, item) for item in term.items]
+        if all(isinstance(v, bool) for v in values) and not isinstance(term.keys[0], int):
+            return [str(k) for k, v in zip(term.keys, values, strict=True) if v]
+        return {str(k): v for k, v in zip(term.keys, values, strict=True)}
     value = model.eval(term, model_completion=True)
     if z3.is_int_value(value):
         return value.as_long()
@@ -349,36 +458,26 @@ def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortR
     return str(value)
 
 
-def pin(u: Universe, term: z3.ExprRef, value: Any) -> z3.BoolRef:
+def pin(u: Universe, term: Any, value: Any) -> z3.BoolRef:
     """``term`` equals the Python ``value``, in a finite universe: elements of a finite sort are
     given by index (``0`` is ``m0``), a set as a set of indices, an array as a dict from index
     (or integer) to value; a key a dict leaves out is left unconstrained, and ``None`` constrains
     nothing. The differential tests use it to state a reference-implementation state."""
     if value is None:
         return z3.BoolVal(True, u.ctx)
-    sort = term.sort()
-    if z3.is_array_sort(sort):
-        domain = sort.domain()
+    if isinstance(term, Flat):
+        ints = isinstance(term.keys[0], int)
         if isinstance(value, (set, frozenset)):
-            elements = _elements_of(domain)
-            return z3.And(*[z3.Select(term, e) == z3.BoolVal(i in value, u.ctx)
-                            for i, e in enumerate(elements)])
+            return z3.And(*[item == z3.BoolVal((k if ints else n) in value, u.ctx)
+                            for n, (k, item) in enumerate(zip(term.keys, term.items,
+                                                              strict=True))])
         if not isinstance(value, dict):
-            raise TypeError(f"{term}: expected a dict or a set, got {value!r}")
-        return z3.And(*[pin(u, z3.Select(term, _key(u, domain, k)), v) for k, v in value.items()])
+            raise TypeError(f"expected a dict or a set, got {value!r}")
+        return z3.And(*[pin(u, term[key if ints else term.keys[key]], v)
+                        for key, v in value.items()])
+    sort = term.sort()
     if sort.kind() == z3.Z3_DATATYPE_SORT:
-        return term == _elements_of(sort)[value]
+        return term == u.elements(str(sort).rstrip("0123456789"))[value]
     if z3.is_bool(term):
         return term == z3.BoolVal(bool(value), u.ctx)
     return term == z3.IntVal(int(value), u.ctx)
-
-
-def _elements_of(sort: z3.SortRef) -> list[z3.ExprRef]:
-    assert isinstance(sort, z3.DatatypeSortRef)
-    return [sort.constructor(i)() for i in range(sort.num_constructors())]
-
-
-def _key(u: Universe, domain: z3.SortRef, key: Any) -> z3.ExprRef:
-    if domain.kind() == z3.Z3_DATATYPE_SORT:
-        return _elements_of(domain)[key]
-    return z3.IntVal(int(key), u.ctx)
