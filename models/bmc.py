@@ -39,8 +39,8 @@ class BmcResult:
 class Unrolling:
     """A system unrolled step by step on one solver (shared by BMC and k-induction)."""
 
-    def __init__(self, system: System, u: Universe, timeout_ms: int, initial: bool = True
-                 ) -> None:
+    def __init__(self, system: System, u: Universe, timeout_ms: int, initial: bool = True,
+                 budgets: Mapping[str, int | None] | None = None) -> None:
         self.system = system
         self.u = u
         self.timeout_ms = timeout_ms
@@ -53,6 +53,10 @@ class Unrolling:
         self.params: list[list[dict[str, z3.ExprRef]]] = []
         if initial:
             self.constraints.append(system.init(self.frames[0]))
+        #: fault budgets: each a limit on the fault steps of the actions that spend it
+        self.budgets = {k: v for k, v in {**system.budgets, **(budgets or {})}.items()
+                        if v is not None}
+        self.spent: dict[str, z3.ArithRef] = {b: z3.IntVal(0, u.ctx) for b in self.budgets}
 
     @property
     def depth(self) -> int:
@@ -90,6 +94,12 @@ class Unrolling:
             taken.append(z3.And(sel == i, step))
         self.constraints.append(z3.And(sel >= 0, sel < len(system.actions)))
         self.constraints.append(z3.Or(*taken))
+        for budget, limit in self.budgets.items():
+            spend = [z3.If(z3.And(sel == i, system.is_fault(a, pre, params[i])), 1, 0)
+                     for i, a in enumerate(system.actions) if a.budget == budget]
+            if spend:
+                self.spent[budget] = self.spent[budget] + z3.Sum(*spend)
+                self.constraints.append(self.spent[budget] <= limit)
         if u.int_range is not None:
             low, high = u.int_range.start, u.int_range.stop - 1
             self.constraints.extend(z3.And(c >= low, c <= high)
@@ -148,11 +158,13 @@ def memory_mb(solver: z3.Solver) -> float:
 
 
 def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: int,
-        timeout_ms: int = 300_000) -> dict[str, BmcResult]:
-    """Bounded model checking of ``specs`` on ``system`` at ``sizes`` up to ``depth`` steps."""
+        timeout_ms: int = 300_000, budgets: Mapping[str, int | None] | None = None
+        ) -> dict[str, BmcResult]:
+    """Bounded model checking of ``specs`` on ``system`` at ``sizes`` up to ``depth`` steps,
+    with the fault ``budgets`` (the system's defaults, a None limit lifting one)."""
     u = system.universe(sizes)
     u.int_range = range(depth + 2)
-    unrolled = Unrolling(system, u, timeout_ms)
+    unrolled = Unrolling(system, u, timeout_ms, budgets=budgets)
     open_specs = {s: system.property(s) for s in specs}
     started = time.perf_counter()
     results: dict[str, BmcResult] = {}

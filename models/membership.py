@@ -81,6 +81,8 @@ SPECS = ("MEM-VIEW-ORDER", "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY
          "MEM-VIEW-AGREEMENT")
 #: the default scope of bounded model checking: the explorer's default, 3 members and a joiner
 DEFAULT_SIZES = {"members": 3, "joiners": 1}
+#: its fault budgets, as the explorer's default scope (`partsafe check membership --help`)
+DEFAULT_BUDGETS = {"crashes": 1, "joins": 1, "suspicions": 1}
 
 
 SET = (M, "Bool")
@@ -367,14 +369,16 @@ class _Builder:
         sec = "002 "
         return (
             Action("start", (("j", M),), start_g, start_e, ("started", "alive", "ver", "view"),
-                   sec + "Membership Update Process (a joiner starts)", fault=True),
+                   sec + "Membership Update Process (a joiner starts)", fault=True,
+                   budget="joins"),
             Action("admit", (("m", M), ("j", M)), admit_g, admit_e, self.PUBLISH,
                    sec + "Membership Update Process", fault=lost_joiner),
             Action("remove", (("m", M), ("q", M)), remove_g, remove_e, (*self.PUBLISH, "susp"),
-                   sec + "Member Suspicion & Removal", fault=false_removal),
+                   sec + "Member Suspicion & Removal", fault=false_removal,
+                   budget="suspicions"),
             Action("suspect", (("p", M), ("q", M)), suspect_g, suspect_e, ("susp", "accepted"),
                    sec + "Member Suspicion & Removal; Explicit Suspicion",
-                   fault=false_suspicion),
+                   fault=false_suspicion, budget="suspicions"),
             Action("unsuspect", (("p", M), ("q", M)), unsuspect_g, unsuspect_e, ("susp",),
                    sec + "Removing Suspicion"),
             Action("claim", (("p", M),), claim_g, claim_e,
@@ -390,7 +394,7 @@ class _Builder:
                    ("view", "ver", "head", "master", "joined", "susp", "last"),
                    sec + "Membership Update Process"),
             Action("crash", (("p", M),), crash_g, crash_e, ("alive",),
-                   sec + "Member Suspicion & Removal", fault=True),
+                   sec + "Member Suspicion & Removal", fault=True, budget="crashes"),
         )
 
     # -- properties and lemmas -----------------------------------------------------------------
@@ -522,7 +526,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
     return System(
         name="membership", variant=variant, sorts=(M,), variables=_variables(), init=b.init,
         actions=b.actions(), properties=b.properties(), lemmas=b.lemmas(),
-        sizes={M: members + joiners}, design="002",
+        sizes={M: members + joiners}, budgets=dict(DEFAULT_BUDGETS), design="002",
         abstractions=tuple(line.strip() for line in __doc__.split("* ")[-4:]))
 
 

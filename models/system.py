@@ -308,6 +308,8 @@ class Action:
     fault: bool | Guard = False
     #: constrains the variables of ``modifies`` that ``effect`` leaves out
     relation: Relation | None = None
+    #: the fault budget its fault steps spend in bounded model checking (``System.budgets``)
+    budget: str | None = None
 
 
 @dataclass(frozen=True)
@@ -353,6 +355,9 @@ class System:
     lemmas: tuple[Lemma, ...] = ()
     #: the smallest sizes at which bounded model checking is meaningful
     sizes: dict[SortName, int] = field(default_factory=dict)
+    #: bounded model checking's default fault budgets (the explorer's scope parameters: how
+    #: many fault steps of each kind a run may take); proofs take no budget
+    budgets: dict[str, int] = field(default_factory=dict)
     #: renders a frame's values from a model as JSON (finite universes); None: every variable
     describe: Callable[[Frame, z3.ModelRef], dict[str, Any]] | None = None
     #: the design section the model follows, and what it leaves out
@@ -427,6 +432,12 @@ class System:
                 return guard_of(pre, {**params, **dict(zip(ints, numbers, strict=True))})
             return u.exists_int(len(ints), guard, prefix=f"en.{action.name}.")
         return u.exists(finite, body) if finite else body()
+
+    def is_fault(self, action: Action, pre: Frame, params: Params) -> z3.BoolRef:
+        """A step of ``action`` from ``pre`` with ``params`` is a fault."""
+        if callable(action.fault):
+            return action.fault(pre, params)
+        return z3.BoolVal(action.fault, pre.u.ctx)
 
     def quiescent(self, u: Universe, pre: Frame) -> z3.BoolRef:
         """No action but a fault is enabled at ``pre``."""
