@@ -181,24 +181,28 @@ class _Builder:
                 u.forall([M, M], lambda x, y: z3.Implies(
                     z3.And(self.has(iset, x), z3.Not(self.has(iset, y))), f.age[x] < f.age[y])),
                 u.forall([M], lambda x: z3.Implies(self.has(iset, x), f.age[h] <= f.age[x])))
-        false_set = u.const(SET, z3.BoolVal(False, u.ctx))
-
+        # pointwise (no array equality under a quantifier), so that a proof's initiation
+        # queries stay in the fragment Z3 decides
         def member(x: z3.ExprRef) -> z3.BoolRef:
             ini = self.has(iset, x)
             return z3.And(
                 self.has(f.started, x) == ini, self.has(f.alive, x) == ini,
-                self.has(f.joined, x) == ini,
-                z3.Implies(ini, z3.And(f.ver[x] == v0, eq(f.view[x], iset), f.head[x] == h,
-                                       f.master[x] == h, f.last[x][h] == 1)),
-                eq(f.susp[x], false_set), z3.Not(self.has(f.claiming, x)),
-                eq(f.answered[x], false_set),
-                f.npub[x] == z3.If(x == h, 1, 0),
-                u.forall([M], lambda y: z3.Implies(z3.Or(z3.Not(ini), y != h),
-                                                   f.last[x][y] == 0)),
-                eq(f.pub[x], store(u.const(("Int", "Bool"), z3.BoolVal(False, u.ctx)), 1,
-                                   x == h)))
+                self.has(f.joined, x) == ini, z3.Not(self.has(f.claiming, x)),
+                z3.Implies(ini, z3.And(f.ver[x] == v0, f.head[x] == h, f.master[x] == h)),
+                f.npub[x] == z3.If(x == h, 1, 0))
+
+        def pair(x: z3.ExprRef, y: z3.ExprRef) -> z3.BoolRef:
+            ini = self.has(iset, x)
+            return z3.And(
+                z3.Implies(ini, f.view[x][y] == iset[y]),
+                z3.Not(f.susp[x][y]), z3.Not(f.answered[x][y]),
+                f.last[x][y] == z3.If(z3.And(ini, y == h), 1, 0))
+
+        published = u.forall([M], lambda x: u.forall_int(1, lambda k: f.pub[x][k] == z3.And(
+            x == h, k == 1), prefix="ik"))
+        first = u.forall([M], lambda y: f.publist[h][1][y] == iset[y])
         return z3.And(self.has(iset, h), v0 >= 0, ages, u.forall([M], member),
-                      eq(f.publist[h][1], iset), f.pubver[h][1] == v0)
+                      u.forall([M, M], pair), published, first, f.pubver[h][1] == v0)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -413,9 +417,9 @@ class _Builder:
             return pre.pubver[a["m"]][a["k"]] > pre.ver[a["p"]]
 
         def one_list(f: Frame) -> z3.BoolRef:
-            return f.u.forall([M], lambda m: f.u.forall_int(2, lambda k1, k2: z3.Implies(
+            return f.u.forall([M, M], lambda m, y: f.u.forall_int(2, lambda k1, k2: z3.Implies(
                 z3.And(f.pub[m][k1], f.pub[m][k2], f.pubver[m][k1] == f.pubver[m][k2]),
-                eq(f.publist[m][k1], f.publist[m][k2]))))
+                f.publist[m][k1][y] == f.publist[m][k2][y])))
 
         def integrity(f: Frame) -> z3.BoolRef:
             return f.u.forall([M], lambda p: z3.Implies(
@@ -443,10 +447,11 @@ class _Builder:
             Property("MEM-VIEW-ORDER", step=order,
                      formula="apply(p, m, k) ⇒ k > last[p][m]: the position of a list in its "
                              "master's sequence grows along each member's applied lists",
-                     lemmas=("versions-grow-with-positions", "applied-version",
-                             "master-version", "positions", "claim-version")),
+                     lemmas=("dormant", "claimant-follows-itself", "versions-grow-with-positions",
+                             "applied-version", "master-version", "positions",
+                             "claim-version")),
             Property("MEM-VIEW-INTEGRITY", state=integrity,
-                     formula="∀p. alive(p) ∧ joined(p) ⇒ p ∈ view(p)"),
+                     formula="∀p. alive(p) ∧ joined(p) ⇒ p ∈ view(p)", lemmas=("dormant",)),
             Property("MEM-MASTER-ONLY", step=master_only,
                      formula="admit(m, _) ∨ remove(m, _) ⇒ head(m) = m; claim(p) ⇒ p suspects "
                              "every member of its list older than itself"),
@@ -460,8 +465,8 @@ class _Builder:
                 formula="apply(p, m, k) ⇒ pubver[m][k] > ver(p); ∀m, k1, k2. pub[m][k1] ∧ "
                         "pub[m][k2] ∧ pubver[m][k1] = pubver[m][k2] ⇒ publist[m][k1] = "
                         "publist[m][k2]",
-                lemmas=("versions-grow-with-positions", "master-version", "positions",
-                        "claim-version")))
+                lemmas=("dormant", "claimant-follows-itself", "versions-grow-with-positions",
+                        "master-version", "positions", "claim-version")))
         return tuple(out)
 
     def lemmas(self) -> tuple[Lemma, ...]:
@@ -491,7 +496,29 @@ class _Builder:
             return f.u.forall([M], lambda p: z3.Implies(
                 has(f.claiming, p), f.best[p] >= f.ver[p]))
 
+        def dormant(f: Frame) -> z3.BoolRef:
+            return z3.And(
+                f.u.forall([M], lambda x: z3.And(
+                    z3.Implies(z3.Or(has(f.alive, x), has(f.joined, x), has(f.claiming, x)),
+                               has(f.started, x)),
+                    z3.Implies(z3.Not(has(f.started, x)), f.npub[x] == 0))),
+                f.u.forall([M, M], lambda x, m: z3.Implies(
+                    z3.Not(has(f.started, x)), f.last[x][m] == 0)))
+
+        def claimant(f: Frame) -> z3.BoolRef:
+            return f.u.forall([M], lambda p: z3.Implies(
+                has(f.claiming, p), z3.And(f.master[p] == p, has(f.joined, p))))
+
         return (
+            Lemma("dormant", dormant,
+                  "∀x. alive(x) ∨ joined(x) ∨ claiming(x) ⇒ started(x); ¬started(x) ⇒ "
+                  "npub(x) = 0 ∧ ∀m. last[x][m] = 0",
+                  "002 Membership Update Process: a joiner takes part only once it started and "
+                  "sent its join request"),
+            Lemma("claimant-follows-itself", claimant,
+                  "∀p. claiming(p) ⇒ master(p) = p ∧ joined(p)",
+                  "002 Mastership Claim Process: a member that suspects every older member "
+                  "'claims its mastership' and follows itself until it publishes"),
             Lemma("versions-grow-with-positions", grow,
                   "∀m, k1 < k2 published by m: pubver[m][k1] < pubver[m][k2]",
                   "002 Membership Update Process: 'the master increments the member list "

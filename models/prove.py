@@ -1,0 +1,120 @@
+"""`partsafe prove`: every spec of a symbolic model, by bounded model checking and by proof.
+
+For each spec of the model (``SPECS`` of ``models/<protocol>.py``), in this order:
+
+1. **Bounded model checking** (models/bmc.py) to ``depth`` steps at the model's finite sizes and
+   fault budgets (the explorer's default scope): a violation is a ``counterexample`` with its run
+   (a shortest one), and the verdict stops there.
+2. **A proof for any size** (models/induction.py) with the lemmas the spec names: ``proved``,
+   size ``any``. Quiescence checks are not invariants and get no proof.
+3. Otherwise the verdict is ``bounded`` (no violation up to ``depth`` at that size), with what the
+   proof found (a failed query, or Z3's "unknown").
+
+A query Z3 answers "unknown" (or runs out of time) makes the verdict ``unknown``: never
+``proved``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from partsafe.models.bmc import bmc
+from partsafe.models.induction import ProofResult, prove
+
+#: the symbolic models, by the name `partsafe check` gives the same protocol
+MODELS: dict[str, str] = {
+    "membership": "partsafe.models.membership",
+}
+#: the default depth of bounded model checking, per model
+DEFAULT_DEPTH: dict[str, int] = {"membership": 8}
+
+VERDICTS = ("proved", "bounded", "counterexample", "unknown")
+
+
+def module(name: str) -> ModuleType:
+    """The module of symbolic model ``name``; an unknown name raises, listing the known ones."""
+    if name not in MODELS:
+        raise ValueError(f"no symbolic model {name!r}; known: {', '.join(MODELS)}, planner")
+    return importlib.import_module(MODELS[name])
+
+
+@dataclass
+class SpecVerdict:
+    """What `partsafe prove` says of one spec."""
+
+    spec: str
+    verdict: str
+    #: "any" for a proof for any size, else the sizes bounded model checking used
+    size: str | dict[str, int]
+    depth: int
+    seconds: float
+    lemmas: list[str] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    #: the proof's queries (initiation and consecution per action and conjunct)
+    proof: dict[str, Any] | None = None
+    reason: str = ""
+    #: the slowest single solver query of the proof, in seconds
+    slowest: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "verdict": self.verdict, "size": self.size,
+                "depth": self.depth, "seconds": round(self.seconds, 3), "lemmas": self.lemmas,
+                "trace": self.trace, "proof": self.proof, "reason": self.reason}
+
+
+@dataclass
+class ModelVerdict:
+    model: str
+    variant: str
+    specs: list[SpecVerdict]
+    budgets: dict[str, int]
+    sizes: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "variant": self.variant, "sizes": self.sizes,
+                "budgets": self.budgets, "specs": [s.as_dict() for s in self.specs]}
+
+
+def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
+                specs: list[str] | None = None, proofs: bool = True,
+                timeout_s: float = 300.0) -> ModelVerdict:
+    """Every spec of model ``name`` in ``variant`` (see the module docstring)."""
+    mod = module(name)
+    if variant not in mod.VARIANTS:
+        raise ValueError(f"{name}: no symbolic form of variant {variant!r}; known: "
+                         f"{', '.join(mod.VARIANTS)}")
+    system = mod.system(variant)
+    depth = DEFAULT_DEPTH.get(name, 6) if depth is None else depth
+    wanted = list(specs) if specs else [p.spec for p in system.properties]
+    timeout_ms = int(timeout_s * 1000)
+    out: list[SpecVerdict] = []
+    for spec in wanted:
+        started = time.perf_counter()
+        found = bmc(system, [spec], {}, depth, timeout_ms)[spec]
+        prop = system.property(spec)
+        verdict = SpecVerdict(spec, found.verdict, dict(found.sizes), found.depth, 0.0,
+                              list(prop.lemmas), found.trace, reason=found.reason)
+        if found.verdict == "bounded" and proofs and not prop.quiescent:
+            proof = prove(system, spec, timeout_ms)
+            verdict.proof = _proof_json(proof)
+            verdict.slowest = proof.slowest
+            if proof.verdict == "proved":
+                verdict.verdict, verdict.size = "proved", "any"
+            else:
+                verdict.reason = f"no proof for any size: {proof.reason}"
+        elif found.verdict == "bounded" and prop.quiescent:
+            verdict.reason = "a quiescence check: bounded model checking only"
+        verdict.seconds = time.perf_counter() - started
+        out.append(verdict)
+    budgets = {**system.budgets}
+    return ModelVerdict(name, variant, out, budgets, dict(system.sizes))
+
+
+def _proof_json(proof: ProofResult) -> dict[str, Any]:
+    return {"verdict": proof.verdict, "seconds": round(proof.seconds, 3),
+            "slowest_query": round(proof.slowest, 3), "checks": proof.checks,
+            "reason": proof.reason}
