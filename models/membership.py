@@ -108,6 +108,7 @@ def _variables() -> tuple[Var, ...]:
         Var("publist", (M, ("Int", SET)), "the list a master published at a position",
             ghost=True),
         Var("pubver", (M, ("Int", "Int")), "its version", ghost=True),
+        Var("claimed", SET, "started a mastership claim, at some time", ghost=True),
         Var("answered", (M, SET), "members that accepted a claimant's claim", ghost=True),
         Var("respver", (M, (M, "Int")), "the version an acceptance carried", ghost=True),
         Var("last", (M, (M, "Int")),
@@ -189,6 +190,7 @@ class _Builder:
                 self.has(f.started, x) == ini, self.has(f.alive, x) == ini,
                 self.has(f.joined, x) == ini, z3.Not(self.has(f.claiming, x)),
                 z3.Implies(ini, z3.And(f.ver[x] == v0, f.head[x] == h, f.master[x] == h)),
+                z3.Not(self.has(f.claimed, x)),
                 f.npub[x] == z3.If(x == h, 1, 0))
 
         def pair(x: z3.ExprRef, y: z3.ExprRef) -> z3.BoolRef:
@@ -267,6 +269,7 @@ class _Builder:
             p, u = a["p"], pre.u
             none = u.const(SET, z3.BoolVal(False, u.ctx))
             return {"claiming": store(pre.claiming, p, True),
+                    "claimed": store(pre.claimed, p, True),
                     "master": store(pre.master, p, p),
                     "accepted": store(pre.accepted, p, none),
                     "answered": store(pre.answered, p, none),
@@ -274,8 +277,9 @@ class _Builder:
 
         def accept_g(f: Frame, a: Params) -> z3.BoolRef:
             q, p = a["q"], a["p"]
+            # the claim may be answered after the claimant gave up waiting and published
             return z3.And(
-                has(f.claiming, p), z3.Not(has(f.answered[p], q)), q != p,
+                has(f.claimed, p), z3.Not(has(f.answered[p], q)), q != p,
                 has(f.alive, q), has(f.joined, q), z3.Not(has(f.claiming, q)),
                 has(f.view[q], p), z3.Not(has(f.susp[q], p)), self.older_suspected(f, q, p),
                 z3.Or(f.master[q] == p,
@@ -386,7 +390,7 @@ class _Builder:
             Action("unsuspect", (("p", M), ("q", M)), unsuspect_g, unsuspect_e, ("susp",),
                    sec + "Removing Suspicion"),
             Action("claim", (("p", M),), claim_g, claim_e,
-                   ("claiming", "master", "accepted", "answered", "best"),
+                   ("claiming", "claimed", "master", "accepted", "answered", "best"),
                    sec + "Mastership Claim Process"),
             Action("accept", (("q", M), ("p", M)), accept_g, accept_e,
                    ("master", "answered", "respver"), sec + "Mastership Claim Process"),
@@ -557,6 +561,22 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         abstractions=tuple(line.strip() for line in __doc__.split("* ")[-4:]))
 
 
+def system_for(variant: str, scope: Mapping[str, int]) -> System:
+    """The system at the size of an explorer scope (`partsafe check membership`'s parameters)."""
+    return system(variant, members=scope["members"], joiners=scope["joiners"])
+
+
+def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The explorer scope a bounded counterexample needs: its size, and a fault budget for each
+    fault it takes (a suspicion of a live member is the one kind the explorer counts; a
+    periodic publish may be needed to deliver a list again)."""
+    steps = [t["action"] for t in trace[1:]]
+    return {**DEFAULT_SIZES,
+            "crashes": steps.count("crash"), "joins": steps.count("start"),
+            "suspicions": steps.count("suspect") + steps.count("remove"),
+            "publishes": 1 + steps.count("apply")}
+
+
 # --- the map from the reference implementation ----------------------------------------------------
 
 
@@ -590,7 +610,7 @@ class Refinement:
             view[i] = {ix[m] for m in s.members}
             if s.members:
                 head[i] = ix[s.members[0]]
-            if s.master is not None:
+            if s.master is not None and s.joined:  # a joiner's is only where it sends requests
                 master[i] = ix[s.master]
             susp[i] = {ix[m] for m in s.suspects}
             if s.claim is not None:

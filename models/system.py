@@ -484,8 +484,8 @@ def pin(u: Universe, term: Any, value: Any) -> z3.BoolRef:
                                                               strict=True))])
         if not isinstance(value, dict):
             raise TypeError(f"expected a dict or a set, got {value!r}")
-        return z3.And(*[pin(u, term[key if ints else term.keys[key]], v)
-                        for key, v in value.items()])
+        return z3.And(z3.BoolVal(True, u.ctx), *[pin(u, term[key if ints else term.keys[key]], v)
+                                                 for key, v in value.items()])
     sort = term.sort()
     if sort.kind() == z3.Z3_DATATYPE_SORT:
         return term == u.elements(str(sort).rstrip("0123456789"))[value]

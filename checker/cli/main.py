@@ -36,6 +36,7 @@ from partsafe.checker.cli.options import (
     scope_options,
     variants_epilog,
 )
+from partsafe.checker.cli.prove import prove
 from partsafe.checker.cli.views import (
     ProgressView,
     profiles_json,
@@ -105,7 +106,7 @@ def main() -> None:
     rebalance protocols of Hazelcast and Apache Ignite 3."""
 
 
-for _command in (validate, parse, simulate):
+for _command in (validate, parse, simulate, prove):
     main.add_command(_command)
 
 
