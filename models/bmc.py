@@ -43,7 +43,8 @@ class Unrolling:
                  ) -> None:
         self.system = system
         self.u = u
-        self.solver = z3.SolverFor("QF_AUFLIA", ctx=u.ctx) if u.finite else z3.Solver(ctx=u.ctx)
+        self.solver = (z3.SolverFor(system.logic, ctx=u.ctx) if u.finite and system.logic
+                       else z3.Solver(ctx=u.ctx))
         self.solver.set("timeout", timeout_ms)
         self.frames: list[Frame] = [system.frame(u, "0")]
         self.selectors: list[z3.ArithRef] = []

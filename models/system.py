@@ -198,6 +198,9 @@ class System:
     sizes: dict[SortName, int] = field(default_factory=dict)
     #: renders a frame's values from a model as JSON (finite universes); None: every variable
     describe: Callable[[Frame, z3.ModelRef], dict[str, Any]] | None = None
+    #: the logic bounded model checking asks Z3 for; None: Z3's default solver (a system whose
+    #: arrays over integers start constant, `K(Int, ...)`, is outside QF_AUFLIA's complete part)
+    logic: str | None = "QF_AUFLIA"
     #: the design section the model follows, and what it leaves out
     design: str = ""
     abstractions: tuple[str, ...] = ()
@@ -261,7 +264,7 @@ def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Me
 def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortRef) -> Any:
     """A term's value in ``model`` as JSON: arrays over finite sorts as lists or objects, sets
     as sorted lists of element names."""
-    if z3.is_array_sort(sort):
+    if isinstance(sort, z3.ArraySortRef):
         domain, rng = sort.domain(), sort.range()
         if domain.kind() != z3.Z3_DATATYPE_SORT:
             return None

@@ -1,0 +1,849 @@
+"""Hazelcast 3.7's migration commit and master crash recovery (000 §1, §2) as a symbolic system.
+
+**What is modelled.** Members (sort ``Member``) hold a copy of the partition table (per
+``Partition``, the set of its replica owners), the table version, a completed migrations list
+(the migrations it knows committed, ``completed_ok``, and failed, ``completed_failed``) and its
+active migrations (000 Terminology "Active Migration State"). One member is the master
+(``master``); every member follows one master (``follows``). A migration (sort ``Migration``)
+has a partition, a migration source and a migration destination; the master that starts it
+and the table version it starts on are fixed when it starts (``started_by``,
+``started_on``). The master runs one migration at a time:
+
+* ``start``: the master sends ``MigrationRequest`` (its table names the source, not the
+  destination as replicas of the partition);
+* ``source_accepts`` / ``destination_accepts``: each participant checks that the request
+  comes from its master, that its table version is the one the migration started on and that
+  it has no undecided migration, then makes it active (000 §2.1, last paragraph);
+* ``commit_to_destination``: 000 §2.1 steps 1-2, the master sends ``MigrationCommitOperation``
+  with a copy of its table with the migration applied, version + 1, and its completed list
+  with the migration as successful; its own state does not change;
+* ``destination_commits``: the destination takes the copy (when its version is not older) and
+  finalises; it acknowledges in any case (``CommitAck``);
+* ``master_commits``: step 3, the master applies the migration, version + 1, adds it to its
+  completed list and publishes;
+* ``fail``: step 4, a migration in its request phase (a participant refused or the request
+  timed out) or in its commit phase with a destination that crashed: the table stays, the
+  version rises by the failure increment, the migration is completed as failed and published;
+* ``publish`` / ``receive``: the master publishes its table with its completed list; a member
+  takes a table only from its master and only with a greater version, and finalises every
+  migration of the list it did not know (000 §1.1, §2.1);
+* ``update_table``: the master's other table updates of 000 §1.1 (a left member's replica set
+  to NULL, a lost owner reassigned, repartitioning): any table, version + 1, published;
+* ``master_crash`` (fault): the master crashes, a live member becomes master and collects
+  (``collect``) every live member's table, completed list and active migrations once that
+  member follows it; ``finish_recovery`` (every live member collected) takes the most recent
+  table, completes the migrations some completed list names, fails the other active ones
+  (version raised) and publishes (000 §1.2, §2.2);
+* ``crash`` (fault) of another member, ``follow_new_master`` (a member notices its master's
+  crash and follows the new one).
+
+**Abstractions** (what the differential test checks against refimpl/partition_service.py):
+
+* the network is a monotone set of sent messages: every operation stays deliverable for ever
+  (loss is never delivering it, reordering and duplication are delivering in any order, any
+  number of times); a publication is named by its sender and version, a commit by its
+  migration, each with its payload;
+* a replica index is abstracted to replica ownership: a migration removes the source from the
+  partition's replicas and adds the destination (MOVE; the other types of 000 §3.1 change the
+  same ownership), and the source is the source endpoint (the member that sends the data);
+* the master is never a migration destination; the new master is any live member (Hazelcast
+  takes the oldest), and a member learns of a crash from a perfect failure detector;
+* a member's completed list only grows (no eviction, 000 §2.1: eviction removes only
+  migrations every member acknowledged, which no handler reads again);
+* the new master's ``Fetch`` and the member's reply are one step: a member answers only once
+  it follows the new master, and from then on takes nothing from anyone else, who does not
+  publish before its recovery ends, so its state is the same when the reply arrives;
+* the failure increment is a per-migration integer ``failure_increment``: the current source's
+  increment + 1 (at least 2) in ``fixed``, 000 §2.1 step 4's 2 in ``fail-plus-two`` and 1 in
+  ``fail-plus-one`` (the design question of §2.1: is +2 needed?).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import z3
+
+from partsafe.models.system import (
+    Action,
+    Frame,
+    Lemma,
+    Params,
+    Property,
+    System,
+    Universe,
+    Var,
+)
+
+M, P, G = "Member", "Partition", "Migration"
+
+#: variants -> the spec their flaw breaks (refimpl VARIANT_TABLE's `breaks`), and the design
+#: question of 000 §2.1 step 4
+VARIANTS: dict[str, str | None] = {
+    "fixed": None,
+    "hz37-independent-commit": "MIG-COMMIT-ORDER",
+    "hz37-stale-master-table": "PT-MOST-RECENT",
+    "hz37-local-promotion": "PT-MASTER-ONLY",
+    "fail-plus-two": None,
+}
+
+#: the design question of 000 §2.1 step 4, with a destination that splits off during the commit
+#: and comes back (not a refimpl variant: its failure detector is perfect)
+QUESTIONS: dict[str, str | None] = {
+    "fail-plus-one-split": "PT-MASTER-ONLY",
+    "fail-plus-two-split": None,
+}
+
+SPECS = ("MIG-COMMIT-ORDER", "MIG-ATOMIC", "PT-VERSION", "PT-MOST-RECENT", "PT-MASTER-ONLY",
+         "MIG-REJECT-STALE")
+
+
+def _table(u: Universe) -> z3.SortRef:
+    return z3.ArraySort(u[P], u.set_of(M))
+
+
+def _arr(dom: str, rng: Callable[[Universe], z3.SortRef]) -> Callable[[Universe], z3.SortRef]:
+    return lambda u: z3.ArraySort(u[dom], rng(u))
+
+
+def _int(u: Universe) -> z3.SortRef:
+    return u.int
+
+
+def _bool(u: Universe) -> z3.SortRef:
+    return u.bool
+
+
+def _member(u: Universe) -> z3.SortRef:
+    return u[M]
+
+
+def _migset(u: Universe) -> z3.SortRef:
+    return u.set_of(G)
+
+
+VARIABLES: tuple[Var, ...] = (
+    # the migrations' fixed attributes (never modified)
+    Var("partition", _arr(G, lambda u: u[P]), "the partition a migration moves"),
+    Var("source", _arr(G, _member), "the migration source (the source endpoint)"),
+    Var("destination", _arr(G, _member), "the migration destination"),
+    Var("failure_increment", _arr(G, _int), "how much a failure of it raises the version"),
+    # members
+    Var("alive", _arr(M, _bool), "not crashed (crash-stop)"),
+    Var("follows", _arr(M, _member), "the master whose operations a member takes"),
+    Var("master", _member, "the master"),
+    Var("table", _arr(M, _table), "a member's partition table: the replica owners per partition"),
+    Var("version", _arr(M, _int), "a member's partition table version"),
+    Var("completed_ok", _arr(M, _migset), "completed migrations list: the successful ones"),
+    Var("completed_failed", _arr(M, _migset), "completed migrations list: the failed ones"),
+    Var("active", _arr(M, _migset), "active migration state of a participant"),
+    # the master's migration in flight
+    Var("started_by", _arr(G, _member), "the master that started a migration"),
+    Var("started_on", _arr(G, _int), "the table version a migration started on"),
+    Var("requesting", _migset, "in flight at its master, waiting for the data"),
+    Var("committing", _migset, "in flight at its master, commit sent to the destination"),
+    # the new master's recovery (000 §1.2, §2.2)
+    Var("recovering", _bool, "the master is collecting the members' partition state"),
+    Var("collected", _arr(M, _bool), "members whose state the new master collected"),
+    Var("best_version", _int, "the greatest table version collected"),
+    Var("best_table", _table, "the table of that version"),
+    Var("rec_ok", _migset, "migrations some collected completed list names successful"),
+    Var("rec_failed", _migset, "migrations some collected completed list names failed"),
+    Var("rec_active", _migset, "migrations some collected member has active"),
+    # the network: monotone sets of sent operations, with their payloads
+    Var("sent_request", _migset, "MigrationRequest sent (a migration starts once)"),
+    Var("sent_data", _migset, "the source sent the data to the destination"),
+    Var("sent_done", _migset, "the destination answered the master"),
+    Var("sent_commit", _migset, "MigrationCommitOperation sent"),
+    Var("commit_table", _arr(G, _table), "the commit's prepared table"),
+    Var("commit_version", _arr(G, _int), "the commit's version"),
+    Var("commit_ok", _arr(G, _migset), "the commit's completed list: successful"),
+    Var("commit_failed", _arr(G, _migset), "the commit's completed list: failed"),
+    Var("sent_ack", _migset, "CommitAck sent"),
+    Var("published", _arr(M, _arr_int_bool := (lambda u: z3.ArraySort(u.int, u.bool))),
+        "PartitionState sent by a master at a version"),
+    Var("pub_table", _arr(M, lambda u: z3.ArraySort(u.int, _table(u))), "its table"),
+    Var("pub_ok", _arr(M, lambda u: z3.ArraySort(u.int, _migset(u))), "its list: successful"),
+    Var("pub_failed", _arr(M, lambda u: z3.ArraySort(u.int, _migset(u))), "its list: failed"),
+    # ghosts: the events the monitors judge, as history
+    Var("was_master", _arr(M, _bool), "a member that has been master", ghost=True),
+    Var("dest_committed", _migset, "the destination committed (MigrationCommitted)", ghost=True),
+    Var("dest_rolled_back", _migset, "the destination rolled back", ghost=True),
+    Var("master_committed", _migset, "a master committed", ghost=True),
+    Var("master_rolled_back", _migset, "a master rolled back (failed it)", ghost=True),
+    Var("source_committed", _migset, "the source committed", ghost=True),
+    Var("source_rolled_back_live", _migset, "the source rolled back while the destination was "
+        "alive and not split off", ghost=True),
+    Var("dest_split", _migset, "the master removed the live destination during the commit",
+        ghost=True),
+)
+
+_RIGID = ("partition", "source", "destination", "failure_increment")
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _apply(f: Frame, t: z3.ExprRef, m: z3.ExprRef) -> z3.ExprRef:
+    """The table `t` with migration `m` applied: the source leaves, the destination joins."""
+    p = f.partition[m]
+    row = z3.Store(z3.Store(t[p], f.source[m], False), f.destination[m], True)
+    return z3.Store(t, p, row)
+
+
+def _is(u: Universe, arr: z3.ExprRef, sort: str, body: Callable[[z3.ExprRef], z3.ExprRef]
+        ) -> z3.BoolRef:
+    """``arr`` maps every element ``e`` of ``sort`` to ``body(e)`` (a conjunction when finite:
+    bounded model checking stays quantifier-free)."""
+    return u.forall([sort], lambda e: arr[e] == body(e))
+
+
+def _row(u: Universe, post: z3.ExprRef, pre: z3.ExprRef, key: z3.ExprRef, sort: str,
+         body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.BoolRef:
+    """``post`` is ``pre`` with the row at ``key`` mapping each element ``e`` to ``body(e)``."""
+    return z3.And(post == z3.Store(pre, key, post[key]), _is(u, post[key], sort, body))
+
+
+def _same(post: Frame, pre: Frame, name: str, keys: Sequence[z3.ExprRef],
+          value: z3.ExprRef) -> z3.BoolRef:
+    """post.name = pre.name with `value` stored at `keys` (one level of Store)."""
+    (k,) = keys
+    return post[name] == z3.Store(pre[name], k, value)
+
+
+class _Ctx:
+    """The universe and variant the formulas are built for."""
+
+    def __init__(self, u: Universe, variant: str) -> None:
+        self.u = u
+        self.variant = variant
+
+    def all(self, sorts: Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
+        return self.u.forall(sorts, body)
+
+    def some(self, sorts: Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
+        return self.u.exists(sorts, body)
+
+
+def _learn(c: _Ctx, pre: Frame, post: Frame, x: z3.ExprRef, ok: z3.ExprRef,
+           failed: z3.ExprRef) -> list[z3.BoolRef]:
+    """Member `x` takes a completed list (`ok`, `failed`): it finalises every migration it did
+    not know (000 §2.1: participants finalise only when they find the result in the completed
+    list; the ``PartitionMigrationEvent`` rule of 000 "API design"), then keeps the list."""
+    u = c.u
+
+    def new(m: z3.ExprRef) -> z3.BoolRef:
+        return z3.And(z3.Not(pre.completed_ok[x][m]), z3.Not(pre.completed_failed[x][m]),
+                      z3.Or(ok[m], failed[m]))
+
+    def ok_new(m: z3.ExprRef) -> z3.BoolRef:
+        return z3.And(new(m), ok[m])
+
+    def fail_new(m: z3.ExprRef) -> z3.BoolRef:
+        return z3.And(new(m), z3.Not(ok[m]), failed[m])
+
+    act = pre.active[x]
+    return [
+        _row(u, post.completed_ok, pre.completed_ok, x, G, lambda m: z3.Or(pre.completed_ok[x][m], ok[m])),
+        _row(u, post.completed_failed, pre.completed_failed, x, G, lambda m: z3.Or(pre.completed_failed[x][m], z3.And(failed[m], z3.Not(ok[m])))),
+        _row(u, post.active, pre.active, x, G, lambda m: z3.And(act[m], z3.Not(new(m)))),
+        _is(u, post.dest_committed, G, lambda m: z3.Or(
+            pre.dest_committed[m], z3.And(ok_new(m), x == pre.destination[m], act[m]))),
+        _is(u, post.dest_rolled_back, G, lambda m: z3.Or(
+            pre.dest_rolled_back[m], z3.And(fail_new(m), x == pre.destination[m], act[m]))),
+        _is(u, post.source_committed, G, lambda m: z3.Or(
+            pre.source_committed[m], z3.And(ok_new(m), x == pre.source[m]))),
+        _is(u, post.source_rolled_back_live, G, lambda m: z3.Or(
+            pre.source_rolled_back_live[m],
+            z3.And(fail_new(m), x == pre.source[m], act[m],
+                   pre.alive[pre.destination[m]], z3.Not(pre.dest_split[m])))),
+    ]
+
+
+_LEARNS = ("completed_ok", "completed_failed", "active", "dest_committed", "dest_rolled_back",
+           "source_committed", "source_rolled_back_live")
+
+
+def _publish(pre: Frame, post: Frame, who: z3.ExprRef, v: z3.ExprRef, table: z3.ExprRef,
+             ok: z3.ExprRef, failed: z3.ExprRef) -> list[z3.BoolRef]:
+    """The master sends a ``PartitionState`` of version `v` (000 §1.1)."""
+    return [
+        post.published == z3.Store(pre.published, who, z3.Store(pre.published[who], v, True)),
+        post.pub_table == z3.Store(pre.pub_table, who, z3.Store(pre.pub_table[who], v, table)),
+        post.pub_ok == z3.Store(pre.pub_ok, who, z3.Store(pre.pub_ok[who], v, ok)),
+        post.pub_failed == z3.Store(pre.pub_failed, who, z3.Store(pre.pub_failed[who], v, failed)),
+    ]
+
+
+_PUBLISHES = ("published", "pub_table", "pub_ok", "pub_failed")
+
+
+def _active_master(f: Frame, who: z3.ExprRef) -> z3.BoolRef:
+    return z3.And(who == f.master, f.alive[who], z3.Not(f.recovering))
+
+
+def _idle(c: _Ctx, f: Frame) -> z3.BoolRef:
+    return c.all([G], lambda m: z3.And(z3.Not(f.requesting[m]), z3.Not(f.committing[m])))
+
+
+# --- the system --------------------------------------------------------------------------------
+
+
+def system(variant: str = "fixed") -> System:
+    """000 §1-§2 under `variant` (a key of :data:`VARIANTS` or :data:`QUESTIONS`)."""
+    if variant not in VARIANTS and variant not in QUESTIONS:
+        raise ValueError(f"unknown migration variant {variant!r}; known: "
+                         f"{', '.join([*VARIANTS, *QUESTIONS])}")
+    def ctx(f: Frame) -> _Ctx:
+        return _Ctx(f.u, variant)
+
+    split = variant in QUESTIONS
+    minimum = 1 if variant == "fail-plus-one-split" else 2
+
+    def increment_ok(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
+        inc = f.failure_increment[m]
+        if variant in ("fail-plus-two", "fail-plus-two-split"):
+            return inc == 2
+        if variant == "fail-plus-one-split":
+            return inc == 1
+        return inc >= 2
+
+    def init(f: Frame) -> z3.BoolRef:
+        c = ctx(f)
+        u = f.u
+        return z3.And(
+            c.all([G], lambda m: z3.And(f.source[m] != f.destination[m], increment_ok(f, m),
+                                        z3.Not(f.requesting[m]), z3.Not(f.committing[m]),
+                                        z3.Not(f.sent_request[m]), z3.Not(f.sent_data[m]),
+                                        z3.Not(f.sent_done[m]), z3.Not(f.sent_commit[m]),
+                                        z3.Not(f.sent_ack[m]),
+                                        z3.Not(f.dest_committed[m]),
+                                        z3.Not(f.dest_rolled_back[m]),
+                                        z3.Not(f.master_committed[m]),
+                                        z3.Not(f.master_rolled_back[m]),
+                                        z3.Not(f.source_committed[m]),
+                                        z3.Not(f.source_rolled_back_live[m]),
+                                        z3.Not(f.dest_split[m]))),
+            f.alive[f.master], z3.Not(f.recovering),
+            c.all([M], lambda x: z3.And(
+                f.alive[x], f.follows[x] == f.master, f.table[x] == f.table[f.master],
+                f.version[x] == 0, f.was_master[x] == (x == f.master),
+                c.all([G], lambda m: z3.And(z3.Not(f.completed_ok[x][m]),
+                                            z3.Not(f.completed_failed[x][m]),
+                                            z3.Not(f.active[x][m]))))),
+            f.published == z3.K(u[M], z3.K(u.int, z3.BoolVal(False, u.ctx))),
+        )
+
+    actions: list[Action] = []
+
+    def act(name: str, params: tuple[tuple[str, str], ...], guard: Callable[[Frame, Params],
+            z3.BoolRef], effect: Callable[[Frame, Frame, Params], z3.BoolRef],
+            modifies: tuple[str, ...], design: str, fault: bool = False) -> None:
+        actions.append(Action(name, params, guard, effect, modifies, design, fault))
+
+    # -- start, accept -------------------------------------------------------------------------
+
+    def g_start(f: Frame, a: Params) -> z3.BoolRef:
+        c, w, m = ctx(f), a["master"], a["m"]
+        p = f.partition[m]
+        return z3.And(_active_master(f, w), _idle(c, f), z3.Not(f.sent_request[m]),
+                      f.table[w][p][f.source[m]], z3.Not(f.table[w][p][f.destination[m]]),
+                      f.destination[m] != w)
+
+    act("start", (("master", M), ("m", G)), g_start,
+        lambda pre, post, a: z3.And(
+            post.sent_request == z3.Store(pre.sent_request, a["m"], True),
+            post.requesting == z3.Store(pre.requesting, a["m"], True),
+            post.started_by == z3.Store(pre.started_by, a["m"], a["master"]),
+            post.started_on == z3.Store(pre.started_on, a["m"], pre.version[a["master"]])),
+        ("sent_request", "requesting", "started_by", "started_on"),
+        "000 §2.1: the master sends MigrationRequest to the source, with its table version")
+
+    def may_accept(f: Frame, x: z3.ExprRef, m: z3.ExprRef) -> z3.BoolRef:
+        c = ctx(f)
+        return z3.And(f.alive[x], f.follows[x] == f.started_by[m],
+                      f.version[x] == f.started_on[m],
+                      c.all([G], lambda o: z3.Not(f.active[x][o])),
+                      z3.Not(f.completed_ok[x][m]), z3.Not(f.completed_failed[x][m]))
+
+    act("source_accepts", (("m", G),),
+        lambda f, a: z3.And(f.sent_request[a["m"]], may_accept(f, f.source[a["m"]], a["m"])),
+        lambda pre, post, a: z3.And(
+            post.active == z3.Store(pre.active, pre.source[a["m"]],
+                                    z3.Store(pre.active[pre.source[a["m"]]], a["m"], True)),
+            post.sent_data == z3.Store(pre.sent_data, a["m"], True)),
+        ("active", "sent_data"),
+        "000 §2.1: a source rejects a migration while it has an undecided one or its table "
+        "version is not the one the migration started on")
+
+    act("destination_accepts", (("m", G),),
+        lambda f, a: z3.And(f.sent_data[a["m"]], f.destination[a["m"]] != f.master,
+                            may_accept(f, f.destination[a["m"]], a["m"])),
+        lambda pre, post, a: z3.And(
+            post.active == z3.Store(pre.active, pre.destination[a["m"]],
+                                    z3.Store(pre.active[pre.destination[a["m"]]], a["m"], True)),
+            post.sent_done == z3.Store(pre.sent_done, a["m"], True)),
+        ("active", "sent_done"),
+        "000 §2.1: the destination checks the same, installs the data and answers the master")
+
+    # -- commit ------------------------------------------------------------------------------
+
+    def master_commit_effect(pre: Frame, post: Frame, w: z3.ExprRef, m: z3.ExprRef
+                             ) -> list[z3.BoolRef]:
+        """000 §2.1 step 3: apply, version + 1, completed, publish; the master's own source
+        role finalises (its ``commitMigration``)."""
+        table = _apply(pre, pre.table[w], m)
+        v = pre.version[w] + 1
+        ok = z3.Store(pre.completed_ok[w], m, True)
+        own = z3.And(w == pre.source[m], pre.active[w][m])
+        return [
+            post.requesting == z3.Store(pre.requesting, m, False),
+            post.committing == z3.Store(pre.committing, m, False),
+            post.table == z3.Store(pre.table, w, table),
+            post.version == z3.Store(pre.version, w, v),
+            post.completed_ok == z3.Store(pre.completed_ok, w, ok),
+            post.master_committed == z3.Store(pre.master_committed, m, True),
+            post.active == z3.Store(pre.active, w, z3.Store(pre.active[w], m, False)),
+            post.source_committed == z3.Store(pre.source_committed, m,
+                                              z3.Or(pre.source_committed[m],
+                                                    w == pre.source[m])),
+            *_publish(pre, post, w, v, table, ok, pre.completed_failed[w]),
+        ]
+
+    _COMMIT_MODS = ("requesting", "committing", "table", "version", "completed_ok",
+                    "master_committed", "active", "source_committed", *_PUBLISHES)
+
+    independent = variant == "hz37-independent-commit"
+
+    def g_done(f: Frame, a: Params) -> z3.BoolRef:
+        return z3.And(_active_master(f, a["master"]), f.requesting[a["m"]],
+                      f.started_by[a["m"]] == a["master"], f.sent_done[a["m"]])
+
+    if independent:
+        act("commit_to_destination", (("master", M), ("m", G)), g_done,
+            lambda pre, post, a: z3.And(*master_commit_effect(pre, post, a["master"], a["m"])),
+            _COMMIT_MODS,
+            "hz37-independent-commit (000 §2.1 Problems): the master applies and publishes "
+            "at once; the participants commit when they see the table")
+    else:
+        def e_commit(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+            w, m = a["master"], a["m"]
+            return z3.And(
+                post.requesting == z3.Store(pre.requesting, m, False),
+                post.committing == z3.Store(pre.committing, m, True),
+                post.sent_commit == z3.Store(pre.sent_commit, m, True),
+                post.commit_table == z3.Store(pre.commit_table, m, _apply(pre, pre.table[w], m)),
+                post.commit_version == z3.Store(pre.commit_version, m, pre.version[w] + 1),
+                post.commit_ok == z3.Store(pre.commit_ok, m,
+                                           z3.Store(pre.completed_ok[w], m, True)),
+                post.commit_failed == z3.Store(pre.commit_failed, m, pre.completed_failed[w]))
+
+        act("commit_to_destination", (("master", M), ("m", G)), g_done, e_commit,
+            ("requesting", "committing", "sent_commit", "commit_table", "commit_version",
+             "commit_ok", "commit_failed"),
+            "000 §2.1 steps 1-2: a copy of the table with the migration applied, version + 1, "
+            "and the completed list with it successful, sent with MigrationCommitOperation")
+
+    def e_dest_commit(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        m = a["m"]
+        d = pre.destination[m]
+        v = pre.commit_version[m]
+        newer = v > pre.version[d]
+        taken = v >= pre.version[d]
+        learn = z3.And(*_learn(ctx(pre), pre, post, d, pre.commit_ok[m], pre.commit_failed[m]))
+        unchanged = z3.And(*[post[n] == pre[n] for n in _LEARNS])
+        return z3.And(
+            post.table == z3.If(newer, z3.Store(pre.table, d, pre.commit_table[m]), pre.table),
+            post.version == z3.If(newer, z3.Store(pre.version, d, v), pre.version),
+            z3.If(taken, learn, unchanged),
+            post.sent_ack == z3.Store(pre.sent_ack, m, True))
+
+    act("destination_commits", (("m", G),),
+        lambda f, a: z3.And(f.sent_commit[a["m"]], f.alive[f.destination[a["m"]]],
+                            f.destination[a["m"]] != f.master,
+                            f.follows[f.destination[a["m"]]] == f.started_by[a["m"]]),
+        e_dest_commit, ("table", "version", "sent_ack", *_LEARNS),
+        "000 §2.1 step 2: the destination takes the prepared table (when not older), finalises "
+        "the migration the completed list names successful, and acknowledges")
+
+    if not independent:
+        act("master_commits", (("master", M), ("m", G)),
+            lambda f, a: z3.And(_active_master(f, a["master"]), f.committing[a["m"]],
+                                f.started_by[a["m"]] == a["master"], f.sent_ack[a["m"]]),
+            lambda pre, post, a: z3.And(*master_commit_effect(pre, post, a["master"], a["m"])),
+            _COMMIT_MODS,
+            "000 §2.1 step 3: MigrationCommitOperation returned: the master applies the "
+            "migration, version + 1, completes it and publishes")
+
+    def fail_effect(pre: Frame, post: Frame, w: z3.ExprRef, m: z3.ExprRef,
+                    split_off: bool) -> z3.BoolRef:
+        v = pre.version[w] + pre.failure_increment[m]
+        failed = z3.Store(pre.completed_failed[w], m, True)
+        own = z3.And(w == pre.source[m], pre.active[w][m])
+        live = z3.And(pre.alive[pre.destination[m]], z3.Not(pre.dest_split[m]),
+                      z3.BoolVal(not split_off, pre.u.ctx))
+        return z3.And(
+            post.requesting == z3.Store(pre.requesting, m, False),
+            post.committing == z3.Store(pre.committing, m, False),
+            post.version == z3.Store(pre.version, w, v),
+            post.completed_failed == z3.Store(pre.completed_failed, w, failed),
+            post.master_rolled_back == z3.Store(pre.master_rolled_back, m, True),
+            post.active == z3.Store(pre.active, w, z3.Store(pre.active[w], m, False)),
+            post.source_rolled_back_live == z3.Store(
+                pre.source_rolled_back_live, m,
+                z3.Or(pre.source_rolled_back_live[m], z3.And(own, live))),
+            post.dest_split == z3.Store(pre.dest_split, m,
+                                        z3.Or(pre.dest_split[m],
+                                              z3.BoolVal(split_off, pre.u.ctx))),
+            *_publish(pre, post, w, v, pre.table[w], pre.completed_ok[w], failed))
+
+    _FAIL_MODS = ("requesting", "committing", "version", "completed_failed",
+                  "master_rolled_back", "active", "source_rolled_back_live", "dest_split",
+                  *_PUBLISHES)
+
+    act("fail", (("master", M), ("m", G)),
+        lambda f, a: z3.And(_active_master(f, a["master"]), f.started_by[a["m"]] == a["master"],
+                            z3.Or(f.requesting[a["m"]],
+                                  z3.And(f.committing[a["m"]],
+                                         z3.Not(f.alive[f.destination[a["m"]]])))),
+        lambda pre, post, a: fail_effect(pre, post, a["master"], a["m"], False), _FAIL_MODS,
+        "000 §2.1 step 4: a refused or timed-out request, or a commit whose destination "
+        "crashed: the table stays, the version rises by the failure increment, published")
+
+    if split:
+        act("destination_split", (("master", M), ("m", G)),
+            lambda f, a: z3.And(_active_master(f, a["master"]), f.committing[a["m"]],
+                                f.started_by[a["m"]] == a["master"],
+                                f.alive[f.destination[a["m"]]]),
+            lambda pre, post, a: fail_effect(pre, post, a["master"], a["m"], True), _FAIL_MODS,
+            "000 §2.1 step 4: the destination split from the cluster during the commit; the "
+            "master fails the commit and the destination, back, must accept its table",
+            fault=True)
+
+    # -- publications ---------------------------------------------------------------------------
+
+    act("publish", (("master", M),),
+        lambda f, a: z3.And(_active_master(f, a["master"]),
+                            ctx(f).all([G], lambda m: z3.Not(f.committing[m]))),
+        lambda pre, post, a: z3.And(*_publish(
+            pre, post, a["master"], pre.version[a["master"]], pre.table[a["master"]],
+            pre.completed_ok[a["master"]], pre.completed_failed[a["master"]])),
+        _PUBLISHES,
+        "000 §1.1: the master publishes its table (a republish during a commit is older than "
+        "the destination's table, which ignores it)")
+
+    def e_receive(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        x, w, v = a["member"], a["sender"], a["v"]
+        newer = v > pre.version[x]
+        return z3.And(
+            post.table == z3.If(newer, z3.Store(pre.table, x, pre.pub_table[w][v]), pre.table),
+            post.version == z3.If(newer, z3.Store(pre.version, x, v), pre.version),
+            *_learn(ctx(pre), pre, post, x, pre.pub_ok[w][v], pre.pub_failed[w][v]))
+
+    act("receive", (("member", M), ("sender", M), ("v", "Int")),
+        lambda f, a: z3.And(f.alive[a["member"]], a["member"] != a["sender"],
+                            f.follows[a["member"]] == a["sender"], f.published[a["sender"]][a["v"]],
+                            a["v"] >= f.version[a["member"]]),
+        e_receive, ("table", "version", *_LEARNS),
+        "000 §1.1: a member updates its table only from its master, with a greater version; "
+        "§2.1: it finalises the migrations of the completed list it did not know")
+
+    def e_update(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        w = a["master"]
+        v = pre.version[w] + 1
+        return z3.And(
+            post.version == z3.Store(pre.version, w, v),
+            ctx(pre).all([M], lambda x: z3.Or(x == w, post.table[x] == pre.table[x])),
+            *_publish(pre, post, w, v, post.table[w], pre.completed_ok[w],
+                      pre.completed_failed[w]))
+
+    act("update_table", (("master", M),),
+        lambda f, a: z3.And(_active_master(f, a["master"]), _idle(ctx(f), f)),
+        e_update, ("table", "version", *_PUBLISHES),
+        "000 §1.1: the master's other updates (a left replica set to NULL, a lost owner "
+        "reassigned, repartitioning) raise the version and are published")
+
+    # -- faults and master change ---------------------------------------------------------------
+
+    act("crash", (("member", M),),
+        lambda f, a: z3.And(f.alive[a["member"]], a["member"] != f.master),
+        lambda pre, post, a: post.alive == z3.Store(pre.alive, a["member"], False),
+        ("alive",), "a member crashes (crash-stop)", fault=True)
+
+    stale_master = variant == "hz37-stale-master-table"
+
+    def e_master_crash(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        w, n = a["master"], a["heir"]
+        u = pre.u
+        no = z3.K(u[G], z3.BoolVal(False, u.ctx))
+        return z3.And(
+            post.alive == z3.Store(pre.alive, w, False), post.master == n,
+            post.recovering, post.collected == z3.K(u[M], z3.BoolVal(False, u.ctx)),
+            post.best_version == pre.version[n], post.best_table == pre.table[n],
+            post.rec_ok == pre.completed_ok[n], post.rec_failed == pre.completed_failed[n],
+            post.rec_active == pre.active[n], post.requesting == no, post.committing == no,
+            post.follows == z3.Store(pre.follows, n, n),
+            post.was_master == z3.Store(pre.was_master, n, True))
+
+    act("master_crash", (("master", M), ("heir", M)),
+        lambda f, a: z3.And(a["master"] == f.master, f.alive[a["master"]], f.alive[a["heir"]],
+                            a["heir"] != a["master"]),
+        e_master_crash,
+        ("alive", "master", "recovering", "collected", "best_version", "best_table", "rec_ok",
+         "rec_failed", "rec_active", "requesting", "committing", "follows", "was_master"),
+        "000 §1.2: the master crashes; a live member becomes master and starts from its own "
+        "partition state", fault=True)
+
+    def e_follow(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        x = a["member"]
+        out = [post.follows == z3.Store(pre.follows, x, pre.master)]
+        if not independent:
+            return z3.And(*out)
+        # hz37-independent-commit: a participant rolls back on its own when its master leaves
+        old = pre.follows[x]
+        u = pre.u
+
+        def mine(m: z3.ExprRef) -> z3.BoolRef:
+            return z3.And(pre.active[x][m], pre.started_by[m] == old)
+        return z3.And(
+            *out,
+            _row(u, post.active, pre.active, x, G, lambda m: z3.And(pre.active[x][m], z3.Not(mine(m)))),
+            _is(u, post.dest_rolled_back, G, lambda m: z3.Or(
+                pre.dest_rolled_back[m], z3.And(mine(m), x == pre.destination[m]))),
+            _is(u, post.source_rolled_back_live, G, lambda m: z3.Or(
+                pre.source_rolled_back_live[m],
+                z3.And(mine(m), x == pre.source[m], pre.alive[pre.destination[m]],
+                       z3.Not(pre.dest_split[m])))))
+
+    act("follow_new_master", (("member", M),),
+        lambda f, a: z3.And(f.alive[a["member"]], a["member"] != f.master,
+                            z3.Not(f.alive[f.follows[a["member"]]])),
+        e_follow, ("follows", "active", "dest_rolled_back", "source_rolled_back_live")
+        if independent else ("follows",),
+        "000 §1.2: a member notices its master's crash and follows the new master",
+        fault=True)
+
+    if variant == "hz37-local-promotion":
+        def e_promote(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+            x, y = a["member"], a["gone"]
+            t = pre.table[x]
+            return z3.And(post.table == z3.Store(pre.table, x, post.table[x]),
+                          pre.u.forall([P, M], lambda p, z: post.table[x][p][z] == z3.And(
+                              t[p][z], z != y)))
+
+        act("local_promotion", (("member", M), ("gone", M)),
+            lambda f, a: z3.And(f.alive[a["member"]], a["member"] != f.master,
+                                z3.Not(f.alive[a["gone"]])),
+            e_promote, ("table",),
+            "hz37-local-promotion (000 Problems): a member removes a left member from its own "
+            "table and shifts the replicas up, without the master")
+
+    def g_collect(f: Frame, a: Params) -> z3.BoolRef:
+        y = a["member"]
+        return z3.And(f.recovering, f.alive[f.master], f.alive[y], y != f.master,
+                      f.follows[y] == f.master, z3.Not(f.collected[y]))
+
+    def e_collect(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        y = a["member"]
+        u = pre.u
+        newer = pre.version[y] > pre.best_version
+        return z3.And(
+            post.collected == z3.Store(pre.collected, y, True),
+            post.best_version == z3.If(newer, pre.version[y], pre.best_version),
+            post.best_table == z3.If(newer, pre.table[y], pre.best_table),
+            _is(u, post.rec_ok, G, lambda m: z3.Or(pre.rec_ok[m], pre.completed_ok[y][m])),
+            _is(u, post.rec_failed, G, lambda m: z3.Or(pre.rec_failed[m],
+                                                          pre.completed_failed[y][m])),
+            _is(u, post.rec_active, G, lambda m: z3.Or(pre.rec_active[m],
+                                                          pre.active[y][m])))
+
+    if not stale_master:
+        act("collect", (("member", M),), g_collect, e_collect,
+            ("collected", "best_version", "best_table", "rec_ok", "rec_failed", "rec_active"),
+            "000 §1.2, §2.2: the new master fetches a member's table, completed migrations and "
+            "active migration state, keeping the most recent table")
+
+    def g_finish(f: Frame, a: Params) -> z3.BoolRef:
+        base = z3.And(f.recovering, f.alive[f.master])
+        if stale_master:
+            return base
+        return z3.And(base, ctx(f).all([M], lambda y: z3.Or(
+            y == f.master, z3.Not(f.alive[y]), f.collected[y])))
+
+    def e_finish(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        w = pre.master
+        u = pre.u
+        c = ctx(pre)
+
+        def undecided(m: z3.ExprRef) -> z3.BoolRef:
+            return z3.And(pre.rec_active[m], z3.Not(pre.rec_ok[m]), z3.Not(pre.rec_failed[m]))
+
+        failed = post.rec_failed
+        any_failed = c.some([G], undecided)
+        v = post.version[w]
+        bump = z3.If(any_failed, v > pre.best_version, v == pre.best_version)
+        return z3.And(
+            z3.Not(post.recovering), bump,
+            _is(u, failed, G, lambda m: z3.Or(pre.rec_failed[m], undecided(m))),
+            c.all([M], lambda x: z3.Or(x == w, post.version[x] == pre.version[x])),
+            post.table == z3.Store(pre.table, w, pre.best_table),
+            *_learn(c, pre, post, w, pre.rec_ok, failed),
+            *_publish(pre, post, w, v, pre.best_table, pre.rec_ok, failed))
+
+    act("finish_recovery", (), g_finish, e_finish,
+        ("recovering", "version", "table", "rec_failed", *_LEARNS, *_PUBLISHES),
+        "000 §1.2: every member answered or left: the most recent table; §2.2: a migration a "
+        "completed list names is completed, the other active ones fail (version raised); "
+        "published, then repartitioning may start")
+
+    return System(
+        name="migration", variant=variant, sorts=(M, P, G), variables=VARIABLES, init=init,
+        actions=tuple(actions), properties=_properties(ctx), lemmas=_lemmas(ctx, minimum),
+        sizes={M: 3, P: 1, G: 2}, describe=describe, logic=None,
+        design="000 §1 (the partition table: master-only updates, the most recent table after a "
+               "master change) and §2 (safe migration commit, recovery of master crashes)",
+        abstractions=(
+            "network: monotone sets of sent operations (loss, reorder, duplication)",
+            "replica indices: replica ownership per partition; the source is the source "
+            "endpoint",
+            "the master is never a destination; any live member may become master",
+            "completed lists only grow (no eviction)",
+            "Fetch and its reply are one step",
+        ))
+
+
+def _json(model: z3.ModelRef, term: z3.ExprRef) -> Any:
+    """A value of `model` as JSON: an array over a finite sort as an object (a set of
+    elements as a sorted list); an array over Int (a publication) is left out."""
+    sort = term.sort()
+    if isinstance(sort, z3.ArraySortRef):
+        dom = sort.domain()
+        if not isinstance(dom, z3.DatatypeSortRef):
+            return None
+        keys = [dom.constructor(i)() for i in range(dom.num_constructors())]
+        if sort.range() == z3.BoolSort(term.ctx):
+            return [str(k) for k in keys
+                    if z3.is_true(model.eval(term[k], model_completion=True))]
+        return {str(k): _json(model, term[k]) for k in keys}
+    value = model.eval(term, model_completion=True)
+    if z3.is_int_value(value):
+        return value.as_long()
+    if z3.is_true(value) or z3.is_false(value):
+        return z3.is_true(value)
+    return str(value)
+
+
+def describe(f: Frame, model: z3.ModelRef) -> dict[str, Any]:
+    """A frame's protocol state as JSON (publications' payloads left out)."""
+    return {v.name: _json(model, f[v.name]) for v in VARIABLES
+            if not v.ghost and not v.name.startswith(("pub_", "commit_", "published"))}
+
+
+# --- specs ----------------------------------------------------------------------------------------
+
+_PUBLISHING = {"master_commits": "master", "fail": "master", "publish": "master",
+               "update_table": "master", "destination_split": "master"}
+
+
+def _properties(ctx: Callable[[Frame], _Ctx]) -> tuple[Property, ...]:
+    def version_step(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
+        return ctx(pre).all([M], lambda x: z3.Implies(
+            z3.And(pre.alive[x], post.alive[x]), post.version[x] >= pre.version[x]))
+
+    def order_step(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
+        def body(m: z3.ExprRef) -> z3.BoolRef:
+            return z3.And(
+                z3.Implies(z3.And(post.dest_committed[m], z3.Not(pre.dest_committed[m])),
+                           z3.And(z3.Not(pre.master_committed[m]),
+                                  z3.Not(pre.source_committed[m]))),
+                z3.Implies(z3.And(post.master_committed[m], z3.Not(pre.master_committed[m])),
+                           z3.And(z3.Not(pre.source_committed[m]),
+                                  z3.Not(pre.dest_rolled_back[m]))),
+                z3.Implies(z3.And(post.source_committed[m], z3.Not(pre.source_committed[m])),
+                           z3.Not(pre.master_rolled_back[m])))
+        return ctx(pre).all([G], body)
+
+    def atomic(f: Frame) -> z3.BoolRef:
+        return ctx(f).all([G], lambda m: z3.And(
+            z3.Not(z3.And(f.source_committed[m], f.dest_rolled_back[m])),
+            z3.Not(z3.And(f.dest_committed[m], f.source_rolled_back_live[m]))))
+
+    def master_only(f: Frame) -> z3.BoolRef:
+        return ctx(f).all([M, M], lambda x, y: z3.Implies(
+            z3.And(f.alive[x], f.alive[y], f.version[x] == f.version[y]),
+            ctx(f).all([P, M], lambda p, z: f.table[x][p][z] == f.table[y][p][z])))
+
+    def most_recent(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
+        if name == "finish_recovery":
+            w = pre.master
+        elif name in _PUBLISHING:
+            w = a["master"]
+        else:
+            return z3.BoolVal(True, pre.u.ctx)
+        return ctx(pre).all([M], lambda y: z3.Implies(
+            z3.And(pre.alive[y], y != w), pre.version[y] <= post.version[w]))
+
+    def reject_stale(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
+        if name not in ("source_accepts", "destination_accepts"):
+            return z3.BoolVal(True, pre.u.ctx)
+        m = a["m"]
+        x = pre.source[m] if name == "source_accepts" else pre.destination[m]
+        return z3.And(pre.version[x] == pre.started_on[m], ctx(pre).all(
+            [G], lambda o: z3.Or(o == m, z3.Not(pre.active[x][o]))))
+
+    return (
+        Property("PT-VERSION", step=version_step,
+                 formula="∀x. alive(x) ∧ alive'(x) → version'(x) ≥ version(x)",
+                 lemmas=("failure-raises", "recovery-not-older", "master-follows-itself")),
+        Property("MIG-COMMIT-ORDER", step=order_step,
+                 formula="∀m. a new destination commit sees no master or source commit; a new "
+                         "master commit no source commit or destination rollback; a new source "
+                         "commit no master rollback",
+                 lemmas=_ORDER_LEMMAS),
+        Property("MIG-ATOMIC", state=atomic,
+                 formula="∀m. ¬(source_committed ∧ dest_rolled_back) ∧ ¬(dest_committed ∧ "
+                         "source rolled back while the destination was alive and not split off)",
+                 lemmas=_ORDER_LEMMAS),
+        Property("PT-MOST-RECENT", step=most_recent,
+                 formula="a publication by master w: ∀y ≠ w alive. version(y) ≤ version'(w)"),
+        Property("PT-MASTER-ONLY", state=master_only,
+                 formula="∀x, y alive. version(x) = version(y) → table(x) = table(y)"),
+        Property("MIG-REJECT-STALE", step=reject_stale,
+                 formula="a participant accepting m: version = started_on(m) and no other "
+                         "active migration"),
+    )
+
+
+_ORDER_LEMMAS: tuple[str, ...] = ()
+
+
+def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
+    def L(name: str, formula: str, design: str) -> Callable[[Callable[[Frame], z3.BoolRef]],
+                                                             Lemma]:
+        def wrap(fn: Callable[[Frame], z3.BoolRef]) -> Lemma:
+            return Lemma(name, fn, formula, design)
+        return wrap
+
+    out: list[Lemma] = []
+
+    out.append(Lemma(
+        "failure-raises",
+        lambda f: ctx(f).all([G], lambda m: f.failure_increment[m] >= minimum),
+        f"∀m. failure_increment(m) ≥ {minimum}",
+        "000 §2.1 step 4: on a failed commit the master does not update its table but "
+        "increments its version (by 2)"))
+    out.append(Lemma(
+        "recovery-not-older",
+        lambda f: z3.Implies(f.recovering, f.version[f.master] <= f.best_version),
+        "recovering → version(master) ≤ best_version",
+        "000 §1.2: the new master looks for the most recent partition table, its own included"))
+    out.append(Lemma(
+        "master-follows-itself",
+        lambda f: f.follows[f.master] == f.master,
+        "follows(master) = master",
+        "000 §1.1: only the master updates the table; it takes no table from another member"))
+    return tuple(out)
+
+
+Refinement: Any = None
