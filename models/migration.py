@@ -245,8 +245,10 @@ def _learn(c: _Ctx, pre: Frame, post: Frame, x: z3.ExprRef, ok: z3.ExprRef,
 
     act = pre.active[x]
     return [
-        _row(u, post.completed_ok, pre.completed_ok, x, G, lambda m: z3.Or(pre.completed_ok[x][m], ok[m])),
-        _row(u, post.completed_failed, pre.completed_failed, x, G, lambda m: z3.Or(pre.completed_failed[x][m], z3.And(failed[m], z3.Not(ok[m])))),
+        _row(u, post.completed_ok, pre.completed_ok, x, G,
+             lambda m: z3.Or(pre.completed_ok[x][m], ok[m])),
+        _row(u, post.completed_failed, pre.completed_failed, x, G,
+             lambda m: z3.Or(pre.completed_failed[x][m], z3.And(failed[m], z3.Not(ok[m])))),
         _row(u, post.active, pre.active, x, G, lambda m: z3.And(act[m], z3.Not(new(m)))),
         _is(u, post.dest_committed, G, lambda m: z3.Or(
             pre.dest_committed[m], z3.And(ok_new(m), x == pre.destination[m], act[m]))),
@@ -396,7 +398,6 @@ def system(variant: str = "fixed") -> System:
         table = _apply(pre, pre.table[w], m)
         v = pre.version[w] + 1
         ok = z3.Store(pre.completed_ok[w], m, True)
-        own = z3.And(w == pre.source[m], pre.active[w][m])
         return [
             post.requesting == z3.Store(pre.requesting, m, False),
             post.committing == z3.Store(pre.committing, m, False),
@@ -608,7 +609,8 @@ def system(variant: str = "fixed") -> System:
             return z3.And(pre.active[x][m], pre.started_by[m] == old)
         return z3.And(
             *out,
-            _row(u, post.active, pre.active, x, G, lambda m: z3.And(pre.active[x][m], z3.Not(mine(m)))),
+            _row(u, post.active, pre.active, x, G,
+                 lambda m: z3.And(pre.active[x][m], z3.Not(mine(m)))),
             _is(u, post.dest_rolled_back, G, lambda m: z3.Or(
                 pre.dest_rolled_back[m], z3.And(mine(m), x == pre.destination[m]))),
             _is(u, post.source_rolled_back_live, G, lambda m: z3.Or(
@@ -815,7 +817,11 @@ def _properties(ctx: Callable[[Frame], _Ctx]) -> tuple[Property, ...]:
     )
 
 
-_ORDER_LEMMAS: tuple[str, ...] = ()
+_ORDER_LEMMAS: tuple[str, ...] = (
+    "failure-raises", "recovery-not-older", "master-follows-itself", "master-alive",
+    "flight-of-master", "commit-phase", "request-phase", "ack-after-destination-commit",
+    "master-commit-after-destination", "source-commit-after-destination",
+    "ok-after-destination", "active-undecided", "destination-decided-once")
 
 
 def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
@@ -843,7 +849,126 @@ def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
         lambda f: f.follows[f.master] == f.master,
         "follows(master) = master",
         "000 §1.1: only the master updates the table; it takes no table from another member"))
+    def lem(name: str, formula: str, design: str, sorts: Sequence[str],
+            body: Callable[..., z3.BoolRef]) -> None:
+        out.append(Lemma(name, lambda f: ctx(f).all(sorts, lambda *xs: body(f, *xs)), formula,
+                         design))
+
+    out.append(Lemma("master-alive", lambda f: f.alive[f.master], "alive(master)",
+                     "000 §1.2: a crashed master is replaced by a live member"))
+    lem("flight-of-master", "requesting(m) ∨ committing(m) → started_by(m) = master ∧ "
+        "¬recovering ∧ sent_request(m) ∧ ¬(requesting(m) ∧ committing(m))",
+        "000 §2.1: the master runs one migration; a new master has none in flight", [G],
+        lambda f, m: z3.Implies(z3.Or(f.requesting[m], f.committing[m]), z3.And(
+            f.started_by[m] == f.master, z3.Not(f.recovering), f.sent_request[m],
+            z3.Not(z3.And(f.requesting[m], f.committing[m])))))
+    lem("commit-phase", "committing(m) → sent_commit(m) ∧ commit_ok(m)(m) ∧ commit_version(m) = "
+        "version(master) + 1 ∧ commit_table(m) = apply(table(master), m)",
+        "000 §2.1 steps 1-2: the master's own state does not change while it waits", [G],
+        lambda f, m: z3.Implies(f.committing[m], z3.And(
+            f.sent_commit[m], f.commit_ok[m][m],
+            f.commit_version[m] == f.version[f.master] + 1)))
+    lem("request-phase", "requesting(m) → ¬sent_commit(m) ∧ ¬sent_ack(m)",
+        "000 §2.1: no commit before the destination has the data", [G],
+        lambda f, m: z3.Implies(f.requesting[m], z3.And(z3.Not(f.sent_commit[m]),
+                                                       z3.Not(f.sent_ack[m]),
+                                                       z3.Not(f.master_committed[m]))))
+    lem("ack-after-destination-commit", "sent_ack(m) → dest_committed(m)",
+        "000 §2.1 step 2: the destination commits before it acknowledges", [G],
+        lambda f, m: z3.Implies(f.sent_ack[m], f.dest_committed[m]))
+    lem("master-commit-after-destination", "master_committed(m) → dest_committed(m)",
+        "000 §2.1: we commit a migration on MASTER only when MIGRATION DESTINATION committed", [G],
+        lambda f, m: z3.Implies(f.master_committed[m], f.dest_committed[m]))
+    lem("source-commit-after-destination", "source_committed(m) → dest_committed(m)",
+        "000 §2.1: on MIGRATION SOURCE only when it is committed in MASTER", [G],
+        lambda f, m: z3.Implies(f.source_committed[m], f.dest_committed[m]))
+    lem("ok-after-destination", "completed_ok(x)(m) → dest_committed(m)",
+        "000 §2.1: a migration is completed successful only once the destination committed",
+        [M, G], lambda f, x, m: z3.Implies(f.completed_ok[x][m], f.dest_committed[m]))
+    lem("active-undecided", "active(x)(m) → ¬completed_ok(x)(m) ∧ ¬completed_failed(x)(m)",
+        "000 §2.1: a participant finalises a migration once, when it learns the result", [M, G],
+        lambda f, x, m: z3.Implies(f.active[x][m], z3.And(z3.Not(f.completed_ok[x][m]),
+                                                          z3.Not(f.completed_failed[x][m]))))
+    lem("destination-decided-once", "dest_committed(m) ∨ dest_rolled_back(m) → ¬active(dst)(m) "
+        "∧ (completed_ok ∨ completed_failed)(dst)(m)",
+        "000 §2.1: participants finalise only when they find the result in the list", [G],
+        lambda f, m: z3.Implies(z3.Or(f.dest_committed[m], f.dest_rolled_back[m]), z3.And(
+            z3.Not(f.active[f.destination[m]][m]),
+            z3.Or(f.completed_ok[f.destination[m]][m],
+                  f.completed_failed[f.destination[m]][m]))))
     return tuple(out)
 
 
-Refinement: Any = None
+# --- the map from the reference implementation ------------------------------------------------
+
+
+class Refinement:
+    """refimpl/partition_service.py's 3.7 states and steps as this system's variables and
+    actions (the differential test's map). Members are the protocol's nodes in order, partitions
+    its partition ids; a migration gets the next ``Migration`` index the first time a state or
+    an event names it (its id, ``Migration.id``, fixes the partition, source, destination and
+    version). A node's table is its replica sets (the replica index abstracted), a completed list
+    its successful and failed entries, the master the head of a live member's list."""
+
+    def __init__(self, protocol: Any) -> None:
+        self.protocol = protocol
+        self.nodes: tuple[str, ...] = tuple(protocol.nodes)
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.migrations: dict[str, int] = {}
+
+    def migration(self, m: Any) -> int:
+        key = m.id if hasattr(m, "id") else str(m)
+        if key not in self.migrations:
+            self.migrations[key] = len(self.migrations)
+        return self.migrations[key]
+
+    def state(self, nodes: Mapping[str, Hashable | None], crashed: frozenset[str]
+              ) -> dict[str, Any]:
+        out: dict[str, Any] = {"alive": {}, "follows": {}, "table": {}, "version": {},
+                               "completed_ok": {}, "completed_failed": {}, "active": {}}
+        master = None
+        for name in self.nodes:
+            i = self.index[name]
+            st: Any = nodes.get(name)
+            live = st is not None and name not in crashed and getattr(st, "shutdown", "") != "left"
+            out["alive"][i] = live
+            if st is None:
+                continue
+            if st.members:
+                out["follows"][i] = self.index[st.members[0]]
+                if live and st.members[0] == name:
+                    master = i
+            t = st.table
+            out["table"][i] = {p: {self.index[r] for r in arr if r is not None}
+                               for p, arr in enumerate(t.replicas)}
+            out["version"][i] = t.version
+            out["completed_ok"][i] = {self.migration(c.migration) for c in st.completed
+                                      if c.success}
+            out["completed_failed"][i] = {self.migration(c.migration) for c in st.completed
+                                          if not c.success}
+            out["active"][i] = {self.migration(m) for m in st.active}
+        if master is not None:
+            out["master"] = master
+        return out
+
+    def actions(self, action: tuple[Any, ...], events: Sequence[Any]
+                ) -> list[tuple[str, dict[str, int]]]:
+        """The abstract actions of one explorer step, from its events (``migration_started``,
+        ``migration_committed``, ``migration_rolled_back``, ``partition_table_applied``,
+        ``partition_table_published``, ``member_crashed``)."""
+        out: list[tuple[str, dict[str, int]]] = []
+        for e in events:
+            kind = getattr(e, "kind", type(e).__name__)
+            me = self.index.get(getattr(e, "member", ""), -1)
+            if kind in ("member_crashed", "MemberCrashed"):
+                out.append(("crash", {"member": me}))
+            elif kind in ("migration_started", "MigrationStarted"):
+                m = self.migration(e.migration)
+                name = {"master": "start", "source": "source_accepts", "owner": "source_accepts",
+                        "destination": "destination_accepts"}[e.role]
+                out.append((name, {"master": me, "m": m} if name == "start" else {"m": m}))
+            elif kind in ("migration_committed", "MigrationCommitted") and e.role == "master":
+                out.append(("master_commits", {"master": me, "m": self.migration(e.migration)}))
+            elif kind in ("migration_rolled_back", "MigrationRolledBack") and e.role == "master":
+                out.append(("fail", {"master": me, "m": self.migration(e.migration)}))
+        return out
