@@ -67,6 +67,7 @@ import z3
 
 from partsafe.models.system import (
     Action,
+    Flat,
     Frame,
     Lemma,
     Params,
@@ -74,12 +75,16 @@ from partsafe.models.system import (
     System,
     Universe,
     Var,
+    eq,
+    ite,
+    store,
+    value_json,
 )
 
 M, P, G = "Member", "Partition", "Migration"
 
-#: variants -> the spec their flaw breaks (refimpl VARIANT_TABLE's `breaks`), and the design
-#: question of 000 §2.1 step 4
+#: variants -> the spec their flaw breaks (refimpl VARIANT_TABLE's `breaks`); `fail-plus-two`
+#: is 000 §2.1 step 4's +2 (a design question of the table, breaking nothing)
 VARIANTS: dict[str, str | None] = {
     "fixed": None,
     "hz37-independent-commit": "MIG-COMMIT-ORDER",
@@ -88,154 +93,118 @@ VARIANTS: dict[str, str | None] = {
     "fail-plus-two": None,
 }
 
-#: the design question of 000 §2.1 step 4, with a destination that splits off during the commit
-#: and comes back (not a refimpl variant: its failure detector is perfect)
+#: the design question of 000 §2.1 step 4 ("+2 or +1"), with a destination that splits off
+#: during the commit and comes back (not a refimpl variant: its failure detector is perfect)
 QUESTIONS: dict[str, str | None] = {
     "fail-plus-one-split": "PT-MASTER-ONLY",
     "fail-plus-two-split": None,
 }
 
+#: the specs of the catalogue this model judges
 SPECS = ("MIG-COMMIT-ORDER", "MIG-ATOMIC", "PT-VERSION", "PT-MOST-RECENT", "PT-MASTER-ONLY",
          "MIG-REJECT-STALE")
+#: the default scope of bounded model checking: the explorer's members and partitions (`partsafe
+#: check migration --help`), and two migrations (a failed one and the next)
+DEFAULT_SIZES = {"members": 3, "partitions": 2, "migrations": 2}
+#: its fault budgets, as the explorer's default scope (joins and shutdowns are not modelled);
+#: `splits` is the destination split of the 000 §2.1 step 4 question
+DEFAULT_BUDGETS = {"crashes": 1, "splits": 1}
 
-
-def _table(u: Universe) -> z3.SortRef:
-    return z3.ArraySort(u[P], u.set_of(M))
-
-
-def _arr(dom: str, rng: Callable[[Universe], z3.SortRef]) -> Callable[[Universe], z3.SortRef]:
-    return lambda u: z3.ArraySort(u[dom], rng(u))
-
-
-def _int(u: Universe) -> z3.SortRef:
-    return u.int
-
-
-def _bool(u: Universe) -> z3.SortRef:
-    return u.bool
-
-
-def _member(u: Universe) -> z3.SortRef:
-    return u[M]
-
-
-def _migset(u: Universe) -> z3.SortRef:
-    return u.set_of(G)
+SET_M = (M, "Bool")
+SET_G = (G, "Bool")
+TABLE = (P, SET_M)
 
 
 VARIABLES: tuple[Var, ...] = (
     # the migrations' fixed attributes (never modified)
-    Var("partition", _arr(G, lambda u: u[P]), "the partition a migration moves"),
-    Var("source", _arr(G, _member), "the migration source (the source endpoint)"),
-    Var("destination", _arr(G, _member), "the migration destination"),
-    Var("failure_increment", _arr(G, _int), "how much a failure of it raises the version"),
+    Var("partition", (G, P), "the partition a migration moves"),
+    Var("source", (G, M), "the migration source (the source endpoint)"),
+    Var("destination", (G, M), "the migration destination"),
+    Var("failure_increment", (G, "Int"), "how much a failure of it raises the version"),
     # members
-    Var("alive", _arr(M, _bool), "not crashed (crash-stop)"),
-    Var("follows", _arr(M, _member), "the master whose operations a member takes"),
-    Var("master", _member, "the master"),
-    Var("table", _arr(M, _table), "a member's partition table: the replica owners per partition"),
-    Var("version", _arr(M, _int), "a member's partition table version"),
-    Var("completed_ok", _arr(M, _migset), "completed migrations list: the successful ones"),
-    Var("completed_failed", _arr(M, _migset), "completed migrations list: the failed ones"),
-    Var("active", _arr(M, _migset), "active migration state of a participant"),
+    Var("alive", SET_M, "not crashed (crash-stop)"),
+    Var("follows", (M, M), "the master whose operations a member takes"),
+    Var("master", M, "the master"),
+    Var("table", (M, TABLE), "a member's partition table: the replica owners per partition"),
+    Var("version", (M, "Int"), "a member's partition table version"),
+    Var("completed_ok", (M, SET_G), "completed migrations list: the successful ones"),
+    Var("completed_failed", (M, SET_G), "completed migrations list: the failed ones"),
+    Var("active", (M, SET_G), "active migration state of a participant"),
     # the master's migration in flight
-    Var("started_by", _arr(G, _member), "the master that started a migration"),
-    Var("started_on", _arr(G, _int), "the table version a migration started on"),
-    Var("requesting", _migset, "in flight at its master, waiting for the data"),
-    Var("committing", _migset, "in flight at its master, commit sent to the destination"),
+    Var("started_by", (G, M), "the master that started a migration"),
+    Var("started_on", (G, "Int"), "the table version a migration started on"),
+    Var("requesting", SET_G, "in flight at its master, waiting for the data"),
+    Var("committing", SET_G, "in flight at its master, commit sent to the destination"),
     # the new master's recovery (000 §1.2, §2.2)
-    Var("recovering", _bool, "the master is collecting the members' partition state"),
-    Var("collected", _arr(M, _bool), "members whose state the new master collected"),
-    Var("best_version", _int, "the greatest table version collected"),
-    Var("best_table", _table, "the table of that version"),
-    Var("rec_ok", _migset, "migrations some collected completed list names successful"),
-    Var("rec_failed", _migset, "migrations some collected completed list names failed"),
-    Var("rec_active", _migset, "migrations some collected member has active"),
+    Var("recovering", "Bool", "the master is collecting the members' partition state"),
+    Var("collected", SET_M, "members whose state the new master collected"),
+    Var("best_version", "Int", "the greatest table version collected"),
+    Var("best_table", TABLE, "the table of that version"),
+    Var("rec_ok", SET_G, "migrations some collected completed list names successful"),
+    Var("rec_failed", SET_G, "migrations some collected completed list names failed"),
+    Var("rec_active", SET_G, "migrations some collected member has active"),
     # the network: monotone sets of sent operations, with their payloads
-    Var("sent_request", _migset, "MigrationRequest sent (a migration starts once)"),
-    Var("sent_data", _migset, "the source sent the data to the destination"),
-    Var("sent_done", _migset, "the destination answered the master"),
-    Var("sent_commit", _migset, "MigrationCommitOperation sent"),
-    Var("commit_table", _arr(G, _table), "the commit's prepared table"),
-    Var("commit_version", _arr(G, _int), "the commit's version"),
-    Var("commit_ok", _arr(G, _migset), "the commit's completed list: successful"),
-    Var("commit_failed", _arr(G, _migset), "the commit's completed list: failed"),
-    Var("sent_ack", _migset, "CommitAck sent"),
-    Var("published", _arr(M, _arr_int_bool := (lambda u: z3.ArraySort(u.int, u.bool))),
-        "PartitionState sent by a master at a version"),
-    Var("pub_table", _arr(M, lambda u: z3.ArraySort(u.int, _table(u))), "its table"),
-    Var("pub_ok", _arr(M, lambda u: z3.ArraySort(u.int, _migset(u))), "its list: successful"),
-    Var("pub_failed", _arr(M, lambda u: z3.ArraySort(u.int, _migset(u))), "its list: failed"),
+    Var("sent_request", SET_G, "MigrationRequest sent (a migration starts once)"),
+    Var("sent_data", SET_G, "the source sent the data to the destination"),
+    Var("sent_done", SET_G, "the destination answered the master"),
+    Var("sent_commit", SET_G, "MigrationCommitOperation sent"),
+    Var("commit_table", (G, TABLE), "the commit's prepared table"),
+    Var("commit_version", (G, "Int"), "the commit's version"),
+    Var("commit_ok", (G, SET_G), "the commit's completed list: successful"),
+    Var("commit_failed", (G, SET_G), "the commit's completed list: failed"),
+    Var("sent_ack", SET_G, "CommitAck sent"),
+    Var("npub", (M, "Int"), "how many PartitionStates a member sent as master"),
+    Var("published", (M, ("Int", "Bool")), "the positions of a master's PartitionStates"),
+    Var("pub_version", (M, ("Int", "Int")), "the version of the PartitionState at a position"),
+    Var("pub_table", (M, ("Int", TABLE)), "its table"),
+    Var("pub_ok", (M, ("Int", SET_G)), "its completed list: successful"),
+    Var("pub_failed", (M, ("Int", SET_G)), "its completed list: failed"),
     # ghosts: the events the monitors judge, as history
-    Var("was_master", _arr(M, _bool), "a member that has been master", ghost=True),
-    Var("dest_committed", _migset, "the destination committed (MigrationCommitted)", ghost=True),
-    Var("dest_rolled_back", _migset, "the destination rolled back", ghost=True),
-    Var("master_committed", _migset, "a master committed", ghost=True),
-    Var("master_rolled_back", _migset, "a master rolled back (failed it)", ghost=True),
-    Var("source_committed", _migset, "the source committed", ghost=True),
-    Var("source_rolled_back_live", _migset, "the source rolled back while the destination was "
+    Var("dest_committed", SET_G, "the destination committed (MigrationCommitted)", ghost=True),
+    Var("dest_rolled_back", SET_G, "the destination rolled back", ghost=True),
+    Var("master_committed", SET_G, "a master committed", ghost=True),
+    Var("master_rolled_back", SET_G, "a master rolled back (failed it)", ghost=True),
+    Var("source_committed", SET_G, "the source committed", ghost=True),
+    Var("source_rolled_back_live", SET_G, "the source rolled back while the destination was "
         "alive and not split off", ghost=True),
-    Var("dest_split", _migset, "the master removed the live destination during the commit",
+    Var("dest_split", SET_G, "the master removed the live destination during the commit",
         ghost=True),
 )
-
-_RIGID = ("partition", "source", "destination", "failure_increment")
 
 
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def _apply(f: Frame, t: z3.ExprRef, m: z3.ExprRef) -> z3.ExprRef:
-    """The table `t` with migration `m` applied: the source leaves, the destination joins."""
+def _map(u: Universe, sort: str, value: Callable[[z3.ExprRef], Any], tag: str) -> Any:
+    """The array over ``sort`` that maps each element ``e`` to ``value(e)``: flat when finite,
+    a lambda when unbounded."""
+    if u.finite:
+        keys = u.elements(sort)
+        return Flat(keys, tuple(value(e) for e in keys))
+    x = z3.Const(f"{tag}_{sort}", u[sort])
+    return z3.Lambda([x], value(x))
+
+
+def _apply(f: Frame, t: Any, m: z3.ExprRef) -> Any:
+    """The table ``t`` with migration ``m`` applied: the source leaves, the destination joins."""
     p = f.partition[m]
-    row = z3.Store(z3.Store(t[p], f.source[m], False), f.destination[m], True)
-    return z3.Store(t, p, row)
+    return store(t, p, store(store(t[p], f.source[m], False), f.destination[m], True))
 
 
-def _is(u: Universe, arr: z3.ExprRef, sort: str, body: Callable[[z3.ExprRef], z3.ExprRef]
-        ) -> z3.BoolRef:
-    """``arr`` maps every element ``e`` of ``sort`` to ``body(e)`` (a conjunction when finite:
-    bounded model checking stays quantifier-free)."""
-    return u.forall([sort], lambda e: arr[e] == body(e))
+def _add(s: Any, x: z3.ExprRef, member: z3.BoolRef | bool = True) -> Any:
+    return store(s, x, member)
 
 
-def _row(u: Universe, post: z3.ExprRef, pre: z3.ExprRef, key: z3.ExprRef, sort: str,
-         body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.BoolRef:
-    """``post`` is ``pre`` with the row at ``key`` mapping each element ``e`` to ``body(e)``."""
-    return z3.And(post == z3.Store(pre, key, post[key]), _is(u, post[key], sort, body))
-
-
-def _same(post: Frame, pre: Frame, name: str, keys: Sequence[z3.ExprRef],
-          value: z3.ExprRef) -> z3.BoolRef:
-    """post.name = pre.name with `value` stored at `keys` (one level of Store)."""
-    (k,) = keys
-    return post[name] == z3.Store(pre[name], k, value)
-
-
-class _Ctx:
-    """The universe and variant the formulas are built for."""
-
-    def __init__(self, u: Universe, variant: str) -> None:
-        self.u = u
-        self.variant = variant
-
-    def all(self, sorts: Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
-        return self.u.forall(sorts, body)
-
-    def some(self, sorts: Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
-        return self.u.exists(sorts, body)
-
-
-def _learn(c: _Ctx, pre: Frame, post: Frame, x: z3.ExprRef, ok: z3.ExprRef,
-           failed: z3.ExprRef) -> list[z3.BoolRef]:
-    """Member `x` takes a completed list (`ok`, `failed`): it finalises every migration it did
-    not know (000 §2.1: participants finalise only when they find the result in the completed
-    list; the ``PartitionMigrationEvent`` rule of 000 "API design"), then keeps the list."""
-    u = c.u
+def _learn(pre: Frame, x: z3.ExprRef, ok: Any, failed: Any) -> dict[str, Any]:
+    """Member ``x`` takes a completed list (``ok``, ``failed``): it finalises every migration it
+    did not know (000 §2.1: participants finalise only when they find the result in the
+    completed list; the ``PartitionMigrationEvent`` rule of 000 "API design"), then keeps the
+    list."""
+    u = pre.u
+    known_ok, known_failed, act = pre.completed_ok[x], pre.completed_failed[x], pre.active[x]
 
     def new(m: z3.ExprRef) -> z3.BoolRef:
-        return z3.And(z3.Not(pre.completed_ok[x][m]), z3.Not(pre.completed_failed[x][m]),
-                      z3.Or(ok[m], failed[m]))
+        return z3.And(z3.Not(known_ok[m]), z3.Not(known_failed[m]), z3.Or(ok[m], failed[m]))
 
     def ok_new(m: z3.ExprRef) -> z3.BoolRef:
         return z3.And(new(m), ok[m])
@@ -243,65 +212,77 @@ def _learn(c: _Ctx, pre: Frame, post: Frame, x: z3.ExprRef, ok: z3.ExprRef,
     def fail_new(m: z3.ExprRef) -> z3.BoolRef:
         return z3.And(new(m), z3.Not(ok[m]), failed[m])
 
-    act = pre.active[x]
-    return [
-        _row(u, post.completed_ok, pre.completed_ok, x, G,
-             lambda m: z3.Or(pre.completed_ok[x][m], ok[m])),
-        _row(u, post.completed_failed, pre.completed_failed, x, G,
-             lambda m: z3.Or(pre.completed_failed[x][m], z3.And(failed[m], z3.Not(ok[m])))),
-        _row(u, post.active, pre.active, x, G, lambda m: z3.And(act[m], z3.Not(new(m)))),
-        _is(u, post.dest_committed, G, lambda m: z3.Or(
-            pre.dest_committed[m], z3.And(ok_new(m), x == pre.destination[m], act[m]))),
-        _is(u, post.dest_rolled_back, G, lambda m: z3.Or(
-            pre.dest_rolled_back[m], z3.And(fail_new(m), x == pre.destination[m], act[m]))),
-        _is(u, post.source_committed, G, lambda m: z3.Or(
-            pre.source_committed[m], z3.And(ok_new(m), x == pre.source[m]))),
-        _is(u, post.source_rolled_back_live, G, lambda m: z3.Or(
+    return {
+        "completed_ok": store(pre.completed_ok, x, u.set_where(
+            G, lambda m: z3.Or(known_ok[m], ok[m]), "lo")),
+        "completed_failed": store(pre.completed_failed, x, u.set_where(
+            G, lambda m: z3.Or(known_failed[m], z3.And(failed[m], z3.Not(ok[m]))), "lf")),
+        "active": store(pre.active, x, u.set_where(
+            G, lambda m: z3.And(act[m], z3.Not(new(m))), "la")),
+        "dest_committed": u.set_where(G, lambda m: z3.Or(
+            pre.dest_committed[m], z3.And(ok_new(m), x == pre.destination[m], act[m])), "ldc"),
+        "dest_rolled_back": u.set_where(G, lambda m: z3.Or(
+            pre.dest_rolled_back[m], z3.And(fail_new(m), x == pre.destination[m], act[m])),
+            "ldr"),
+        "source_committed": u.set_where(G, lambda m: z3.Or(
+            pre.source_committed[m], z3.And(ok_new(m), x == pre.source[m])), "lsc"),
+        "source_rolled_back_live": u.set_where(G, lambda m: z3.Or(
             pre.source_rolled_back_live[m],
             z3.And(fail_new(m), x == pre.source[m], act[m],
-                   pre.alive[pre.destination[m]], z3.Not(pre.dest_split[m])))),
-    ]
+                   pre.alive[pre.destination[m]], z3.Not(pre.dest_split[m]))), "lsr"),
+    }
 
 
 _LEARNS = ("completed_ok", "completed_failed", "active", "dest_committed", "dest_rolled_back",
            "source_committed", "source_rolled_back_live")
 
 
-def _publish(pre: Frame, post: Frame, who: z3.ExprRef, v: z3.ExprRef, table: z3.ExprRef,
-             ok: z3.ExprRef, failed: z3.ExprRef) -> list[z3.BoolRef]:
-    """The master sends a ``PartitionState`` of version `v` (000 §1.1)."""
-    return [
-        post.published == z3.Store(pre.published, who, z3.Store(pre.published[who], v, True)),
-        post.pub_table == z3.Store(pre.pub_table, who, z3.Store(pre.pub_table[who], v, table)),
-        post.pub_ok == z3.Store(pre.pub_ok, who, z3.Store(pre.pub_ok[who], v, ok)),
-        post.pub_failed == z3.Store(pre.pub_failed, who, z3.Store(pre.pub_failed[who], v, failed)),
-    ]
+def _publish(pre: Frame, who: z3.ExprRef, v: Any, table: Any, ok: Any, failed: Any
+             ) -> dict[str, Any]:
+    """The master sends a ``PartitionState`` of version ``v`` (000 §1.1), at its next
+    position."""
+    k = pre.npub[who] + 1
+    return {
+        "npub": store(pre.npub, who, k),
+        "published": store(pre.published, who, store(pre.published[who], k, True)),
+        "pub_version": store(pre.pub_version, who, store(pre.pub_version[who], k, v)),
+        "pub_table": store(pre.pub_table, who, store(pre.pub_table[who], k, table)),
+        "pub_ok": store(pre.pub_ok, who, store(pre.pub_ok[who], k, ok)),
+        "pub_failed": store(pre.pub_failed, who, store(pre.pub_failed[who], k, failed)),
+    }
 
 
-_PUBLISHES = ("published", "pub_table", "pub_ok", "pub_failed")
+_PUBLISHES = ("npub", "published", "pub_version", "pub_table", "pub_ok", "pub_failed")
 
 
 def _active_master(f: Frame, who: z3.ExprRef) -> z3.BoolRef:
     return z3.And(who == f.master, f.alive[who], z3.Not(f.recovering))
 
 
-def _idle(c: _Ctx, f: Frame) -> z3.BoolRef:
-    return c.all([G], lambda m: z3.And(z3.Not(f.requesting[m]), z3.Not(f.committing[m])))
+def _idle(f: Frame) -> z3.BoolRef:
+    return f.u.forall([G], lambda m: z3.And(z3.Not(f.requesting[m]), z3.Not(f.committing[m])))
+
+
+def _none(u: Universe, t: Any = SET_G) -> Any:
+    return u.const(t, z3.BoolVal(False, u.ctx))
 
 
 # --- the system --------------------------------------------------------------------------------
 
 
-def system(variant: str = "fixed") -> System:
-    """000 §1-§2 under `variant` (a key of :data:`VARIANTS` or :data:`QUESTIONS`)."""
+def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
+           partitions: int = DEFAULT_SIZES["partitions"],
+           migrations: int = DEFAULT_SIZES["migrations"]) -> System:
+    """000 §1-§2 under ``variant`` (a key of :data:`VARIANTS` or :data:`QUESTIONS`); a finite
+    universe has ``members`` members, ``partitions`` partitions and ``migrations`` migrations
+    (the unbounded one any number of each)."""
     if variant not in VARIANTS and variant not in QUESTIONS:
         raise ValueError(f"unknown migration variant {variant!r}; known: "
                          f"{', '.join([*VARIANTS, *QUESTIONS])}")
-    def ctx(f: Frame) -> _Ctx:
-        return _Ctx(f.u, variant)
-
     split = variant in QUESTIONS
     minimum = 1 if variant == "fail-plus-one-split" else 2
+    independent = variant == "hz37-independent-commit"
+    stale_master = variant == "hz37-stale-master-table"
 
     def increment_ok(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
         inc = f.failure_increment[m]
@@ -312,69 +293,65 @@ def system(variant: str = "fixed") -> System:
         return inc >= 2
 
     def init(f: Frame) -> z3.BoolRef:
-        c = ctx(f)
         u = f.u
+        no = z3.BoolVal(False, u.ctx)
         return z3.And(
-            c.all([G], lambda m: z3.And(f.source[m] != f.destination[m], increment_ok(f, m),
-                                        z3.Not(f.requesting[m]), z3.Not(f.committing[m]),
-                                        z3.Not(f.sent_request[m]), z3.Not(f.sent_data[m]),
-                                        z3.Not(f.sent_done[m]), z3.Not(f.sent_commit[m]),
-                                        z3.Not(f.sent_ack[m]),
-                                        z3.Not(f.dest_committed[m]),
-                                        z3.Not(f.dest_rolled_back[m]),
-                                        z3.Not(f.master_committed[m]),
-                                        z3.Not(f.master_rolled_back[m]),
-                                        z3.Not(f.source_committed[m]),
-                                        z3.Not(f.source_rolled_back_live[m]),
-                                        z3.Not(f.dest_split[m]))),
+            u.forall([G], lambda m: z3.And(
+                f.source[m] != f.destination[m], increment_ok(f, m),
+                *[z3.Not(f[n][m]) for n in (
+                    "requesting", "committing", "sent_request", "sent_data", "sent_done",
+                    "sent_commit", "sent_ack", "dest_committed", "dest_rolled_back",
+                    "master_committed", "master_rolled_back", "source_committed",
+                    "source_rolled_back_live", "dest_split")])),
             f.alive[f.master], z3.Not(f.recovering),
-            c.all([M], lambda x: z3.And(
-                f.alive[x], f.follows[x] == f.master, f.table[x] == f.table[f.master],
-                f.version[x] == 0, f.was_master[x] == (x == f.master),
-                c.all([G], lambda m: z3.And(z3.Not(f.completed_ok[x][m]),
-                                            z3.Not(f.completed_failed[x][m]),
-                                            z3.Not(f.active[x][m]))))),
-            f.published == z3.K(u[M], z3.K(u.int, z3.BoolVal(False, u.ctx))),
-        )
+            u.forall([M], lambda x: z3.And(
+                f.alive[x], f.follows[x] == f.master, eq(f.table[x], f.table[f.master]),
+                f.version[x] == 0, f.npub[x] == 0,
+                eq(f.published[x], u.const(("Int", "Bool"), no)),
+                u.forall([G], lambda m: z3.And(z3.Not(f.completed_ok[x][m]),
+                                               z3.Not(f.completed_failed[x][m]),
+                                               z3.Not(f.active[x][m]))))))
 
     actions: list[Action] = []
 
-    def act(name: str, params: tuple[tuple[str, str], ...], guard: Callable[[Frame, Params],
-            z3.BoolRef], effect: Callable[[Frame, Frame, Params], z3.BoolRef],
-            modifies: tuple[str, ...], design: str, fault: bool = False) -> None:
-        actions.append(Action(name, params, guard, effect, modifies, design, fault))
+    def act(name: str, params: tuple[tuple[str, str], ...],
+            guard: Callable[[Frame, Params], z3.BoolRef],
+            effect: Callable[[Frame, Params], dict[str, Any]], modifies: Sequence[str],
+            design: str, fault: bool = False, budget: str | None = None,
+            relation: Any = None) -> None:
+        actions.append(Action(name, params, guard, effect, tuple(modifies), design, fault,
+                              relation, budget))
 
     # -- start, accept -------------------------------------------------------------------------
 
     def g_start(f: Frame, a: Params) -> z3.BoolRef:
-        c, w, m = ctx(f), a["master"], a["m"]
-        p = f.partition[m]
-        return z3.And(_active_master(f, w), _idle(c, f), z3.Not(f.sent_request[m]),
-                      f.table[w][p][f.source[m]], z3.Not(f.table[w][p][f.destination[m]]),
-                      f.destination[m] != w)
+        w, m = a["master"], a["m"]
+        row = f.table[w][f.partition[m]]
+        return z3.And(_active_master(f, w), _idle(f), z3.Not(f.sent_request[m]),
+                      row[f.source[m]], z3.Not(row[f.destination[m]]), f.destination[m] != w)
 
     act("start", (("master", M), ("m", G)), g_start,
-        lambda pre, post, a: z3.And(
-            post.sent_request == z3.Store(pre.sent_request, a["m"], True),
-            post.requesting == z3.Store(pre.requesting, a["m"], True),
-            post.started_by == z3.Store(pre.started_by, a["m"], a["master"]),
-            post.started_on == z3.Store(pre.started_on, a["m"], pre.version[a["master"]])),
+        lambda pre, a: {
+            "sent_request": _add(pre.sent_request, a["m"]),
+            "requesting": _add(pre.requesting, a["m"]),
+            "started_by": store(pre.started_by, a["m"], a["master"]),
+            "started_on": store(pre.started_on, a["m"], pre.version[a["master"]])},
         ("sent_request", "requesting", "started_by", "started_on"),
         "000 §2.1: the master sends MigrationRequest to the source, with its table version")
 
     def may_accept(f: Frame, x: z3.ExprRef, m: z3.ExprRef) -> z3.BoolRef:
-        c = ctx(f)
         return z3.And(f.alive[x], f.follows[x] == f.started_by[m],
                       f.version[x] == f.started_on[m],
-                      c.all([G], lambda o: z3.Not(f.active[x][o])),
+                      f.u.forall([G], lambda o: z3.Not(f.active[x][o])),
                       z3.Not(f.completed_ok[x][m]), z3.Not(f.completed_failed[x][m]))
+
+    def activate(pre: Frame, x: z3.ExprRef, m: z3.ExprRef) -> Any:
+        return store(pre.active, x, _add(pre.active[x], m))
 
     act("source_accepts", (("m", G),),
         lambda f, a: z3.And(f.sent_request[a["m"]], may_accept(f, f.source[a["m"]], a["m"])),
-        lambda pre, post, a: z3.And(
-            post.active == z3.Store(pre.active, pre.source[a["m"]],
-                                    z3.Store(pre.active[pre.source[a["m"]]], a["m"], True)),
-            post.sent_data == z3.Store(pre.sent_data, a["m"], True)),
+        lambda pre, a: {"active": activate(pre, pre.source[a["m"]], a["m"]),
+                        "sent_data": _add(pre.sent_data, a["m"])},
         ("active", "sent_data"),
         "000 §2.1: a source rejects a migration while it has an undecided one or its table "
         "version is not the one the migration started on")
@@ -382,40 +359,34 @@ def system(variant: str = "fixed") -> System:
     act("destination_accepts", (("m", G),),
         lambda f, a: z3.And(f.sent_data[a["m"]], f.destination[a["m"]] != f.master,
                             may_accept(f, f.destination[a["m"]], a["m"])),
-        lambda pre, post, a: z3.And(
-            post.active == z3.Store(pre.active, pre.destination[a["m"]],
-                                    z3.Store(pre.active[pre.destination[a["m"]]], a["m"], True)),
-            post.sent_done == z3.Store(pre.sent_done, a["m"], True)),
+        lambda pre, a: {"active": activate(pre, pre.destination[a["m"]], a["m"]),
+                        "sent_done": _add(pre.sent_done, a["m"])},
         ("active", "sent_done"),
         "000 §2.1: the destination checks the same, installs the data and answers the master")
 
     # -- commit ------------------------------------------------------------------------------
 
-    def master_commit_effect(pre: Frame, post: Frame, w: z3.ExprRef, m: z3.ExprRef
-                             ) -> list[z3.BoolRef]:
+    def master_commit(pre: Frame, w: z3.ExprRef, m: z3.ExprRef) -> dict[str, Any]:
         """000 §2.1 step 3: apply, version + 1, completed, publish; the master's own source
         role finalises (its ``commitMigration``)."""
         table = _apply(pre, pre.table[w], m)
         v = pre.version[w] + 1
-        ok = z3.Store(pre.completed_ok[w], m, True)
-        return [
-            post.requesting == z3.Store(pre.requesting, m, False),
-            post.committing == z3.Store(pre.committing, m, False),
-            post.table == z3.Store(pre.table, w, table),
-            post.version == z3.Store(pre.version, w, v),
-            post.completed_ok == z3.Store(pre.completed_ok, w, ok),
-            post.master_committed == z3.Store(pre.master_committed, m, True),
-            post.active == z3.Store(pre.active, w, z3.Store(pre.active[w], m, False)),
-            post.source_committed == z3.Store(pre.source_committed, m,
-                                              z3.Or(pre.source_committed[m],
-                                                    w == pre.source[m])),
-            *_publish(pre, post, w, v, table, ok, pre.completed_failed[w]),
-        ]
+        ok = _add(pre.completed_ok[w], m)
+        return {
+            "requesting": _add(pre.requesting, m, False),
+            "committing": _add(pre.committing, m, False),
+            "table": store(pre.table, w, table),
+            "version": store(pre.version, w, v),
+            "completed_ok": store(pre.completed_ok, w, ok),
+            "master_committed": _add(pre.master_committed, m),
+            "active": store(pre.active, w, _add(pre.active[w], m, False)),
+            "source_committed": _add(pre.source_committed, m,
+                                     z3.Or(pre.source_committed[m], w == pre.source[m])),
+            **_publish(pre, w, v, table, ok, pre.completed_failed[w]),
+        }
 
-    _COMMIT_MODS = ("requesting", "committing", "table", "version", "completed_ok",
-                    "master_committed", "active", "source_committed", *_PUBLISHES)
-
-    independent = variant == "hz37-independent-commit"
+    commit_mods = ("requesting", "committing", "table", "version", "completed_ok",
+                   "master_committed", "active", "source_committed", *_PUBLISHES)
 
     def g_done(f: Frame, a: Params) -> z3.BoolRef:
         return z3.And(_active_master(f, a["master"]), f.requesting[a["m"]],
@@ -423,22 +394,20 @@ def system(variant: str = "fixed") -> System:
 
     if independent:
         act("commit_to_destination", (("master", M), ("m", G)), g_done,
-            lambda pre, post, a: z3.And(*master_commit_effect(pre, post, a["master"], a["m"])),
-            _COMMIT_MODS,
+            lambda pre, a: master_commit(pre, a["master"], a["m"]), commit_mods,
             "hz37-independent-commit (000 §2.1 Problems): the master applies and publishes "
             "at once; the participants commit when they see the table")
     else:
-        def e_commit(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        def e_commit(pre: Frame, a: Params) -> dict[str, Any]:
             w, m = a["master"], a["m"]
-            return z3.And(
-                post.requesting == z3.Store(pre.requesting, m, False),
-                post.committing == z3.Store(pre.committing, m, True),
-                post.sent_commit == z3.Store(pre.sent_commit, m, True),
-                post.commit_table == z3.Store(pre.commit_table, m, _apply(pre, pre.table[w], m)),
-                post.commit_version == z3.Store(pre.commit_version, m, pre.version[w] + 1),
-                post.commit_ok == z3.Store(pre.commit_ok, m,
-                                           z3.Store(pre.completed_ok[w], m, True)),
-                post.commit_failed == z3.Store(pre.commit_failed, m, pre.completed_failed[w]))
+            return {
+                "requesting": _add(pre.requesting, m, False),
+                "committing": _add(pre.committing, m),
+                "sent_commit": _add(pre.sent_commit, m),
+                "commit_table": store(pre.commit_table, m, _apply(pre, pre.table[w], m)),
+                "commit_version": store(pre.commit_version, m, pre.version[w] + 1),
+                "commit_ok": store(pre.commit_ok, m, _add(pre.completed_ok[w], m)),
+                "commit_failed": store(pre.commit_failed, m, pre.completed_failed[w])}
 
         act("commit_to_destination", (("master", M), ("m", G)), g_done, e_commit,
             ("requesting", "committing", "sent_commit", "commit_table", "commit_version",
@@ -446,19 +415,18 @@ def system(variant: str = "fixed") -> System:
             "000 §2.1 steps 1-2: a copy of the table with the migration applied, version + 1, "
             "and the completed list with it successful, sent with MigrationCommitOperation")
 
-    def e_dest_commit(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+    def e_dest_commit(pre: Frame, a: Params) -> dict[str, Any]:
         m = a["m"]
         d = pre.destination[m]
         v = pre.commit_version[m]
         newer = v > pre.version[d]
         taken = v >= pre.version[d]
-        learn = z3.And(*_learn(ctx(pre), pre, post, d, pre.commit_ok[m], pre.commit_failed[m]))
-        unchanged = z3.And(*[post[n] == pre[n] for n in _LEARNS])
-        return z3.And(
-            post.table == z3.If(newer, z3.Store(pre.table, d, pre.commit_table[m]), pre.table),
-            post.version == z3.If(newer, z3.Store(pre.version, d, v), pre.version),
-            z3.If(taken, learn, unchanged),
-            post.sent_ack == z3.Store(pre.sent_ack, m, True))
+        learned = _learn(pre, d, pre.commit_ok[m], pre.commit_failed[m])
+        return {
+            "table": ite(newer, store(pre.table, d, pre.commit_table[m]), pre.table),
+            "version": ite(newer, store(pre.version, d, v), pre.version),
+            **{n: ite(taken, learned[n], pre[n]) for n in _LEARNS},
+            "sent_ack": _add(pre.sent_ack, m)}
 
     act("destination_commits", (("m", G),),
         lambda f, a: z3.And(f.sent_commit[a["m"]], f.alive[f.destination[a["m"]]],
@@ -472,43 +440,41 @@ def system(variant: str = "fixed") -> System:
         act("master_commits", (("master", M), ("m", G)),
             lambda f, a: z3.And(_active_master(f, a["master"]), f.committing[a["m"]],
                                 f.started_by[a["m"]] == a["master"], f.sent_ack[a["m"]]),
-            lambda pre, post, a: z3.And(*master_commit_effect(pre, post, a["master"], a["m"])),
-            _COMMIT_MODS,
+            lambda pre, a: master_commit(pre, a["master"], a["m"]), commit_mods,
             "000 §2.1 step 3: MigrationCommitOperation returned: the master applies the "
             "migration, version + 1, completes it and publishes")
 
-    def fail_effect(pre: Frame, post: Frame, w: z3.ExprRef, m: z3.ExprRef,
-                    split_off: bool) -> z3.BoolRef:
+    def fail_effect(pre: Frame, w: z3.ExprRef, m: z3.ExprRef, split_off: bool
+                    ) -> dict[str, Any]:
         v = pre.version[w] + pre.failure_increment[m]
-        failed = z3.Store(pre.completed_failed[w], m, True)
+        failed = _add(pre.completed_failed[w], m)
         own = z3.And(w == pre.source[m], pre.active[w][m])
         live = z3.And(pre.alive[pre.destination[m]], z3.Not(pre.dest_split[m]),
                       z3.BoolVal(not split_off, pre.u.ctx))
-        return z3.And(
-            post.requesting == z3.Store(pre.requesting, m, False),
-            post.committing == z3.Store(pre.committing, m, False),
-            post.version == z3.Store(pre.version, w, v),
-            post.completed_failed == z3.Store(pre.completed_failed, w, failed),
-            post.master_rolled_back == z3.Store(pre.master_rolled_back, m, True),
-            post.active == z3.Store(pre.active, w, z3.Store(pre.active[w], m, False)),
-            post.source_rolled_back_live == z3.Store(
-                pre.source_rolled_back_live, m,
-                z3.Or(pre.source_rolled_back_live[m], z3.And(own, live))),
-            post.dest_split == z3.Store(pre.dest_split, m,
-                                        z3.Or(pre.dest_split[m],
-                                              z3.BoolVal(split_off, pre.u.ctx))),
-            *_publish(pre, post, w, v, pre.table[w], pre.completed_ok[w], failed))
+        out = {
+            "requesting": _add(pre.requesting, m, False),
+            "committing": _add(pre.committing, m, False),
+            "version": store(pre.version, w, v),
+            "completed_failed": store(pre.completed_failed, w, failed),
+            "master_rolled_back": _add(pre.master_rolled_back, m),
+            "active": store(pre.active, w, _add(pre.active[w], m, False)),
+            "source_rolled_back_live": _add(pre.source_rolled_back_live, m,
+                                            z3.Or(pre.source_rolled_back_live[m],
+                                                  z3.And(own, live))),
+            **_publish(pre, w, v, pre.table[w], pre.completed_ok[w], failed)}
+        if split_off:
+            out["dest_split"] = _add(pre.dest_split, m)
+        return out
 
-    _FAIL_MODS = ("requesting", "committing", "version", "completed_failed",
-                  "master_rolled_back", "active", "source_rolled_back_live", "dest_split",
-                  *_PUBLISHES)
+    fail_mods = ("requesting", "committing", "version", "completed_failed",
+                 "master_rolled_back", "active", "source_rolled_back_live", *_PUBLISHES)
 
     act("fail", (("master", M), ("m", G)),
         lambda f, a: z3.And(_active_master(f, a["master"]), f.started_by[a["m"]] == a["master"],
                             z3.Or(f.requesting[a["m"]],
                                   z3.And(f.committing[a["m"]],
                                          z3.Not(f.alive[f.destination[a["m"]]])))),
-        lambda pre, post, a: fail_effect(pre, post, a["master"], a["m"], False), _FAIL_MODS,
+        lambda pre, a: fail_effect(pre, a["master"], a["m"], False), fail_mods,
         "000 §2.1 step 4: a refused or timed-out request, or a commit whose destination "
         "crashed: the table stays, the version rises by the failure increment, published")
 
@@ -517,122 +483,118 @@ def system(variant: str = "fixed") -> System:
             lambda f, a: z3.And(_active_master(f, a["master"]), f.committing[a["m"]],
                                 f.started_by[a["m"]] == a["master"],
                                 f.alive[f.destination[a["m"]]]),
-            lambda pre, post, a: fail_effect(pre, post, a["master"], a["m"], True), _FAIL_MODS,
+            lambda pre, a: fail_effect(pre, a["master"], a["m"], True),
+            (*fail_mods, "dest_split"),
             "000 §2.1 step 4: the destination split from the cluster during the commit; the "
             "master fails the commit and the destination, back, must accept its table",
-            fault=True)
+            fault=True, budget="splits")
 
     # -- publications ---------------------------------------------------------------------------
 
     act("publish", (("master", M),),
         lambda f, a: z3.And(_active_master(f, a["master"]),
-                            ctx(f).all([G], lambda m: z3.Not(f.committing[m]))),
-        lambda pre, post, a: z3.And(*_publish(
-            pre, post, a["master"], pre.version[a["master"]], pre.table[a["master"]],
-            pre.completed_ok[a["master"]], pre.completed_failed[a["master"]])),
+                            f.u.forall([G], lambda m: z3.Not(f.committing[m]))),
+        lambda pre, a: _publish(
+            pre, a["master"], pre.version[a["master"]], pre.table[a["master"]],
+            pre.completed_ok[a["master"]], pre.completed_failed[a["master"]]),
         _PUBLISHES,
         "000 §1.1: the master publishes its table (a republish during a commit is older than "
         "the destination's table, which ignores it)")
 
-    def e_receive(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
-        x, w, v = a["member"], a["sender"], a["v"]
+    def e_receive(pre: Frame, a: Params) -> dict[str, Any]:
+        x, w, k = a["member"], a["sender"], a["k"]
+        v = pre.pub_version[w][k]
         newer = v > pre.version[x]
-        return z3.And(
-            post.table == z3.If(newer, z3.Store(pre.table, x, pre.pub_table[w][v]), pre.table),
-            post.version == z3.If(newer, z3.Store(pre.version, x, v), pre.version),
-            *_learn(ctx(pre), pre, post, x, pre.pub_ok[w][v], pre.pub_failed[w][v]))
+        return {"table": ite(newer, store(pre.table, x, pre.pub_table[w][k]), pre.table),
+                "version": ite(newer, store(pre.version, x, v), pre.version),
+                **_learn(pre, x, pre.pub_ok[w][k], pre.pub_failed[w][k])}
 
-    act("receive", (("member", M), ("sender", M), ("v", "Int")),
+    act("receive", (("member", M), ("sender", M), ("k", "Int")),
         lambda f, a: z3.And(f.alive[a["member"]], a["member"] != a["sender"],
-                            f.follows[a["member"]] == a["sender"], f.published[a["sender"]][a["v"]],
-                            a["v"] >= f.version[a["member"]]),
+                            f.follows[a["member"]] == a["sender"],
+                            f.published[a["sender"]][a["k"]],
+                            f.pub_version[a["sender"]][a["k"]] >= f.version[a["member"]]),
         e_receive, ("table", "version", *_LEARNS),
         "000 §1.1: a member updates its table only from its master, with a greater version; "
         "§2.1: it finalises the migrations of the completed list it did not know")
 
-    def e_update(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
-        w = a["master"]
+    def e_update(pre: Frame, a: Params) -> dict[str, Any]:
+        w, p, z = a["master"], a["p"], a["z"]
+        t = pre.table[w]
+        table = store(t, p, store(t[p], z, z3.Not(t[p][z])))
         v = pre.version[w] + 1
-        return z3.And(
-            post.version == z3.Store(pre.version, w, v),
-            ctx(pre).all([M], lambda x: z3.Or(x == w, post.table[x] == pre.table[x])),
-            *_publish(pre, post, w, v, post.table[w], pre.completed_ok[w],
-                      pre.completed_failed[w]))
+        return {"table": store(pre.table, w, table), "version": store(pre.version, w, v),
+                **_publish(pre, w, v, table, pre.completed_ok[w], pre.completed_failed[w])}
 
-    act("update_table", (("master", M),),
-        lambda f, a: z3.And(_active_master(f, a["master"]), _idle(ctx(f), f)),
+    act("update_table", (("master", M), ("p", P), ("z", M)),
+        lambda f, a: z3.And(_active_master(f, a["master"]), _idle(f)),
         e_update, ("table", "version", *_PUBLISHES),
         "000 §1.1: the master's other updates (a left replica set to NULL, a lost owner "
-        "reassigned, repartitioning) raise the version and are published")
+        "reassigned, repartitioning), one replica at a time, raise the version and are "
+        "published")
 
     # -- faults and master change ---------------------------------------------------------------
 
     act("crash", (("member", M),),
         lambda f, a: z3.And(f.alive[a["member"]], a["member"] != f.master),
-        lambda pre, post, a: post.alive == z3.Store(pre.alive, a["member"], False),
-        ("alive",), "a member crashes (crash-stop)", fault=True)
+        lambda pre, a: {"alive": _add(pre.alive, a["member"], False)},
+        ("alive",), "a member crashes (crash-stop)", fault=True, budget="crashes")
 
-    stale_master = variant == "hz37-stale-master-table"
-
-    def e_master_crash(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+    def e_master_crash(pre: Frame, a: Params) -> dict[str, Any]:
         w, n = a["master"], a["heir"]
         u = pre.u
-        no = z3.K(u[G], z3.BoolVal(False, u.ctx))
-        return z3.And(
-            post.alive == z3.Store(pre.alive, w, False), post.master == n,
-            post.recovering, post.collected == z3.K(u[M], z3.BoolVal(False, u.ctx)),
-            post.best_version == pre.version[n], post.best_table == pre.table[n],
-            post.rec_ok == pre.completed_ok[n], post.rec_failed == pre.completed_failed[n],
-            post.rec_active == pre.active[n], post.requesting == no, post.committing == no,
-            post.follows == z3.Store(pre.follows, n, n),
-            post.was_master == z3.Store(pre.was_master, n, True))
+        return {
+            "alive": _add(pre.alive, w, False), "master": n,
+            "recovering": z3.BoolVal(True, u.ctx), "collected": _none(u, SET_M),
+            "best_version": pre.version[n], "best_table": pre.table[n],
+            "rec_ok": pre.completed_ok[n], "rec_failed": pre.completed_failed[n],
+            "rec_active": pre.active[n], "requesting": _none(u), "committing": _none(u),
+            "follows": store(pre.follows, n, n)}
 
     act("master_crash", (("master", M), ("heir", M)),
         lambda f, a: z3.And(a["master"] == f.master, f.alive[a["master"]], f.alive[a["heir"]],
                             a["heir"] != a["master"]),
         e_master_crash,
         ("alive", "master", "recovering", "collected", "best_version", "best_table", "rec_ok",
-         "rec_failed", "rec_active", "requesting", "committing", "follows", "was_master"),
+         "rec_failed", "rec_active", "requesting", "committing", "follows"),
         "000 §1.2: the master crashes; a live member becomes master and starts from its own "
-        "partition state", fault=True)
+        "partition state", fault=True, budget="crashes")
 
-    def e_follow(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+    def e_follow(pre: Frame, a: Params) -> dict[str, Any]:
         x = a["member"]
-        out = [post.follows == z3.Store(pre.follows, x, pre.master)]
+        out: dict[str, Any] = {"follows": store(pre.follows, x, pre.master)}
         if not independent:
-            return z3.And(*out)
+            return out
         # hz37-independent-commit: a participant rolls back on its own when its master leaves
         old = pre.follows[x]
         u = pre.u
 
         def mine(m: z3.ExprRef) -> z3.BoolRef:
             return z3.And(pre.active[x][m], pre.started_by[m] == old)
-        return z3.And(
-            *out,
-            _row(u, post.active, pre.active, x, G,
-                 lambda m: z3.And(pre.active[x][m], z3.Not(mine(m)))),
-            _is(u, post.dest_rolled_back, G, lambda m: z3.Or(
-                pre.dest_rolled_back[m], z3.And(mine(m), x == pre.destination[m]))),
-            _is(u, post.source_rolled_back_live, G, lambda m: z3.Or(
+        out.update({
+            "active": store(pre.active, x, u.set_where(
+                G, lambda m: z3.And(pre.active[x][m], z3.Not(mine(m))), "fa")),
+            "dest_rolled_back": u.set_where(G, lambda m: z3.Or(
+                pre.dest_rolled_back[m], z3.And(mine(m), x == pre.destination[m])), "fd"),
+            "source_rolled_back_live": u.set_where(G, lambda m: z3.Or(
                 pre.source_rolled_back_live[m],
                 z3.And(mine(m), x == pre.source[m], pre.alive[pre.destination[m]],
-                       z3.Not(pre.dest_split[m])))))
+                       z3.Not(pre.dest_split[m]))), "fs")})
+        return out
 
     act("follow_new_master", (("member", M),),
         lambda f, a: z3.And(f.alive[a["member"]], a["member"] != f.master,
                             z3.Not(f.alive[f.follows[a["member"]]])),
         e_follow, ("follows", "active", "dest_rolled_back", "source_rolled_back_live")
         if independent else ("follows",),
-        "000 §1.2: a member notices its master's crash and follows the new master",
-        fault=True)
+        "000 §1.2: a member notices its master's crash and follows the new master")
 
     if variant == "hz37-local-promotion":
-        def e_promote(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        def e_promote(pre: Frame, a: Params) -> dict[str, Any]:
             x, y = a["member"], a["gone"]
             t = pre.table[x]
-            return z3.And(post.table == z3.Store(pre.table, x, post.table[x]),
-                          pre.u.forall([P, M], lambda p, z: post.table[x][p][z] == z3.And(
-                              t[p][z], z != y)))
+            return {"table": store(pre.table, x, _map(
+                pre.u, P, lambda p: store(t[p], y, False), "lp"))}
 
         act("local_promotion", (("member", M), ("gone", M)),
             lambda f, a: z3.And(f.alive[a["member"]], a["member"] != f.master,
@@ -646,19 +608,20 @@ def system(variant: str = "fixed") -> System:
         return z3.And(f.recovering, f.alive[f.master], f.alive[y], y != f.master,
                       f.follows[y] == f.master, z3.Not(f.collected[y]))
 
-    def e_collect(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+    def e_collect(pre: Frame, a: Params) -> dict[str, Any]:
         y = a["member"]
         u = pre.u
         newer = pre.version[y] > pre.best_version
-        return z3.And(
-            post.collected == z3.Store(pre.collected, y, True),
-            post.best_version == z3.If(newer, pre.version[y], pre.best_version),
-            post.best_table == z3.If(newer, pre.table[y], pre.best_table),
-            _is(u, post.rec_ok, G, lambda m: z3.Or(pre.rec_ok[m], pre.completed_ok[y][m])),
-            _is(u, post.rec_failed, G, lambda m: z3.Or(pre.rec_failed[m],
-                                                          pre.completed_failed[y][m])),
-            _is(u, post.rec_active, G, lambda m: z3.Or(pre.rec_active[m],
-                                                          pre.active[y][m])))
+        return {
+            "collected": _add(pre.collected, y),
+            "best_version": z3.If(newer, pre.version[y], pre.best_version),
+            "best_table": ite(newer, pre.table[y], pre.best_table),
+            "rec_ok": u.set_where(G, lambda m: z3.Or(pre.rec_ok[m], pre.completed_ok[y][m]),
+                                  "co"),
+            "rec_failed": u.set_where(G, lambda m: z3.Or(pre.rec_failed[m],
+                                                         pre.completed_failed[y][m]), "cf"),
+            "rec_active": u.set_where(G, lambda m: z3.Or(pre.rec_active[m],
+                                                         pre.active[y][m]), "ca")}
 
     if not stale_master:
         act("collect", (("member", M),), g_collect, e_collect,
@@ -667,42 +630,39 @@ def system(variant: str = "fixed") -> System:
             "active migration state, keeping the most recent table")
 
     def g_finish(f: Frame, a: Params) -> z3.BoolRef:
-        base = z3.And(f.recovering, f.alive[f.master])
+        base = z3.And(f.recovering, f.alive[f.master], a["raise"] >= 1)
         if stale_master:
             return base
-        return z3.And(base, ctx(f).all([M], lambda y: z3.Or(
+        return z3.And(base, f.u.forall([M], lambda y: z3.Or(
             y == f.master, z3.Not(f.alive[y]), f.collected[y])))
 
-    def e_finish(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+    def e_finish(pre: Frame, a: Params) -> dict[str, Any]:
         w = pre.master
         u = pre.u
-        c = ctx(pre)
 
         def undecided(m: z3.ExprRef) -> z3.BoolRef:
             return z3.And(pre.rec_active[m], z3.Not(pre.rec_ok[m]), z3.Not(pre.rec_failed[m]))
 
-        failed = post.rec_failed
-        any_failed = c.some([G], undecided)
-        v = post.version[w]
-        bump = z3.If(any_failed, v > pre.best_version, v == pre.best_version)
-        return z3.And(
-            z3.Not(post.recovering), bump,
-            _is(u, failed, G, lambda m: z3.Or(pre.rec_failed[m], undecided(m))),
-            c.all([M], lambda x: z3.Or(x == w, post.version[x] == pre.version[x])),
-            post.table == z3.Store(pre.table, w, pre.best_table),
-            *_learn(c, pre, post, w, pre.rec_ok, failed),
-            *_publish(pre, post, w, v, pre.best_table, pre.rec_ok, failed))
+        failed = u.set_where(G, lambda m: z3.Or(pre.rec_failed[m], undecided(m)), "ff")
+        v = pre.best_version + z3.If(u.exists([G], undecided), a["raise"], 0)
+        learned = _learn(pre, w, pre.rec_ok, failed)
+        return {
+            **learned,
+            "recovering": z3.BoolVal(False, u.ctx), "rec_failed": failed,
+            "version": store(pre.version, w, v), "table": store(pre.table, w, pre.best_table),
+            **_publish(pre, w, v, pre.best_table, pre.rec_ok, failed)}
 
-    act("finish_recovery", (), g_finish, e_finish,
+    act("finish_recovery", (("raise", "Int"),), g_finish, e_finish,
         ("recovering", "version", "table", "rec_failed", *_LEARNS, *_PUBLISHES),
         "000 §1.2: every member answered or left: the most recent table; §2.2: a migration a "
-        "completed list names is completed, the other active ones fail (version raised); "
-        "published, then repartitioning may start")
+        "completed list names is completed, the other active ones fail (version raised by "
+        "`raise`); published, then repartitioning may start")
 
     return System(
         name="migration", variant=variant, sorts=(M, P, G), variables=VARIABLES, init=init,
-        actions=tuple(actions), properties=_properties(ctx), lemmas=_lemmas(ctx, minimum),
-        sizes={M: 3, P: 1, G: 2}, describe=describe, logic=None,
+        actions=tuple(actions), properties=_properties(), lemmas=_lemmas(minimum),
+        sizes={M: members, P: partitions, G: migrations}, budgets=dict(DEFAULT_BUDGETS),
+        describe=describe,
         design="000 §1 (the partition table: master-only updates, the most recent table after a "
                "master change) and §2 (safe migration commit, recovery of master crashes)",
         abstractions=(
@@ -712,33 +672,13 @@ def system(variant: str = "fixed") -> System:
             "the master is never a destination; any live member may become master",
             "completed lists only grow (no eviction)",
             "Fetch and its reply are one step",
+            "the master's other table updates change one replica per step",
         ))
 
 
-def _json(model: z3.ModelRef, term: z3.ExprRef) -> Any:
-    """A value of `model` as JSON: an array over a finite sort as an object (a set of
-    elements as a sorted list); an array over Int (a publication) is left out."""
-    sort = term.sort()
-    if isinstance(sort, z3.ArraySortRef):
-        dom = sort.domain()
-        if not isinstance(dom, z3.DatatypeSortRef):
-            return None
-        keys = [dom.constructor(i)() for i in range(dom.num_constructors())]
-        if sort.range() == z3.BoolSort(term.ctx):
-            return [str(k) for k in keys
-                    if z3.is_true(model.eval(term[k], model_completion=True))]
-        return {str(k): _json(model, term[k]) for k in keys}
-    value = model.eval(term, model_completion=True)
-    if z3.is_int_value(value):
-        return value.as_long()
-    if z3.is_true(value) or z3.is_false(value):
-        return z3.is_true(value)
-    return str(value)
-
-
 def describe(f: Frame, model: z3.ModelRef) -> dict[str, Any]:
-    """A frame's protocol state as JSON (publications' payloads left out)."""
-    return {v.name: _json(model, f[v.name]) for v in VARIABLES
+    """A frame's protocol state as JSON (the network's payloads left out)."""
+    return {v.name: value_json(model, f[v.name]) for v in VARIABLES
             if not v.ghost and not v.name.startswith(("pub_", "commit_", "published"))}
 
 
@@ -748,9 +688,9 @@ _PUBLISHING = {"master_commits": "master", "fail": "master", "publish": "master"
                "update_table": "master", "destination_split": "master"}
 
 
-def _properties(ctx: Callable[[Frame], _Ctx]) -> tuple[Property, ...]:
+def _properties() -> tuple[Property, ...]:
     def version_step(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
-        return ctx(pre).all([M], lambda x: z3.Implies(
+        return pre.u.forall([M], lambda x: z3.Implies(
             z3.And(pre.alive[x], post.alive[x]), post.version[x] >= pre.version[x]))
 
     def order_step(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
@@ -764,17 +704,17 @@ def _properties(ctx: Callable[[Frame], _Ctx]) -> tuple[Property, ...]:
                                   z3.Not(pre.dest_rolled_back[m]))),
                 z3.Implies(z3.And(post.source_committed[m], z3.Not(pre.source_committed[m])),
                            z3.Not(pre.master_rolled_back[m])))
-        return ctx(pre).all([G], body)
+        return pre.u.forall([G], body)
 
     def atomic(f: Frame) -> z3.BoolRef:
-        return ctx(f).all([G], lambda m: z3.And(
+        return f.u.forall([G], lambda m: z3.And(
             z3.Not(z3.And(f.source_committed[m], f.dest_rolled_back[m])),
             z3.Not(z3.And(f.dest_committed[m], f.source_rolled_back_live[m]))))
 
     def master_only(f: Frame) -> z3.BoolRef:
-        return ctx(f).all([M, M], lambda x, y: z3.Implies(
+        return f.u.forall([M, M], lambda x, y: z3.Implies(
             z3.And(f.alive[x], f.alive[y], f.version[x] == f.version[y]),
-            ctx(f).all([P, M], lambda p, z: f.table[x][p][z] == f.table[y][p][z])))
+            eq(f.table[x], f.table[y])))
 
     def most_recent(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
         if name == "finish_recovery":
@@ -783,7 +723,7 @@ def _properties(ctx: Callable[[Frame], _Ctx]) -> tuple[Property, ...]:
             w = a["master"]
         else:
             return z3.BoolVal(True, pre.u.ctx)
-        return ctx(pre).all([M], lambda y: z3.Implies(
+        return pre.u.forall([M], lambda y: z3.Implies(
             z3.And(pre.alive[y], y != w), pre.version[y] <= post.version[w]))
 
     def reject_stale(pre: Frame, post: Frame, name: str, a: Params) -> z3.BoolRef:
@@ -791,7 +731,7 @@ def _properties(ctx: Callable[[Frame], _Ctx]) -> tuple[Property, ...]:
             return z3.BoolVal(True, pre.u.ctx)
         m = a["m"]
         x = pre.source[m] if name == "source_accepts" else pre.destination[m]
-        return z3.And(pre.version[x] == pre.started_on[m], ctx(pre).all(
+        return z3.And(pre.version[x] == pre.started_on[m], pre.u.forall(
             [G], lambda o: z3.Or(o == m, z3.Not(pre.active[x][o]))))
 
     return (
@@ -824,38 +764,30 @@ _ORDER_LEMMAS: tuple[str, ...] = (
     "ok-after-destination", "active-undecided", "destination-decided-once")
 
 
-def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
-    def L(name: str, formula: str, design: str) -> Callable[[Callable[[Frame], z3.BoolRef]],
-                                                             Lemma]:
-        def wrap(fn: Callable[[Frame], z3.BoolRef]) -> Lemma:
-            return Lemma(name, fn, formula, design)
-        return wrap
-
+def _lemmas(minimum: int) -> tuple[Lemma, ...]:
     out: list[Lemma] = []
 
-    out.append(Lemma(
-        "failure-raises",
-        lambda f: ctx(f).all([G], lambda m: f.failure_increment[m] >= minimum),
-        f"∀m. failure_increment(m) ≥ {minimum}",
-        "000 §2.1 step 4: on a failed commit the master does not update its table but "
-        "increments its version (by 2)"))
-    out.append(Lemma(
-        "recovery-not-older",
-        lambda f: z3.Implies(f.recovering, f.version[f.master] <= f.best_version),
-        "recovering → version(master) ≤ best_version",
-        "000 §1.2: the new master looks for the most recent partition table, its own included"))
-    out.append(Lemma(
-        "master-follows-itself",
-        lambda f: f.follows[f.master] == f.master,
-        "follows(master) = master",
-        "000 §1.1: only the master updates the table; it takes no table from another member"))
     def lem(name: str, formula: str, design: str, sorts: Sequence[str],
             body: Callable[..., z3.BoolRef]) -> None:
-        out.append(Lemma(name, lambda f: ctx(f).all(sorts, lambda *xs: body(f, *xs)), formula,
-                         design))
+        def state(f: Frame) -> z3.BoolRef:
+            if not sorts:
+                return body(f)
+            return f.u.forall(sorts, lambda *xs: body(f, *xs))
+        out.append(Lemma(name, state, formula, design))
 
-    out.append(Lemma("master-alive", lambda f: f.alive[f.master], "alive(master)",
-                     "000 §1.2: a crashed master is replaced by a live member"))
+    lem("failure-raises", f"∀m. failure_increment(m) ≥ {minimum}",
+        "000 §2.1 step 4: on a failed commit the master does not update its table but "
+        "increments its version (by 2)", [G],
+        lambda f, m: f.failure_increment[m] >= minimum)
+    lem("recovery-not-older", "recovering → version(master) ≤ best_version",
+        "000 §1.2: the new master looks for the most recent partition table, its own included",
+        [], lambda f: z3.Implies(f.recovering, f.version[f.master] <= f.best_version))
+    lem("master-follows-itself", "follows(master) = master",
+        "000 §1.1: only the master updates the table; it takes no table from another member",
+        [], lambda f: f.follows[f.master] == f.master)
+    lem("master-alive", "alive(master)",
+        "000 §1.2: a crashed master is replaced by a live member", [],
+        lambda f: f.alive[f.master])
     lem("flight-of-master", "requesting(m) ∨ committing(m) → started_by(m) = master ∧ "
         "¬recovering ∧ sent_request(m) ∧ ¬(requesting(m) ∧ committing(m))",
         "000 §2.1: the master runs one migration; a new master has none in flight", [G],
@@ -863,12 +795,13 @@ def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
             f.started_by[m] == f.master, z3.Not(f.recovering), f.sent_request[m],
             z3.Not(z3.And(f.requesting[m], f.committing[m])))))
     lem("commit-phase", "committing(m) → sent_commit(m) ∧ commit_ok(m)(m) ∧ commit_version(m) = "
-        "version(master) + 1 ∧ commit_table(m) = apply(table(master), m)",
+        "version(master) + 1",
         "000 §2.1 steps 1-2: the master's own state does not change while it waits", [G],
         lambda f, m: z3.Implies(f.committing[m], z3.And(
             f.sent_commit[m], f.commit_ok[m][m],
             f.commit_version[m] == f.version[f.master] + 1)))
-    lem("request-phase", "requesting(m) → ¬sent_commit(m) ∧ ¬sent_ack(m)",
+    lem("request-phase", "requesting(m) → ¬sent_commit(m) ∧ ¬sent_ack(m) ∧ "
+        "¬master_committed(m)",
         "000 §2.1: no commit before the destination has the data", [G],
         lambda f, m: z3.Implies(f.requesting[m], z3.And(z3.Not(f.sent_commit[m]),
                                                        z3.Not(f.sent_ack[m]),
@@ -877,8 +810,8 @@ def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
         "000 §2.1 step 2: the destination commits before it acknowledges", [G],
         lambda f, m: z3.Implies(f.sent_ack[m], f.dest_committed[m]))
     lem("master-commit-after-destination", "master_committed(m) → dest_committed(m)",
-        "000 §2.1: we commit a migration on MASTER only when MIGRATION DESTINATION committed", [G],
-        lambda f, m: z3.Implies(f.master_committed[m], f.dest_committed[m]))
+        "000 §2.1: we commit a migration on MASTER only when MIGRATION DESTINATION committed",
+        [G], lambda f, m: z3.Implies(f.master_committed[m], f.dest_committed[m]))
     lem("source-commit-after-destination", "source_committed(m) → dest_committed(m)",
         "000 §2.1: on MIGRATION SOURCE only when it is committed in MASTER", [G],
         lambda f, m: z3.Implies(f.source_committed[m], f.dest_committed[m]))
@@ -886,11 +819,11 @@ def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
         "000 §2.1: a migration is completed successful only once the destination committed",
         [M, G], lambda f, x, m: z3.Implies(f.completed_ok[x][m], f.dest_committed[m]))
     lem("active-undecided", "active(x)(m) → ¬completed_ok(x)(m) ∧ ¬completed_failed(x)(m)",
-        "000 §2.1: a participant finalises a migration once, when it learns the result", [M, G],
-        lambda f, x, m: z3.Implies(f.active[x][m], z3.And(z3.Not(f.completed_ok[x][m]),
-                                                          z3.Not(f.completed_failed[x][m]))))
-    lem("destination-decided-once", "dest_committed(m) ∨ dest_rolled_back(m) → ¬active(dst)(m) "
-        "∧ (completed_ok ∨ completed_failed)(dst)(m)",
+        "000 §2.1: a participant finalises a migration once, when it learns the result",
+        [M, G], lambda f, x, m: z3.Implies(f.active[x][m], z3.And(
+            z3.Not(f.completed_ok[x][m]), z3.Not(f.completed_failed[x][m]))))
+    lem("destination-decided-once", "dest_committed(m) ∨ dest_rolled_back(m) → "
+        "¬active(dst)(m) ∧ (completed_ok ∨ completed_failed)(dst)(m)",
         "000 §2.1: participants finalise only when they find the result in the list", [G],
         lambda f, m: z3.Implies(z3.Or(f.dest_committed[m], f.dest_rolled_back[m]), z3.And(
             z3.Not(f.active[f.destination[m]][m]),
@@ -900,7 +833,6 @@ def _lemmas(ctx: Callable[[Frame], _Ctx], minimum: int) -> tuple[Lemma, ...]:
 
 
 # --- the map from the reference implementation ------------------------------------------------
-
 
 class Refinement:
     """refimpl/partition_service.py's 3.7 states and steps as this system's variables and
