@@ -198,8 +198,8 @@ def _add(s: Any, x: z3.ExprRef, member: z3.BoolRef | bool = True) -> Any:
 def _learn(pre: Frame, x: z3.ExprRef, ok: Any, failed: Any) -> dict[str, Any]:
     """Member ``x`` takes a completed list (``ok``, ``failed``): it finalises every migration it
     did not know (000 §2.1: participants finalise only when they find the result in the
-    completed list; the ``PartitionMigrationEvent`` rule of 000 "API design"), then keeps the
-    list."""
+    completed list; the ``PartitionMigrationEvent`` rule of 000 "API design") and keeps their
+    results; a migration it knows keeps the result it knows (it finalises once)."""
     u = pre.u
     known_ok, known_failed, act = pre.completed_ok[x], pre.completed_failed[x], pre.active[x]
 
@@ -214,9 +214,9 @@ def _learn(pre: Frame, x: z3.ExprRef, ok: Any, failed: Any) -> dict[str, Any]:
 
     return {
         "completed_ok": store(pre.completed_ok, x, u.set_where(
-            G, lambda m: z3.Or(known_ok[m], ok[m]), "lo")),
+            G, lambda m: z3.Or(known_ok[m], ok_new(m)), "lo")),
         "completed_failed": store(pre.completed_failed, x, u.set_where(
-            G, lambda m: z3.Or(known_failed[m], z3.And(failed[m], z3.Not(ok[m]))), "lf")),
+            G, lambda m: z3.Or(known_failed[m], fail_new(m)), "lf")),
         "active": store(pre.active, x, u.set_where(
             G, lambda m: z3.And(act[m], z3.Not(new(m))), "la")),
         "dest_committed": u.set_where(G, lambda m: z3.Or(
