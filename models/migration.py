@@ -304,6 +304,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
                     "master_committed", "master_rolled_back", "source_committed",
                     "source_rolled_back_live", "dest_split")])),
             f.alive[f.master], z3.Not(f.recovering),
+            eq(f.rec_ok, _none(u)), eq(f.rec_failed, _none(u)), eq(f.rec_active, _none(u)),
             u.forall([M], lambda x: z3.And(
                 f.alive[x], f.follows[x] == f.master, eq(f.table[x], f.table[f.master]),
                 f.version[x] == 0, f.npub[x] == 0,
@@ -758,10 +759,9 @@ def _properties() -> tuple[Property, ...]:
 
 
 _ORDER_LEMMAS: tuple[str, ...] = (
-    "failure-raises", "recovery-not-older", "master-follows-itself", "master-alive",
-    "flight-of-master", "commit-phase", "request-phase", "ack-after-destination-commit",
-    "master-commit-after-destination", "source-commit-after-destination",
-    "ok-after-destination", "active-undecided", "destination-decided-once")
+    "master-alive", "flight-of-master", "one-flight", "unstarted", "request-phase",
+    "commit-phase", "destination-first", "decided-once", "ok-lists-after-destination",
+    "rolled-back-stays-failed", "commit-not-older")
 
 
 def _lemmas(minimum: int) -> tuple[Lemma, ...]:
@@ -788,47 +788,112 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
     lem("master-alive", "alive(master)",
         "000 §1.2: a crashed master is replaced by a live member", [],
         lambda f: f.alive[f.master])
+    def inflight(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
+        return z3.Or(f.requesting[m], f.committing[m])
+
+    def no_ok_elsewhere(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
+        """``m`` is in no successful list but the destination's own and its commit's."""
+        u = f.u
+        return z3.And(
+            u.forall([M], lambda x: z3.Or(x == f.destination[m], z3.Not(f.completed_ok[x][m]))),
+            u.forall([M], lambda w: u.forall_int(1, lambda k: z3.Implies(
+                f.published[w][k], z3.Not(f.pub_ok[w][k][m])))),
+            z3.Not(f.rec_ok[m]),
+            u.forall([G], lambda o: z3.Implies(z3.And(o != m, f.sent_commit[o]),
+                                               z3.Not(f.commit_ok[o][m]))))
+
+    def no_failed(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
+        u = f.u
+        return z3.And(
+            u.forall([M], lambda x: z3.Not(f.completed_failed[x][m])),
+            u.forall([M], lambda w: u.forall_int(1, lambda k: z3.Implies(
+                f.published[w][k], z3.Not(f.pub_failed[w][k][m])))),
+            z3.Not(f.rec_failed[m]),
+            u.forall([G], lambda o: z3.Implies(f.sent_commit[o], z3.Not(f.commit_failed[o][m]))))
+
+    def no_ghost(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
+        return z3.And(*[z3.Not(f[n][m]) for n in (
+            "dest_committed", "dest_rolled_back", "master_committed", "master_rolled_back",
+            "source_committed", "source_rolled_back_live")])
+
     lem("flight-of-master", "requesting(m) ∨ committing(m) → started_by(m) = master ∧ "
         "¬recovering ∧ sent_request(m) ∧ ¬(requesting(m) ∧ committing(m))",
         "000 §2.1: the master runs one migration; a new master has none in flight", [G],
-        lambda f, m: z3.Implies(z3.Or(f.requesting[m], f.committing[m]), z3.And(
+        lambda f, m: z3.Implies(inflight(f, m), z3.And(
             f.started_by[m] == f.master, z3.Not(f.recovering), f.sent_request[m],
-            z3.Not(z3.And(f.requesting[m], f.committing[m])))))
+            f.destination[m] != f.master, z3.Not(z3.And(f.requesting[m], f.committing[m])))))
+    lem("one-flight", "in flight(m) ∧ in flight(o) → m = o",
+        "000 §2.1: the master runs one migration at a time", [G, G],
+        lambda f, m, o: z3.Implies(z3.And(inflight(f, m), inflight(f, o)), m == o))
+    lem("unstarted", "¬sent_request(m) → m is in no list, no operation, no event",
+        "000 §2.1: a migration starts with the master's MigrationRequest", [G],
+        lambda f, m: z3.Implies(z3.Not(f.sent_request[m]), z3.And(
+            z3.Not(inflight(f, m)), z3.Not(f.sent_data[m]), z3.Not(f.sent_done[m]),
+            z3.Not(f.sent_commit[m]), z3.Not(f.sent_ack[m]), no_ghost(f, m),
+            f.u.forall([M], lambda x: z3.Not(f.active[x][m])), z3.Not(f.rec_active[m]),
+            z3.Not(f.completed_ok[f.destination[m]][m]), no_ok_elsewhere(f, m),
+            no_failed(f, m))))
+    lem("request-phase", "requesting(m) → no commit, no event, m in no completed list",
+        "000 §2.1: no commit before the destination has the data", [G],
+        lambda f, m: z3.Implies(f.requesting[m], z3.And(
+            z3.Not(f.sent_commit[m]), z3.Not(f.sent_ack[m]), no_ghost(f, m),
+            z3.Not(f.completed_ok[f.destination[m]][m]), no_ok_elsewhere(f, m),
+            no_failed(f, m))))
     lem("commit-phase", "committing(m) → sent_commit(m) ∧ commit_ok(m)(m) ∧ commit_version(m) = "
-        "version(master) + 1",
+        "version(master) + 1 ∧ no master or source event ∧ m successful only at the "
+        "destination and in its commit, failed nowhere",
         "000 §2.1 steps 1-2: the master's own state does not change while it waits", [G],
         lambda f, m: z3.Implies(f.committing[m], z3.And(
-            f.sent_commit[m], f.commit_ok[m][m],
-            f.commit_version[m] == f.version[f.master] + 1)))
-    lem("request-phase", "requesting(m) → ¬sent_commit(m) ∧ ¬sent_ack(m) ∧ "
-        "¬master_committed(m)",
-        "000 §2.1: no commit before the destination has the data", [G],
-        lambda f, m: z3.Implies(f.requesting[m], z3.And(z3.Not(f.sent_commit[m]),
-                                                       z3.Not(f.sent_ack[m]),
-                                                       z3.Not(f.master_committed[m]))))
-    lem("ack-after-destination-commit", "sent_ack(m) → dest_committed(m)",
-        "000 §2.1 step 2: the destination commits before it acknowledges", [G],
-        lambda f, m: z3.Implies(f.sent_ack[m], f.dest_committed[m]))
-    lem("master-commit-after-destination", "master_committed(m) → dest_committed(m)",
-        "000 §2.1: we commit a migration on MASTER only when MIGRATION DESTINATION committed",
-        [G], lambda f, m: z3.Implies(f.master_committed[m], f.dest_committed[m]))
-    lem("source-commit-after-destination", "source_committed(m) → dest_committed(m)",
-        "000 §2.1: on MIGRATION SOURCE only when it is committed in MASTER", [G],
-        lambda f, m: z3.Implies(f.source_committed[m], f.dest_committed[m]))
-    lem("ok-after-destination", "completed_ok(x)(m) → dest_committed(m)",
+            f.sent_commit[m], f.sent_done[m], f.commit_ok[m][m],
+            f.commit_version[m] == f.version[f.master] + 1,
+            z3.Not(f.master_committed[m]), z3.Not(f.master_rolled_back[m]),
+            z3.Not(f.source_committed[m]), z3.Not(f.dest_rolled_back[m]),
+            no_ok_elsewhere(f, m), no_failed(f, m))))
+    lem("destination-first", "sent_ack(m) ∨ master_committed(m) ∨ source_committed(m) → "
+        "dest_committed(m); dest_committed(m) → sent_commit(m); sent_commit(m) → sent_done(m)",
+        "000 §2.1: we commit a migration on MASTER only when MIGRATION DESTINATION committed, "
+        "and on MIGRATION SOURCE only when it is committed in MASTER", [G],
+        lambda f, m: z3.And(
+            z3.Implies(z3.Or(f.sent_ack[m], f.master_committed[m], f.source_committed[m]),
+                       f.dest_committed[m]),
+            z3.Implies(f.dest_committed[m], f.sent_commit[m]),
+            z3.Implies(f.sent_commit[m], f.sent_done[m])))
+    lem("decided-once", "a member's result of m is one; the destination's events are its "
+        "result; sent_done(m) → the destination has m active or decided",
+        "000 §2.1: participants finalise only when they find the result in the completed list",
+        [M, G], lambda f, x, m: z3.And(
+            z3.Not(z3.And(f.completed_ok[x][m], f.completed_failed[x][m])),
+            z3.Implies(f.active[x][m], z3.And(z3.Not(f.completed_ok[x][m]),
+                                              z3.Not(f.completed_failed[x][m]))),
+            z3.Implies(x == f.destination[m], z3.And(
+                z3.Implies(f.dest_committed[m], f.completed_ok[x][m]),
+                z3.Implies(f.dest_rolled_back[m], f.completed_failed[x][m]),
+                z3.Implies(f.sent_done[m], z3.Or(f.active[x][m], f.completed_ok[x][m],
+                                                 f.completed_failed[x][m]))))))
+    lem("ok-lists-after-destination", "m successful in any completed list, publication, "
+        "commit or recovery → dest_committed(m)",
         "000 §2.1: a migration is completed successful only once the destination committed",
-        [M, G], lambda f, x, m: z3.Implies(f.completed_ok[x][m], f.dest_committed[m]))
-    lem("active-undecided", "active(x)(m) → ¬completed_ok(x)(m) ∧ ¬completed_failed(x)(m)",
-        "000 §2.1: a participant finalises a migration once, when it learns the result",
-        [M, G], lambda f, x, m: z3.Implies(f.active[x][m], z3.And(
-            z3.Not(f.completed_ok[x][m]), z3.Not(f.completed_failed[x][m]))))
-    lem("destination-decided-once", "dest_committed(m) ∨ dest_rolled_back(m) → "
-        "¬active(dst)(m) ∧ (completed_ok ∨ completed_failed)(dst)(m)",
-        "000 §2.1: participants finalise only when they find the result in the list", [G],
-        lambda f, m: z3.Implies(z3.Or(f.dest_committed[m], f.dest_rolled_back[m]), z3.And(
-            z3.Not(f.active[f.destination[m]][m]),
-            z3.Or(f.completed_ok[f.destination[m]][m],
-                  f.completed_failed[f.destination[m]][m]))))
+        [G], lambda f, m: z3.Implies(z3.Not(f.dest_committed[m]), z3.And(
+            no_ok_elsewhere(f, m), z3.Not(f.completed_ok[f.destination[m]][m]))))
+    lem("rolled-back-stays-failed", "master_rolled_back(m) → ¬master_committed(m) ∧ not in "
+        "flight ∧ m successful nowhere but at a crashed destination",
+        "000 §2.1 step 4: a failed migration is completed as failed; the destination that may "
+        "have committed it has crashed", [G],
+        lambda f, m: z3.Implies(f.master_rolled_back[m], z3.And(
+            z3.Not(f.master_committed[m]), z3.Not(inflight(f, m)), no_ok_elsewhere(f, m),
+            z3.Implies(z3.Or(f.sent_commit[m], f.completed_ok[f.destination[m]][m]),
+                       z3.Not(f.alive[f.destination[m]])))))
+    lem("commit-not-older", "sent_commit(m) ∧ ¬dest_committed(m) ∧ alive(dst) → its master's "
+        "publications are older than the commit, and so is dst's table while it follows it",
+        "000 §2.1 steps 1-2: the commit carries version + 1 and the master publishes nothing "
+        "while it waits; the destination takes it unless it has a newer table", [G],
+        lambda f, m: z3.Implies(
+            z3.And(f.sent_commit[m], z3.Not(f.dest_committed[m]), f.alive[f.destination[m]]),
+            z3.And(f.u.forall_int(1, lambda k: z3.Implies(
+                f.published[f.started_by[m]][k],
+                f.pub_version[f.started_by[m]][k] < f.commit_version[m])),
+                   z3.Implies(f.follows[f.destination[m]] == f.started_by[m],
+                              f.version[f.destination[m]] < f.commit_version[m]))))
     return tuple(out)
 
 
