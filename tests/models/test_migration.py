@@ -1,0 +1,84 @@
+"""The symbolic 000 §1-§2 model (models/migration.py): proofs for any size of the fixed design,
+a proof that fails without its lemma, the bounded counterexamples of the variants and of 000 §2.1
+step 4's "+1", and the fixed design clean to the same depths."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from partsafe.models import migration as mg
+from partsafe.models.bmc import bmc
+from partsafe.models.induction import prove
+
+#: the explorer's scope (`partsafe check migration`): members and partitions
+SIZES = {"Member": 3, "Partition": 2, "Migration": 2}
+
+
+@pytest.mark.parametrize("spec", ["PT-VERSION", "MIG-REJECT-STALE"])
+def test_fixed_proves_for_any_size(spec: str) -> None:
+    result = prove(mg.system("fixed"), spec)
+    assert result.verdict == "proved", result.reason
+    assert result.slowest < 60
+
+
+def test_pt_version_needs_the_failure_lemma() -> None:
+    system = mg.system("fixed")
+    prop = system.property("PT-VERSION")
+    weaker = dataclasses.replace(prop, lemmas=tuple(n for n in prop.lemmas
+                                                    if n != "failure-raises"))
+    system.properties = tuple(weaker if p.spec == "PT-VERSION" else p
+                              for p in system.properties)
+    result = prove(system, "PT-VERSION")
+    assert result.verdict == "failed"
+    assert "on fail" in result.reason
+
+
+def _found(variant: str, spec: str, sizes: dict[str, int], depth: int) -> list[str]:
+    result = bmc(mg.system(variant), [spec], sizes, depth)[spec]
+    assert result.verdict == "counterexample", result
+    return [s["action"] for s in result.trace]
+
+
+def _clean(spec: str, sizes: dict[str, int], depth: int) -> None:
+    assert bmc(mg.system("fixed"), [spec], sizes, depth)[spec].verdict == "bounded"
+
+
+def test_local_promotion_breaks_master_only() -> None:
+    assert _found("hz37-local-promotion", "PT-MASTER-ONLY", SIZES, 3)[-1] == "local_promotion"
+    _clean("PT-MASTER-ONLY", SIZES, 2)
+
+
+def test_stale_master_table_breaks_most_recent() -> None:
+    sizes = {**SIZES, "Partition": 3}
+    assert _found("hz37-stale-master-table", "PT-MOST-RECENT", sizes, 5)[-1] == \
+        "finish_recovery"
+    _clean("PT-MOST-RECENT", sizes, 4)
+
+
+def test_independent_commit_breaks_commit_order() -> None:
+    actions = _found("hz37-independent-commit", "MIG-COMMIT-ORDER", SIZES, 6)
+    assert "commit_to_destination" in actions
+    _clean("MIG-COMMIT-ORDER", SIZES, 5)
+
+
+def test_failure_plus_one_breaks_master_only_plus_two_does_not() -> None:
+    """000 §2.1 step 4: a destination that took the commit's table and split off holds the
+    master's next version with another table when the failure raises the version by 1."""
+    small = {"Member": 2, "Partition": 1, "Migration": 1}
+    actions = _found("fail-plus-one-split", "PT-MASTER-ONLY", small, 6)
+    assert {"destination_commits", "destination_split"} <= set(actions)
+    result = bmc(mg.system("fail-plus-two-split"), ["PT-MASTER-ONLY"], small, 6)
+    assert result["PT-MASTER-ONLY"].verdict == "bounded"
+
+
+def test_variants_name_the_specs_refimpl_says_they_break() -> None:
+    from partsafe.refimpl.partition_service import VARIANT_TABLE
+    for name, spec in mg.VARIANTS.items():
+        assert VARIANT_TABLE[name].breaks == spec
+
+
+def test_specs_are_the_properties() -> None:
+    assert {p.spec for p in mg.system().properties} == set(mg.SPECS)
+    assert mg.system("fixed", members=2).sizes[mg.M] == 2
