@@ -78,6 +78,8 @@ def differential(name: str, variant: str = "fixed", scope: dict[str, int] | None
     """Check every edge of the explorer's state graph of ``name`` at ``scope`` (see the module
     docstring); stops after ``max_states`` states (the result says it is incomplete)."""
     mod = symbolic.module(name)
+    if not hasattr(mod, "system_for"):
+        raise SymbolicError(f"{name}: no map from explorer scopes to sizes yet")
     entry = catalog.get(name)
     params = entry.scope(scope)
     model = entry.make(variant, params)
@@ -162,6 +164,9 @@ def to_artifact(name: str, variant: str, spec: str, trace: list[dict[str, Any]],
     """The counterexample ``trace`` of bounded model checking (``spec`` broken) as an artifact
     of the explorer; SymbolicError if the reference implementation cannot follow it."""
     mod = symbolic.module(name)
+    if not hasattr(mod, "explorer_scope"):
+        raise SymbolicError(f"{name}: no map from its bounded counterexamples to the explorer "
+                            "yet (models/prove.py lists the models that have one)")
     entry = catalog.get(name)
     params = entry.scope(mod.explorer_scope(trace))
     model = entry.make(variant, params)
@@ -236,7 +241,7 @@ def planner_verdict(variant: str = "fixed", replicas: int | None = None) -> Mode
     """`partsafe prove planner`: every pair of replica arrays with 1 to ``replicas`` indices,
     judged on the planner's plan (checker/planner/); a violation is shown with the Z3 oracle's
     shortest safe plan for the same pair, which proves a safe plan existed."""
-    from partsafe.checker.planner.check import check_planner, check_scope
+    from partsafe.checker.planner.check import KNOWN_FINDINGS, check_planner, check_scope
     from partsafe.models.planner_oracle import shortest_safe_plan
     from partsafe.specs.planner import ARRAY_SPECS
 
@@ -259,7 +264,9 @@ def planner_verdict(variant: str = "fixed", replicas: int | None = None) -> Mode
                   "state": {"violation": v.message,
                             "safe_plan_exists": oracle.exists,
                             "shortest_safe_plan": list(oracle.plan or ())}}]
+        known = variant == "fixed" and spec in KNOWN_FINDINGS
         specs.append(SpecVerdict(spec, "counterexample", {"replicas": len(v.current)}, 1,
                                  time.perf_counter() - started, trace=trace,
-                                 reason=v.message))
+                                 reason=("a known finding: " if known else "") + v.message,
+                                 known=known))
     return ModelVerdict("planner", variant, specs, {}, {"replicas": n})

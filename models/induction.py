@@ -71,8 +71,10 @@ def _state(conjunct: Lemma | Property, frame: Frame) -> z3.BoolRef:
     return formula(frame)
 
 
-def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
-    """Prove ``spec`` for any size with the lemmas it names."""
+def prove(system: System, spec: str, timeout_ms: int = 60_000, fail_fast: bool = True
+          ) -> ProofResult:
+    """Prove ``spec`` for any size with the lemmas it names; with ``fail_fast``, stop at the
+    first query that is not valid (the verdict is settled there)."""
     prop = system.property(spec)
     started = time.perf_counter()
     result = ProofResult(spec, "proved", 0.0, list(prop.lemmas))
@@ -85,6 +87,8 @@ def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
     inv = [_state(c, pre) for _, c in conjuncts]
 
     def ask(what: str, hypotheses: list[z3.BoolRef], goal: z3.BoolRef) -> bool:
+        if fail_fast and result.verdict != "proved":
+            return False
         solver = z3.Solver(ctx=u.ctx)
         solver.set("timeout", timeout_ms)
         solver.add(*hypotheses)

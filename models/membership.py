@@ -522,16 +522,17 @@ class _Builder:
             Lemma("claimant-follows-itself", claimant,
                   "∀p. claiming(p) ⇒ master(p) = p ∧ joined(p)",
                   "002 Mastership Claim Process: a member that suspects every older member "
-                  "'claims its mastership' and follows itself until it publishes"),
+                  "claims mastership and follows itself until it publishes its final list"),
             Lemma("versions-grow-with-positions", grow,
                   "∀m, k1 < k2 published by m: pubver[m][k1] < pubver[m][k2]",
-                  "002 Membership Update Process: 'the master increments the member list "
-                  "version on every change'; a new master publishes at the latest version it "
-                  "knows + 1 (Mastership Claim Process)"),
+                  "002 Membership Update Process: a join or a removal publishes the new list "
+                  "'with incremented member list version'; a new master publishes its final "
+                  "list 'by incrementing the version' it collected (Mastership Claim Process)"),
             Lemma("positions", positions,
                   "∀m, k. pub[m][k] ⇒ 1 ≤ k ≤ npub(m) ∧ pubver[m][k] ≤ ver(m)",
-                  "002 Membership Update Process: a member's version only grows, so a master "
-                  "holds a version at least that of every list it published"),
+                  "002 Membership Update Process: the member list version is 'a monotonic "
+                  "version number', so a master holds a version at least that of every list "
+                  "it published"),
             Lemma("master-version", master_version,
                   "∀m. npub(m) ≥ 1 ⇒ pub[m][npub(m)] ∧ pubver[m][npub(m)] ≤ ver(m)",
                   "002 Membership Update Process: the master's own list is the last it "
@@ -539,13 +540,14 @@ class _Builder:
             Lemma("applied-version", applied,
                   "∀p, m. 0 ≤ last[p][m] ≤ npub(m) ∧ (last[p][m] ≥ 1 ⇒ pub[m][last[p][m]] ∧ "
                   "pubver[m][last[p][m]] ≤ ver(p))",
-                  "002 Membership Update Process: 'members apply only member lists with a "
-                  "greater version', so a member's version is at least that of every list it "
-                  "applied"),
+                  "002 Membership Update Process: members 'apply the new member list if "
+                  "incoming version is greater than the locally known version', so a member's "
+                  "version is at least that of every list it applied"),
             Lemma("claim-version", claim_version,
                   "∀p. claiming(p) ⇒ best(p) ≥ ver(p)",
-                  "002 Mastership Claim Process: the candidate publishes at the greatest version "
-                  "among its own and the lists it collected + 1"),
+                  "002 Mastership Claim Process: the candidate completes the claim 'by "
+                  "incrementing the version' of the latest list it knows: its own or one it "
+                  "collected"),
         )
 
 

@@ -86,6 +86,7 @@ from partsafe.checker.run import (
     checkpoint_summary,
 )
 from partsafe.checker.zoo import run_profile_zoo, run_zoo
+from partsafe.models.prove import z3_forms
 from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
 from partsafe.refimpl.planner import PlannerError, parse_replicas
 from partsafe.refimpl.planner import plan as make_plan
@@ -531,11 +532,17 @@ def explain(spec_id: str, as_json: bool) -> None:
     except KeyError:
         fail(f"unknown spec {spec_id!r}; `partsafe specs` lists them")
     breaking = catalog.variants_breaking(spec.id)
+    forms = z3_forms(spec.id)
+    if spec.z3 is not None:  # the planner's oracle
+        forms.append({"model": "planner", "module": spec.z3, "kind": "oracle",
+                      "formula": "a constraint on every replica array of a plan "
+                                 "(models/planner_oracle.py)", "lemmas": [],
+                      "command": "partsafe prove planner"})
     if as_json:
-        click.echo(dumps(dict(spec.as_dict(), rationale=spec.rationale, z3=spec.z3,
+        click.echo(dumps(dict(spec.as_dict(), rationale=spec.rationale, z3=forms or None,
                               zoo_variants=breaking)))
         return
-    render_spec(stdout(), spec, breaking)
+    render_spec(stdout(), spec, breaking, forms)
 
 
 @main.command()

@@ -43,17 +43,21 @@ _STYLE = {"proved": "bold green", "bounded": "green", "counterexample": "bold re
 @click.option("--no-proof", is_flag=True,
               help="bounded model checking only: no proof for any size")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=300.0,
-              show_default=True, help="seconds Z3 may take on one query (then: unknown)")
+              show_default=True, help="seconds Z3 may take on one bounded query (then: unknown)")
+@click.option("--proof-timeout", "proof_timeout_s", type=click.FloatRange(1, 3600),
+              default=60.0, show_default=True,
+              help="seconds Z3 may take on one query of a proof (then: no proof)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="write JUnit XML (a test case per spec) to this file")
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="save the first counterexample as an artifact `partsafe replay` takes")
 def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ...],
-          no_proof: bool, timeout_s: float, as_json: bool, junit_file: str | None,
-          trace_out: str | None) -> None:
+          no_proof: bool, timeout_s: float, proof_timeout_s: float, as_json: bool,
+          junit_file: str | None, trace_out: str | None) -> None:
     """Prove MODEL's specs for any number of members, or check them to a bounded depth with Z3
-    (MODEL: membership, planner, or all; default all). A counterexample is a shortest run."""
+    (MODEL: membership, migration, planner, or all; default all). A counterexample is a
+    shortest run."""
     names = [*MODELS, "planner"] if model == "all" else [model]
     unknown = [n for n in names if n not in MODELS and n != "planner"]
     if unknown:
@@ -71,12 +75,13 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
                 verdicts.append(planner_verdict(variant))
             else:
                 verdicts.append(prove_model(name, variant, depth, list(only_specs) or None,
-                                            proofs=not no_proof, timeout_s=timeout_s))
+                                            proofs=not no_proof, timeout_s=timeout_s,
+                                            proof_timeout_s=proof_timeout_s))
         except (ValueError, KeyError) as exc:
             fail(str(exc).strip("'\""))
     seconds = time.perf_counter() - started
     all_specs = [s for v in verdicts for s in v.specs]
-    words = {s.verdict for s in all_specs}
+    words = {s.verdict for s in all_specs if not s.known}
     result = ("violation" if "counterexample" in words else
               "incomplete" if "unknown" in words else "ok")
     if trace_out is not None:
@@ -88,8 +93,11 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
                           "models": [v.as_dict() for v in verdicts]}))
     else:
         _render(verdicts)
-        counts = {w: sum(s.verdict == w for s in all_specs) for w in _STYLE}
+        counts = {w: sum(s.verdict == w and not s.known for s in all_specs) for w in _STYLE}
         detail = ", ".join(f"{n} {w}" for w, n in counts.items() if n)
+        known = [s.spec for s in all_specs if s.known]
+        if known:
+            detail += f"; known findings: {', '.join(known)}"
         print_verdict(stdout(), f"prove {model} ({variant})", result, seconds, detail)
     raise SystemExit({"ok": EXIT_OK, "violation": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE))
 

@@ -216,7 +216,8 @@ def render_specs(console: Console, catalogue: list[Spec]) -> None:
     console.print(table)
 
 
-def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]]) -> None:
+def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]],
+                forms: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
     """`partsafe explain`: what a spec states, where the design says so, why it exists, and the
     variants the bug zoo expects to break it (`catalog.variants_breaking`), each with the
     command that shows it."""
@@ -234,6 +235,13 @@ def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]]) ->
                                      break_on_hyphens=False, initial_indent="    ",
                                      subsequent_indent="    ")
             console.print(Text(doc_text, style="dim"), soft_wrap=True)
+    for form in forms:
+        console.print(Text(f"\nZ3 form ({form['module']}, {form['kind']}):", style="bold"))
+        console.print(Text(f"  {form['formula']}"), soft_wrap=True)
+        for lemma in form["lemmas"]:
+            console.print(Text(f"  lemma {lemma['name']}: {lemma['formula']}"), soft_wrap=True)
+            console.print(Text(f"    {lemma['design']}", style="dim"), soft_wrap=True)
+        console.print(Text(f"  {form['command']}"), soft_wrap=True)
 
 
 # --- release profiles ---------------------------------------------------------------------------
