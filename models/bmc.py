@@ -123,7 +123,17 @@ def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: i
         if t > 0:
             unrolled.extend()
         for spec, prop in list(open_specs.items()):
-            answer = unrolled.solver.check(z3.Not(unrolled.holds_at(prop, t)))
+            goal = z3.Not(unrolled.holds_at(prop, t))
+            answer = unrolled.solver.check(goal)
+            if answer == z3.unknown and "theory array" in unrolled.solver.reason_unknown():
+                # the QF_AUFLIA solver is incomplete for arrays whose elements are arrays
+                # indexed by integers over enumerated sorts: ask the general solver
+                fallback = z3.Solver(ctx=u.ctx)
+                fallback.set("timeout", timeout_ms)
+                fallback.add(unrolled.solver.assertions())
+                answer = fallback.check(goal)
+                if answer != z3.unknown:
+                    unrolled.solver = fallback
             if answer == z3.sat:
                 results[spec] = BmcResult(spec, "counterexample", t, dict(u.sizes),
                                           time.perf_counter() - started,

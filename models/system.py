@@ -261,7 +261,7 @@ def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Me
 def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortRef) -> Any:
     """A term's value in ``model`` as JSON: arrays over finite sorts as lists or objects, sets
     as sorted lists of element names."""
-    if z3.is_array_sort(sort):
+    if isinstance(sort, z3.ArraySortRef):
         domain, rng = sort.domain(), sort.range()
         if domain.kind() != z3.Z3_DATATYPE_SORT:
             return None
