@@ -45,6 +45,15 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
   messages of the old incarnations are dropped, as the monitors forget their leaders and votes
   (specs/ignite.py ``OneLeader``, ``Restart``).
 
+Proof status of IGN-ONE-LEADER for any size: the spec's own consecution follows from the
+lemmas for every action (tests/models/test_ignite.py); the consecution of the two blockers
+lemmas is not established (Z3 answers unknown within 30 s per query). They may not be
+inductive as the design reads: a node whose vote of term t is still in flight to its candidate
+can be removed and re-added by a leader of a term below t when the removal's quorum of the old
+peers avoids both the node and that candidate (five peers or more), after which its new
+incarnation can vote again in term t. At three or four peers every quorum of the old peers
+without the node holds the candidate.
+
 Nodes, configurations and quorums are uninterpreted sorts for proofs (``member``, ``qm`` and
 ``quorum`` are rigid relations, with the quorum-intersection axiom as Ivy states it); terms and
 log indices are integers. In a finite universe the quorums are the majorities.

@@ -90,7 +90,8 @@ def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
         answer = solver.check(z3.Not(goal))
         seconds = time.perf_counter() - t0
         result.slowest = max(result.slowest, seconds)
-        verdict = {z3.unsat: "valid", z3.sat: "counterexample", z3.unknown: "unknown"}[answer]
+        verdict = ("valid" if answer == z3.unsat else
+                   "counterexample" if answer == z3.sat else "unknown")
         check: Check = {"check": what, "answer": verdict, "seconds": round(seconds, 3)}
         if answer == z3.unknown:
             check["reason"] = solver.reason_unknown()
@@ -131,4 +132,4 @@ def k_induction(system: System, spec: str, sizes: Mapping[str, int], k: int,
     for t in range(k + 1):
         unrolled.solver.add(unrolled.holds_at(prop, t))
     answer = unrolled.solver.check(z3.Not(unrolled.holds_at(prop, k + 1)))
-    return {z3.unsat: "proved", z3.sat: "failed", z3.unknown: "unknown"}[answer]
+    return "proved" if answer == z3.unsat else "failed" if answer == z3.sat else "unknown"
