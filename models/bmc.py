@@ -1,6 +1,6 @@
 """Bounded model checking: every run of a symbolic system up to K steps, at a finite size.
 
-The system is unrolled one step at a time on one incremental solver: frames ``F0 .. Fk``, the
+The system is unrolled one step at a time: frames ``F0 .. Fk``, the
 initial formula on ``F0``, and for each step an action selector and the parameters of every
 action (``System.transition``). At each depth every spec not yet broken is asked for a violation
 on the new frame (a state property, with quiescence where the spec is a quiescence check) or on the
@@ -18,7 +18,7 @@ from typing import Any
 
 import z3
 
-from partsafe.models.system import Frame, Property, System, Universe, value_json
+from partsafe.models.system import Frame, Property, System, Universe, ite, value_json
 
 
 @dataclass
@@ -39,35 +39,81 @@ class BmcResult:
 class Unrolling:
     """A system unrolled step by step on one solver (shared by BMC and k-induction)."""
 
-    def __init__(self, system: System, u: Universe, timeout_ms: int, initial: bool = True
-                 ) -> None:
+    def __init__(self, system: System, u: Universe, timeout_ms: int, initial: bool = True,
+                 budgets: Mapping[str, int | None] | None = None) -> None:
         self.system = system
         self.u = u
-        self.solver = z3.SolverFor("QF_AUFLIA", ctx=u.ctx) if u.finite else z3.Solver(ctx=u.ctx)
-        self.solver.set("timeout", timeout_ms)
+        self.timeout_ms = timeout_ms
+        #: every constraint so far: each query gets a fresh solver over them, which lets Z3
+        #: preprocess the whole unrolling (eliminating the frame equalities) where an
+        #: incremental solver could not
+        self.constraints: list[z3.BoolRef] = []
         self.frames: list[Frame] = [system.frame(u, "0")]
         self.selectors: list[z3.ArithRef] = []
         self.params: list[list[dict[str, z3.ExprRef]]] = []
         if initial:
-            self.solver.add(system.init(self.frames[0]))
+            self.constraints.append(system.init(self.frames[0]))
+        #: fault budgets: each a limit on the fault steps of the actions that spend it
+        self.budgets = {k: v for k, v in {**system.budgets, **(budgets or {})}.items()
+                        if v is not None}
+        self.spent: dict[str, z3.ArithRef] = {b: z3.IntVal(0, u.ctx) for b in self.budgets}
 
     @property
     def depth(self) -> int:
         return len(self.frames) - 1
 
     def extend(self) -> None:
-        """Add one step: a new frame and the transition into it."""
+        """Add one step: a new frame whose every variable is one if-then-else over the
+        actions that change it, and the guard (and relation) of the action taken."""
         t = self.depth
-        pre, post = self.frames[t], self.system.frame(self.u, str(t + 1))
-        sel = z3.Int(f"action@{t}", self.u.ctx)
-        params = [self.system.param_consts(self.u, a, str(t)) for a in self.system.actions]
-        self.solver.add(sel >= 0, sel < len(self.system.actions))
-        self.solver.add(z3.Or(*[
-            z3.And(sel == i, self.system.transition(a, pre, post, params[i]))
-            for i, a in enumerate(self.system.actions)]))
-        self.frames.append(post)
+        system, u = self.system, self.u
+        pre = self.frames[t]
+        sel = z3.Int(f"action@{t}", u.ctx)
+        params = [system.param_consts(u, a, str(t)) for a in system.actions]
+        views: list[Frame] = []
+        for i, a in enumerate(system.actions):
+            values = system.effect(a, pre, params[i])
+            for v in system.variables:
+                if v.name in a.modifies and v.name not in values:
+                    values[v.name] = u.var(f"{v.name}@{t}.{a.name}", v.type)
+            views.append(Frame(u, system.variables, f"{t}.{a.name}",
+                               {v.name: values.get(v.name, pre[v.name])
+                                for v in system.variables}))
+        post: dict[str, Any] = {}
+        for v in system.variables:
+            value = pre[v.name]
+            for i, a in reversed(list(enumerate(system.actions))):
+                if v.name in a.modifies:
+                    value = ite(sel == i, views[i][v.name], value)
+            post[v.name] = value
+        taken = []
+        for i, a in enumerate(system.actions):
+            step = a.guard(pre, params[i])
+            if a.relation is not None:
+                step = z3.And(step, a.relation(pre, views[i], params[i]))
+            taken.append(z3.And(sel == i, step))
+        self.constraints.append(z3.And(sel >= 0, sel < len(system.actions)))
+        self.constraints.append(z3.Or(*taken))
+        for budget, limit in self.budgets.items():
+            spend = [z3.If(z3.And(sel == i, system.is_fault(a, pre, params[i])), 1, 0)
+                     for i, a in enumerate(system.actions) if a.budget == budget]
+            if spend:
+                self.spent[budget] = self.spent[budget] + z3.Sum(*spend)
+                self.constraints.append(self.spent[budget] <= limit)
+        if u.int_range is not None:
+            low, high = u.int_range.start, u.int_range.stop - 1
+            self.constraints.extend(z3.And(c >= low, c <= high)
+                                    for ps in params for c in ps.values() if z3.is_int(c))
+        self.frames.append(Frame(u, system.variables, str(t + 1), post))
         self.selectors.append(sel)
         self.params.append(params)
+
+    def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.Solver]:
+        """The unrolling and ``extra``, on a fresh solver."""
+        solver = z3.Solver(ctx=self.u.ctx)
+        solver.set("timeout", self.timeout_ms)
+        solver.add(*self.constraints, *extra)
+        return solver.check(), solver
 
     def holds_at(self, prop: Property, t: int) -> z3.BoolRef:
         """``prop`` on frame ``t`` (a state property) or on step ``t - 1 -> t`` (a step
@@ -92,7 +138,7 @@ class Unrolling:
         for t in range(upto):
             index = model.eval(self.selectors[t], model_completion=True).as_long()
             action = self.system.actions[index]
-            params = {name: value_json(self.u, model, c, c.sort())
+            params = {name: value_json(model, c)
                       for name, c in self.params[t][index].items()}
             out.append({"step": t + 1, "action": action.name, "params": params,
                         "state": self.describe(model, self.frames[t + 1])})
@@ -101,7 +147,7 @@ class Unrolling:
     def describe(self, model: z3.ModelRef, frame: Frame) -> dict[str, Any]:
         if self.system.describe is not None:
             return self.system.describe(frame, model)
-        return {v.name: value_json(self.u, model, frame[v.name], frame[v.name].sort())
+        return {v.name: value_json(model, frame[v.name])
                 for v in self.system.variables if not v.ghost}
 
 
@@ -112,10 +158,13 @@ def memory_mb(solver: z3.Solver) -> float:
 
 
 def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: int,
-        timeout_ms: int = 300_000) -> dict[str, BmcResult]:
-    """Bounded model checking of ``specs`` on ``system`` at ``sizes`` up to ``depth`` steps."""
+        timeout_ms: int = 300_000, budgets: Mapping[str, int | None] | None = None
+        ) -> dict[str, BmcResult]:
+    """Bounded model checking of ``specs`` on ``system`` at ``sizes`` up to ``depth`` steps,
+    with the fault ``budgets`` (the system's defaults, a None limit lifting one)."""
     u = system.universe(sizes)
-    unrolled = Unrolling(system, u, timeout_ms)
+    u.int_range = range(depth + 2)
+    unrolled = Unrolling(system, u, timeout_ms, budgets=budgets)
     open_specs = {s: system.property(s) for s in specs}
     started = time.perf_counter()
     results: dict[str, BmcResult] = {}
@@ -123,26 +172,16 @@ def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: i
         if t > 0:
             unrolled.extend()
         for spec, prop in list(open_specs.items()):
-            goal = z3.Not(unrolled.holds_at(prop, t))
-            answer = unrolled.solver.check(goal)
-            if answer == z3.unknown and "theory array" in unrolled.solver.reason_unknown():
-                # the QF_AUFLIA solver is incomplete for arrays whose elements are arrays
-                # indexed by integers over enumerated sorts: ask the general solver
-                fallback = z3.Solver(ctx=u.ctx)
-                fallback.set("timeout", timeout_ms)
-                fallback.add(unrolled.solver.assertions())
-                answer = fallback.check(goal)
-                if answer != z3.unknown:
-                    unrolled.solver = fallback
+            answer, solver = unrolled.check(z3.Not(unrolled.holds_at(prop, t)))
             if answer == z3.sat:
                 results[spec] = BmcResult(spec, "counterexample", t, dict(u.sizes),
                                           time.perf_counter() - started,
-                                          unrolled.trace(unrolled.solver.model(), t))
+                                          unrolled.trace(solver.model(), t))
                 del open_specs[spec]
             elif answer == z3.unknown:
                 results[spec] = BmcResult(spec, "unknown", t, dict(u.sizes),
                                           time.perf_counter() - started,
-                                          reason=unrolled.solver.reason_unknown())
+                                          reason=solver.reason_unknown())
                 del open_specs[spec]
         if not open_specs:
             break

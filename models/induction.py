@@ -32,6 +32,8 @@ from partsafe.models.bmc import Unrolling
 from partsafe.models.system import Frame, Lemma, Property, System
 
 Check = dict[str, object]
+#: a query's answer (Z3's check results do not hash), as a check reports it
+_ANSWERS = {"unsat": "valid", "sat": "counterexample", "unknown": "unknown"}
 
 
 @dataclass
@@ -90,8 +92,7 @@ def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
         answer = solver.check(z3.Not(goal))
         seconds = time.perf_counter() - t0
         result.slowest = max(result.slowest, seconds)
-        verdict = ("valid" if answer == z3.unsat else
-                   "counterexample" if answer == z3.sat else "unknown")
+        verdict = _ANSWERS[str(answer)]
         check: Check = {"check": what, "answer": verdict, "seconds": round(seconds, 3)}
         if answer == z3.unknown:
             check["reason"] = solver.reason_unknown()
@@ -118,18 +119,23 @@ def prove(system: System, spec: str, timeout_ms: int = 60_000) -> ProofResult:
     return result
 
 
+def _over_ints(t: object) -> bool:
+    return isinstance(t, tuple) and (t[0] == "Int" or _over_ints(t[1]))
+
+
 def k_induction(system: System, spec: str, sizes: Mapping[str, int], k: int,
                 timeout_ms: int = 60_000) -> str:
     """"proved" if ``spec`` is ``k``-inductive at ``sizes`` (with no lemma), "failed" if not,
     "unknown" if Z3 could not tell. The caller has checked the base case by BMC to depth k."""
     prop = system.property(spec)
-    if prop.quiescent:
+    if prop.quiescent or any(_over_ints(v.type) for v in system.variables):
+        # a run from an arbitrary state may use any position: flat arrays over a bounded
+        # range of integers would prove too much
         return "unknown"
     u = system.universe(sizes)
     unrolled = Unrolling(system, u, timeout_ms, initial=False)
     for _ in range(k + 1):
         unrolled.extend()
-    for t in range(k + 1):
-        unrolled.solver.add(unrolled.holds_at(prop, t))
-    answer = unrolled.solver.check(z3.Not(unrolled.holds_at(prop, k + 1)))
-    return "proved" if answer == z3.unsat else "failed" if answer == z3.sat else "unknown"
+    held = [unrolled.holds_at(prop, t) for t in range(k + 1)]
+    answer, _ = unrolled.check(*held, z3.Not(unrolled.holds_at(prop, k + 1)))
+    return {"unsat": "proved", "sat": "failed"}.get(str(answer), "unknown")

@@ -38,6 +38,85 @@ SortName = str
 Params = Mapping[str, z3.ExprRef]
 
 
+#: a variable's type: "Bool", "Int", a sort's name, or (domain, range) for an array (a set of
+#: members is ("Member", "Bool"), a member's list per member ("Member", ("Member", "Bool")))
+Type = str | tuple[Any, Any]
+
+
+class Flat:
+    """An array over a finite domain as one term per index: how a finite universe represents
+    arrays, so bounded model checking is over Booleans and integers, without the array theory.
+    Reading or writing at a symbolic index is an if-then-else over the indices."""
+
+    __slots__ = ("items", "keys")
+
+    def __init__(self, keys: tuple[Any, ...], items: tuple[Any, ...]) -> None:
+        self.keys = keys
+        self.items = items
+
+    def _index(self, i: Any) -> int | None:
+        if isinstance(i, int):
+            return self.keys.index(i) if i in self.keys else None
+        if z3.is_int_value(i):
+            n = i.as_long()
+            return self.keys.index(n) if n in self.keys else None
+        for n, k in enumerate(self.keys):
+            if isinstance(k, z3.ExprRef) and i.eq(k):
+                return n
+        return None
+
+    def _match(self, i: Any, n: int) -> z3.BoolRef:
+        return i == self.keys[n]
+
+    def __getitem__(self, i: Any) -> Any:
+        n = self._index(i)
+        if n is not None:
+            return self.items[n]
+        out = self.items[-1]
+        for n in range(len(self.items) - 2, -1, -1):
+            out = ite(self._match(i, n), self.items[n], out)
+        return out
+
+    def store(self, i: Any, value: Any) -> Flat:
+        n = self._index(i)
+        if n is not None:
+            return Flat(self.keys, (*self.items[:n], value, *self.items[n + 1:]))
+        return Flat(self.keys, tuple(ite(self._match(i, n), value, item)
+                                     for n, item in enumerate(self.items)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ctx(a: Any) -> z3.Context:
+    while isinstance(a, Flat):
+        a = a.items[0]
+    return a.ctx
+
+
+def store(a: Any, i: Any, value: Any) -> Any:
+    """``a`` with ``value`` at ``i``: a flat array's update, or Z3's ``Store``; a Python bool or
+    int is taken as the Z3 value."""
+    if isinstance(value, bool):
+        value = z3.BoolVal(value, _ctx(a))
+    elif isinstance(value, int):
+        value = z3.IntVal(value, _ctx(a))
+    return a.store(i, value) if isinstance(a, Flat) else z3.Store(a, i, value)
+
+
+def ite(c: z3.BoolRef, a: Any, b: Any) -> Any:
+    """``If(c, a, b)``, element by element for flat arrays."""
+    if isinstance(a, Flat):
+        return Flat(a.keys, tuple(ite(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
+    return z3.If(c, a, b)
+
+
+def eq(a: Any, b: Any) -> z3.BoolRef:
+    """``a == b``, element by element for flat arrays."""
+    if isinstance(a, Flat):
+        return z3.And(*[eq(x, y) for x, y in zip(a.items, b.items, strict=True)])
+    return a == b
+
+
 class Universe:
     """The sorts a system's formulas range over, finite (each of a given size) or unbounded."""
 
@@ -61,6 +140,10 @@ class Universe:
             self._elements[name] = tuple(consts)
         self.int = z3.IntSort(self.ctx)
         self.bool = z3.BoolSort(self.ctx)
+        #: in a finite universe, the integers an array over integers and a quantifier over
+        #: positions range over (bounded model checking sets it from its depth: a run of k
+        #: steps publishes at most k + 1 positions); None: integer quantifiers stay quantifiers
+        self.int_range: range | None = None
 
     @classmethod
     def finite_of(cls, sorts: Sequence[SortName], sizes: Mapping[SortName, int]) -> Universe:
@@ -79,8 +162,70 @@ class Universe:
             raise ValueError(f"sort {name} is unbounded: it has no list of elements")
         return self._elements[name]
 
-    def set_of(self, name: SortName) -> z3.ArraySortRef:
-        return z3.ArraySort(self.sorts[name], self.bool)
+    # -- terms of a type -----------------------------------------------------------------------
+
+    def sort_of(self, t: Type) -> z3.SortRef:
+        if isinstance(t, tuple):
+            return z3.ArraySort(self.sort_of(t[0]), self.sort_of(t[1]))
+        if t == "Bool":
+            return self.bool
+        if t == "Int":
+            return self.int
+        return self.sorts[t]
+
+    def _keys(self, domain: str) -> tuple[Any, ...]:
+        if domain == "Int":
+            if self.int_range is None:
+                raise ValueError("a finite universe needs int_range for arrays over integers")
+            return tuple(self.int_range)
+        return self._elements[domain]
+
+    def var(self, name: str, t: Type) -> Any:
+        """A fresh unknown of type ``t``: a Z3 constant, or a flat array of them."""
+        if self.finite and isinstance(t, tuple):
+            keys = self._keys(t[0])
+            return Flat(keys, tuple(self.var(f"{name}[{k}]", t[1]) for k in keys))
+        return z3.Const(name, self.sort_of(t))
+
+    def const(self, t: Type, value: Any) -> Any:
+        """The array of type ``t`` that holds ``value`` everywhere (Z3's ``K``)."""
+        if self.finite:
+            keys = self._keys(t[0])
+            return Flat(keys, tuple(value for _ in keys))
+        return z3.K(self.sort_of(t[0]), value)
+
+
+    # -- quantifiers ---------------------------------------------------------------------------
+
+    def forall_int(self, count: int, body: Callable[..., z3.BoolRef],
+                   prefix: str = "k") -> z3.BoolRef:
+        """``body`` for every tuple of ``count`` integers: over ``int_range`` when it is set."""
+        if self.int_range is not None:
+            cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
+                     for combo in itertools.product(self.int_range, repeat=count)]
+            return z3.And(*cases)
+        bound = [z3.Int(f"{prefix}{i}", self.ctx) for i in range(count)]
+        return z3.ForAll(bound, body(*bound))
+
+    def exists_int(self, count: int, body: Callable[..., z3.BoolRef],
+                   prefix: str = "k") -> z3.BoolRef:
+        """``body`` for some tuple of ``count`` integers: over ``int_range`` when it is set."""
+        if self.int_range is not None:
+            cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
+                     for combo in itertools.product(self.int_range, repeat=count)]
+            return z3.Or(*cases)
+        bound = [z3.Int(f"{prefix}{i}", self.ctx) for i in range(count)]
+        return z3.Exists(bound, body(*bound))
+
+    def set_where(self, name: SortName, member: Callable[[z3.ExprRef], z3.BoolRef],
+                  tag: str = "x") -> Any:
+        """The set of the elements of ``name`` for which ``member`` holds: one term per
+        element when finite, a lambda when unbounded."""
+        if self.finite:
+            keys = self._elements[name]
+            return Flat(keys, tuple(member(e) for e in keys))
+        x = z3.Const(f"{tag}_{name}", self.sorts[name])
+        return z3.Lambda([x], member(x))
 
     def _bind(self, sorts: Sequence[SortName], quantifier: Callable[..., z3.BoolRef],
               join: Callable[..., z3.BoolRef], body: Callable[..., z3.BoolRef],
@@ -103,10 +248,10 @@ class Universe:
 
 @dataclass(frozen=True)
 class Var:
-    """A state variable: a name and a function from the universe to its Z3 sort."""
+    """A state variable: a name and its type."""
 
     name: str
-    sort: Callable[[Universe], z3.SortRef]
+    type: Type
     #: what the variable means, in the design's words
     doc: str = ""
     #: a ghost variable records history for a property; it is not protocol state
@@ -116,30 +261,38 @@ class Var:
 class Frame:
     """One copy of every state variable: the state at one step of a run."""
 
-    def __init__(self, u: Universe, variables: Sequence[Var], tag: str) -> None:
+    def __init__(self, u: Universe, variables: Sequence[Var], tag: str,
+                 values: Mapping[str, z3.ExprRef] | None = None) -> None:
         self.u = u
         self.tag = tag
-        self.vars: dict[str, z3.ExprRef] = {
-            v.name: z3.Const(f"{v.name}@{tag}", v.sort(u)) for v in variables}
+        self.vars: dict[str, Any] = dict(values) if values is not None else {
+            v.name: u.var(f"{v.name}@{tag}", v.type) for v in variables}
 
-    def __getattr__(self, name: str) -> z3.ExprRef:
+    def __getattr__(self, name: str) -> Any:
         try:
             return self.__dict__["vars"][name]
         except KeyError:
             raise AttributeError(name) from None
 
-    def __getitem__(self, name: str) -> z3.ExprRef:
+    def __getitem__(self, name: str) -> Any:
         return self.vars[name]
 
 
 Guard = Callable[[Frame, Params], z3.BoolRef]
-Effect = Callable[[Frame, Frame, Params], z3.BoolRef]
+#: the new values of the variables an action sets, as terms over the current frame
+Effect = Callable[[Frame, Params], Mapping[str, z3.ExprRef]]
+#: a constraint relating the current frame to the next, for what a function cannot say
+Relation = Callable[[Frame, Frame, Params], z3.BoolRef]
 
 
 @dataclass(frozen=True)
 class Action:
-    """One protocol action (or fault): enabled where ``guard`` holds, it changes the variables
-    in ``modifies`` as ``effect`` says and leaves every other variable as it was."""
+    """One protocol action (or fault): enabled where ``guard`` holds, it sets the variables
+    ``effect`` gives new values, lets the other variables of ``modifies`` take any values that
+    satisfy ``relation``, and leaves every other variable as it was.
+
+    Effects are functions of the current frame, so bounded model checking defines each next
+    variable by one if-then-else over the actions and Z3 eliminates the frames."""
 
     name: str
     #: parameter name -> sort name (or "Int")
@@ -149,8 +302,14 @@ class Action:
     modifies: tuple[str, ...]
     #: the design section the action follows
     design: str
-    #: a fault (crash, suspicion, join): not counted when judging quiescence
-    fault: bool = False
+    #: a fault (crash, suspicion, join): not counted when judging quiescence; a guard says
+    #: when a step of the action is a fault (a suspicion of a live member) and when it is the
+    #: protocol's own (the failure detector's suspicion of a crashed one)
+    fault: bool | Guard = False
+    #: constrains the variables of ``modifies`` that ``effect`` leaves out
+    relation: Relation | None = None
+    #: the fault budget its fault steps spend in bounded model checking (``System.budgets``)
+    budget: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +355,9 @@ class System:
     lemmas: tuple[Lemma, ...] = ()
     #: the smallest sizes at which bounded model checking is meaningful
     sizes: dict[SortName, int] = field(default_factory=dict)
+    #: bounded model checking's default fault budgets (the explorer's scope parameters: how
+    #: many fault steps of each kind a run may take); proofs take no budget
+    budgets: dict[str, int] = field(default_factory=dict)
     #: renders a frame's values from a model as JSON (finite universes); None: every variable
     describe: Callable[[Frame, z3.ModelRef], dict[str, Any]] | None = None
     #: the design section the model follows, and what it leaves out
@@ -217,20 +379,46 @@ class System:
         raise KeyError(spec)
 
     def param_consts(self, u: Universe, action: Action, tag: str) -> dict[str, z3.ExprRef]:
-        return {name: z3.Const(f"{action.name}.{name}@{tag}",
-                               u.int if sort == "Int" else u[sort])
+        """The parameters of ``action`` at step ``tag``: a parameter is named by its name and
+        sort, so the actions of one step share them (fewer unknowns for bounded model
+        checking: only one action is taken per step)."""
+        return {name: z3.Const(f"{name}.{sort}@{tag}", u.int if sort == "Int" else u[sort])
                 for name, sort in action.params}
 
     def transition(self, action: Action, pre: Frame, post: Frame,
                    params: Params) -> z3.BoolRef:
         """``action`` taken from ``pre`` to ``post``: its guard, its effect, and every
         variable it does not modify unchanged."""
-        frame = [post[v.name] == pre[v.name] for v in self.variables
-                 if v.name not in action.modifies]
-        return z3.And(action.guard(pre, params), action.effect(pre, post, params), *frame)
+        values = self.effect(action, pre, params)
+        parts = [action.guard(pre, params)]
+        for v in self.variables:
+            if v.name in values:
+                parts.append(eq(post[v.name], values[v.name]))
+            elif v.name not in action.modifies:
+                parts.append(eq(post[v.name], pre[v.name]))
+        if action.relation is not None:
+            parts.append(action.relation(pre, post, params))
+        return z3.And(*parts)
 
-    def enabled(self, u: Universe, pre: Frame, action: Action) -> z3.BoolRef:
-        """``action`` is enabled at ``pre`` for some parameters (its guard; effects are total)."""
+    def effect(self, action: Action, pre: Frame, params: Params) -> dict[str, z3.ExprRef]:
+        """The new values ``action`` gives, checked against its ``modifies``."""
+        values = dict(action.effect(pre, params))
+        stray = set(values) - set(action.modifies)
+        if stray:
+            raise ValueError(f"{self.name}: action {action.name} sets {sorted(stray)} but does "
+                             "not declare them in `modifies`")
+        return values
+
+    def enabled(self, u: Universe, pre: Frame, action: Action,
+                progress: bool = False) -> z3.BoolRef:
+        """``action`` is enabled at ``pre`` for some parameters (its guard; effects are total);
+        with ``progress``, for some parameters where the step is not a fault."""
+        guard_of: Guard = action.guard
+        if progress and callable(action.fault):
+            fault = action.fault
+
+            def guard_of(f: Frame, a: Params) -> z3.BoolRef:
+                return z3.And(action.guard(f, a), z3.Not(fault(f, a)))
         finite = [s for _, s in action.params if s != "Int"]
         ints = [name for name, s in action.params if s == "Int"]
         names = [n for n, s in action.params if s != "Int"]
@@ -238,38 +426,41 @@ class System:
         def body(*values: z3.ExprRef) -> z3.BoolRef:
             params: dict[str, z3.ExprRef] = dict(zip(names, values, strict=True))
             if not ints:
-                return action.guard(pre, params)
-            bound = [z3.Int(f"en.{action.name}.{n}", u.ctx) for n in ints]
-            params.update(zip(ints, bound, strict=True))
-            return z3.Exists(bound, action.guard(pre, params))
+                return guard_of(pre, params)
+
+            def guard(*numbers: z3.ExprRef) -> z3.BoolRef:
+                return guard_of(pre, {**params, **dict(zip(ints, numbers, strict=True))})
+            return u.exists_int(len(ints), guard, prefix=f"en.{action.name}.")
         return u.exists(finite, body) if finite else body()
+
+    def is_fault(self, action: Action, pre: Frame, params: Params) -> z3.BoolRef:
+        """A step of ``action`` from ``pre`` with ``params`` is a fault."""
+        if callable(action.fault):
+            return action.fault(pre, params)
+        return z3.BoolVal(action.fault, pre.u.ctx)
 
     def quiescent(self, u: Universe, pre: Frame) -> z3.BoolRef:
         """No action but a fault is enabled at ``pre``."""
-        return z3.And(*[z3.Not(self.enabled(u, pre, a)) for a in self.actions if not a.fault])
+        return z3.And(*[z3.Not(self.enabled(u, pre, a, progress=True))
+                        for a in self.actions if a.fault is not True])
 
 
-def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Member"
-               ) -> z3.ArrayRef:
-    """The set of ``elements`` as a Z3 array to Bool."""
-    s = z3.K(u[sort], z3.BoolVal(False, u.ctx))
+def member_set(u: Universe, elements: Sequence[z3.ExprRef], sort: SortName = "Member") -> Any:
+    """The set of ``elements`` (of a finite sort)."""
+    out = u.const((sort, "Bool"), z3.BoolVal(False, u.ctx))
     for e in elements:
-        s = z3.Store(s, e, z3.BoolVal(True, u.ctx))
-    return s
+        out = store(out, e, True)
+    return out
 
 
-def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortRef) -> Any:
-    """A term's value in ``model`` as JSON: arrays over finite sorts as lists or objects, sets
-    as sorted lists of element names."""
-    if isinstance(sort, z3.ArraySortRef):
-        domain, rng = sort.domain(), sort.range()
-        if domain.kind() != z3.Z3_DATATYPE_SORT:
-            return None
-        elements = [domain.constructor(i)() for i in range(domain.num_constructors())]
-        if rng == z3.BoolSort(u.ctx):
-            return [str(e) for e in elements
-                    if z3.is_true(model.eval(z3.Select(term, e), model_completion=True))]
-        return {str(e): value_json(u, model, z3.Select(term, e), rng) for e in elements}
+def value_json(model: z3.ModelRef, term: Any) -> Any:
+    """A term's value in ``model`` as JSON: a set as the sorted names of its elements, another
+    array as an object by index."""
+    if isinstance(term, Flat):
+        values = [value_json(model, item) for item in term.items]
+        if all(isinstance(v, bool) for v in values) and not isinstance(term.keys[0], int):
+            return [str(k) for k, v in zip(term.keys, values, strict=True) if v]
+        return {str(k): v for k, v in zip(term.keys, values, strict=True)}
     value = model.eval(term, model_completion=True)
     if z3.is_int_value(value):
         return value.as_long()
@@ -278,36 +469,26 @@ def value_json(u: Universe, model: z3.ModelRef, term: z3.ExprRef, sort: z3.SortR
     return str(value)
 
 
-def pin(u: Universe, term: z3.ExprRef, value: Any) -> z3.BoolRef:
+def pin(u: Universe, term: Any, value: Any) -> z3.BoolRef:
     """``term`` equals the Python ``value``, in a finite universe: elements of a finite sort are
     given by index (``0`` is ``m0``), a set as a set of indices, an array as a dict from index
     (or integer) to value; a key a dict leaves out is left unconstrained, and ``None`` constrains
     nothing. The differential tests use it to state a reference-implementation state."""
     if value is None:
         return z3.BoolVal(True, u.ctx)
-    sort = term.sort()
-    if z3.is_array_sort(sort):
-        domain = sort.domain()
+    if isinstance(term, Flat):
+        ints = isinstance(term.keys[0], int)
         if isinstance(value, (set, frozenset)):
-            elements = _elements_of(domain)
-            return z3.And(*[z3.Select(term, e) == z3.BoolVal(i in value, u.ctx)
-                            for i, e in enumerate(elements)])
+            return z3.And(*[item == z3.BoolVal((k if ints else n) in value, u.ctx)
+                            for n, (k, item) in enumerate(zip(term.keys, term.items,
+                                                              strict=True))])
         if not isinstance(value, dict):
-            raise TypeError(f"{term}: expected a dict or a set, got {value!r}")
-        return z3.And(*[pin(u, z3.Select(term, _key(u, domain, k)), v) for k, v in value.items()])
+            raise TypeError(f"expected a dict or a set, got {value!r}")
+        return z3.And(*[pin(u, term[key if ints else term.keys[key]], v)
+                        for key, v in value.items()])
+    sort = term.sort()
     if sort.kind() == z3.Z3_DATATYPE_SORT:
-        return term == _elements_of(sort)[value]
+        return term == u.elements(str(sort).rstrip("0123456789"))[value]
     if z3.is_bool(term):
         return term == z3.BoolVal(bool(value), u.ctx)
     return term == z3.IntVal(int(value), u.ctx)
-
-
-def _elements_of(sort: z3.SortRef) -> list[z3.ExprRef]:
-    assert isinstance(sort, z3.DatatypeSortRef)
-    return [sort.constructor(i)() for i in range(sort.num_constructors())]
-
-
-def _key(u: Universe, domain: z3.SortRef, key: Any) -> z3.ExprRef:
-    if domain.kind() == z3.Z3_DATATYPE_SORT:
-        return _elements_of(domain)[key]
-    return z3.IntVal(int(key), u.ctx)
