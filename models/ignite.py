@@ -73,14 +73,18 @@ from partsafe.models.system import (
     Params,
     Property,
     System,
-    Universe,
     Var,
+    eq,
+    ite,
+    store,
+    value_json,
 )
 
 NODE, CONFIG, QUORUM = "Node", "Config", "Quorum"
+SETN = (NODE, "Bool")
 
-#: ``await``: running or never restarted (0); restarted, a configuration without it not yet put
-#: in place (1); removed, waiting for a configuration with it (2); crashed for good (3)
+#: ``await_``: running or never restarted (0); restarted, a configuration without it not yet
+#: put in place (1); removed, waiting for a configuration with it (2); crashed for good (3)
 RUNNING, RESTARTED, REMOVED, DOWN = 0, 1, 2, 3
 
 #: refimpl variants this encoding expresses -> the spec each one's flaw breaks
@@ -88,531 +92,468 @@ VARIANTS: dict[str, str | None] = {
     "fixed": None,
     "ig-restart-keeps-peer": "IGN-RESTART",
 }
+#: the specs of the catalogue this model judges
+SPECS = ("IGN-ONE-LEADER", "IGN-RESTART")
+#: the default scope of bounded model checking: the explorer's (3 peers, no spare)
+DEFAULT_SIZES = {"nodes": 3, "spares": 0}
+#: its fault budgets, as the explorer's default scope (`partsafe check ignite-rebalance --help`:
+#: one restart; the refimpl has no crash-stop failure)
+DEFAULT_BUDGETS = {"restarts": 1, "crashes": 0}
 
 DESIGN = "001 (IGNITE-16668) Problem (Upd 1), Solution"
 
 
-def _sel(a: z3.ExprRef, *idx: z3.ExprRef) -> z3.ExprRef:
-    for i in idx:
-        a = z3.Select(a, i)
-    return a
-
-
-def _set(u: Universe, sort: str) -> z3.SortRef:
-    return z3.ArraySort(u[sort], u.bool)
-
-
-def _fn(u: Universe, *sorts: str | z3.SortRef) -> z3.SortRef:
-    """An array sort ``s1 -> s2 -> ... -> last``; names are sorts of the universe, "Int" ints."""
-    def sort_of(s: str | z3.SortRef) -> z3.SortRef:
-        if isinstance(s, z3.SortRef):
-            return s
-        return u.int if s == "Int" else (u.bool if s == "Bool" else u[s])
-    out = sort_of(sorts[-1])
-    for s in reversed(sorts[:-1]):
-        out = z3.ArraySort(sort_of(s), out)
-    return out
-
-
 def _variables() -> tuple[Var, ...]:
-    def v(name: str, *sorts: str, doc: str = "", ghost: bool = False) -> Var:
-        if len(sorts) == 1:
-            s = sorts[0]
-            return Var(name, lambda u: _fn(u, s), doc, ghost)
-        return Var(name, lambda u: _fn(u, *sorts), doc, ghost)
-
     return (
         # rigid: what configurations and quorums are
-        v("member", CONFIG, NODE, "Bool", doc="the peers of a configuration"),
-        v("qm", QUORUM, NODE, "Bool", doc="the nodes of a quorum"),
-        v("quorum", QUORUM, CONFIG, "Bool", doc="q is a quorum (a majority) of c"),
+        Var("member", (CONFIG, SETN), "the peers of a configuration"),
+        Var("qm", (QUORUM, SETN), "the nodes of a quorum"),
+        Var("quorum", (QUORUM, (CONFIG, "Bool")), "q is a quorum (a majority) of c"),
         # the configuration put in place
-        v("conf", CONFIG, doc="the latest configuration put in place by a leader"),
-        v("cver", "Int", doc="its index: how many configurations were put in place"),
-        v("cterm", "Int", doc="the term of the leader that put it in place"),
+        Var("conf", CONFIG, "the latest configuration put in place by a leader"),
+        Var("cver", "Int", "its index: how many configurations were put in place"),
+        Var("cterm", "Int", "the term of the leader that put it in place"),
         # raft nodes
-        v("running", NODE, "Bool", doc="the node's raft node runs"),
-        v("term", NODE, "Int", doc="currentTerm"),
-        v("voted", NODE, "Bool", doc="votedFor is set in the current term"),
-        v("vfor", NODE, NODE, doc="votedFor"),
-        v("cand", NODE, "Bool", doc="role candidate"),
-        v("lead", NODE, "Bool", doc="role leader"),
-        v("logterm", NODE, "Int", doc="the term of the log's latest configuration entry"),
-        v("logidx", NODE, "Int", doc="the index of the log's latest configuration"),
-        v("ccfg", NODE, CONFIG, doc="the configuration a candidate stood with"),
-        v("await_", NODE, "Int", doc="the reentry: 0 running, 1 restarted, 2 removed, 3 down"),
+        Var("running", SETN, "the node's raft node runs"),
+        Var("term", (NODE, "Int"), "currentTerm"),
+        Var("voted", SETN, "votedFor is set in the current term"),
+        Var("vfor", (NODE, NODE), "votedFor"),
+        Var("cand", SETN, "role candidate"),
+        Var("lead", SETN, "role leader"),
+        Var("logterm", (NODE, "Int"), "the term of the log's latest configuration entry"),
+        Var("logidx", (NODE, "Int"), "the index of the log's latest configuration"),
+        Var("ccfg", (NODE, CONFIG), "the configuration a candidate stood with"),
+        Var("await_", (NODE, "Int"), "the reentry: 0 running, 1 restarted, 2 removed, 3 down"),
         # the network: vote requests (candidate, term) with their log's position, and votes
-        v("req", NODE, "Int", "Bool", doc="RequestVote(term) sent by the candidate"),
-        v("rlt", NODE, "Int", "Int", doc="the request's last log term"),
-        v("rix", NODE, "Int", "Int", doc="the request's last log index"),
-        v("vmsg", NODE, "Int", NODE, "Bool", doc="Vote(term, granted) sent by the voter"),
+        Var("req", (NODE, ("Int", "Bool")), "RequestVote(term) sent by the candidate"),
+        Var("rlt", (NODE, ("Int", "Int")), "the request's last log term"),
+        Var("rix", (NODE, ("Int", "Int")), "the request's last log index"),
+        Var("vmsg", (NODE, ("Int", SETN)), "Vote(term, granted) sent by the voter"),
         # ghosts: the monitors' history
-        v("lby", NODE, "Int", "Bool", doc="n became leader in term t", ghost=True),
-        v("two", "Bool", doc="a second leader was elected in some term", ghost=True),
-        v("phase", NODE, "Int", doc="IGN-RESTART's phase: 0, 1 restarted, 2 removed",
-          ghost=True),
-        v("rvote", NODE, "Int", NODE, "Bool", doc="votes granted since the node's restart",
-          ghost=True),
-        v("ackq", QUORUM, doc="the quorum of conf that acknowledged it (proof ghost)",
-          ghost=True),
+        Var("lby", (NODE, ("Int", "Bool")), "n became leader in term t", ghost=True),
+        Var("two", "Bool", "a second leader was elected in some term", ghost=True),
+        Var("phase", (NODE, "Int"), "IGN-RESTART's phase: 0, 1 restarted, 2 removed",
+            ghost=True),
+        Var("rvote", (NODE, ("Int", SETN)), "votes granted since the node's restart",
+            ghost=True),
+        Var("ackq", QUORUM, "the quorum of conf that acknowledged it (proof ghost)",
+            ghost=True),
     )
 
 
-def _lam(u: Universe, sort: str, body: Any) -> z3.ArrayRef:
-    """The array ``x -> body(x)``: a lambda, or in a finite universe one store per element
-    (quantifier-free, for bounded model checking)."""
-    if u.finite:
-        elements = u.elements(sort)
-        out = z3.K(u[sort], body(elements[0]))
-        for e in elements[1:]:
-            out = z3.Store(out, e, body(e))
-        return out
-    x = z3.Const(f"lam_{sort}", u[sort])
-    return z3.Lambda([x], body(x))
+FRESH = ("running", "term", "voted", "cand", "lead", "logterm", "logidx")
 
 
-def system(variant: str = "fixed") -> System:
-    """The raft group of design 001 with in-memory nodes; ``variant`` a key of `VARIANTS`."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}")
-    keeps_peer = variant == "ig-restart-keeps-peer"
-    variables = _variables()
+class _Builder:
+    """The formulas of one variant at a finite size (``nodes`` peers at the start and
+    ``spares``) or at any size."""
 
-    def u_of(f: Frame) -> Universe:
-        return f.u
+    def __init__(self, variant: str, nodes: int) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"ignite: no symbolic form of variant {variant!r}; known: "
+                             f"{', '.join(VARIANTS)}")
+        self.keeps_peer = variant == "ig-restart-keeps-peer"
+        self.nodes = nodes
 
-    # --- quorum relations --------------------------------------------------------------
+    # -- quorum relations ----------------------------------------------------------------------
 
+    @staticmethod
     def is_quorum(f: Frame, q: z3.ExprRef, c: z3.ExprRef) -> z3.BoolRef:
-        return z3.Select(z3.Select(f.quorum, q), c)
+        return f.quorum[q][c]
 
+    @staticmethod
     def in_q(f: Frame, q: z3.ExprRef, n: z3.ExprRef) -> z3.BoolRef:
-        return _sel(f.qm, q, n)
+        return f.qm[q][n]
 
+    @staticmethod
     def mem(f: Frame, c: z3.ExprRef, n: z3.ExprRef) -> z3.BoolRef:
-        return _sel(f.member, c, n)
+        return f.member[c][n]
 
-    def quorum_members(f: Frame) -> z3.BoolRef:
-        u = u_of(f)
-        return u.forall([QUORUM, CONFIG, NODE], lambda q, c, n: z3.Implies(
-            z3.And(is_quorum(f, q, c), in_q(f, q, n)), mem(f, c, n)))
+    def quorum_members(self, f: Frame) -> z3.BoolRef:
+        return f.u.forall([QUORUM, CONFIG, NODE], lambda q, c, n: z3.Implies(
+            z3.And(self.is_quorum(f, q, c), self.in_q(f, q, n)), self.mem(f, c, n)))
 
-    def quorum_intersection(f: Frame) -> z3.BoolRef:
-        u = u_of(f)
+    def quorum_intersection(self, f: Frame) -> z3.BoolRef:
+        u = f.u
         return u.forall([CONFIG, QUORUM, QUORUM], lambda c, q1, q2: z3.Implies(
-            z3.And(is_quorum(f, q1, c), is_quorum(f, q2, c)),
-            u.exists([NODE], lambda n: z3.And(in_q(f, q1, n), in_q(f, q2, n)))))
+            z3.And(self.is_quorum(f, q1, c), self.is_quorum(f, q2, c)),
+            u.exists([NODE], lambda n: z3.And(self.in_q(f, q1, n), self.in_q(f, q2, n)))))
 
-    def majorities(f: Frame) -> z3.BoolRef:
+    def majorities(self, f: Frame) -> z3.BoolRef:
         """Finite universes: the quorums of a configuration are its majorities."""
-        u = u_of(f)
+        u = f.u
         nodes = u.elements(NODE)
 
         def size(s: Any) -> z3.ArithRef:
             return z3.Sum([z3.If(s(n), 1, 0) for n in nodes])
-        return u.forall([QUORUM, CONFIG], lambda q, c: is_quorum(f, q, c) == z3.And(
-            *[z3.Implies(in_q(f, q, n), mem(f, c, n)) for n in nodes],
-            2 * size(lambda n: in_q(f, q, n)) > size(lambda n: mem(f, c, n))))
+        return u.forall([QUORUM, CONFIG], lambda q, c: self.is_quorum(f, q, c) == z3.And(
+            *[z3.Implies(self.in_q(f, q, n), self.mem(f, c, n)) for n in nodes],
+            2 * size(lambda n: self.in_q(f, q, n)) > size(lambda n: self.mem(f, c, n))))
 
-    # --- initial state ------------------------------------------------------------------
+    # -- the initial state ---------------------------------------------------------------------
 
-    def init(f: Frame) -> z3.BoolRef:
-        u = u_of(f)
-        rigid = [majorities(f)] if u.finite else []
+    def init(self, f: Frame) -> z3.BoolRef:
+        """The refimpl's initial state: the group on its peers, every peer in term 1 with the
+        first configuration (term 0, index 0) in its log, and the first peer its leader, elected
+        by every peer's vote (``IgniteRebalance.initial``). At any size the peers are the
+        nodes of ``conf`` and the leader is some peer ``l0``."""
+        u = f.u
+        ff, tt = z3.BoolVal(False, u.ctx), z3.BoolVal(True, u.ctx)
+        zero, one = z3.IntVal(0, u.ctx), z3.IntVal(1, u.ctx)
+        if u.finite:
+            els = u.elements(NODE)
+            l0 = els[0]
+            rigid = [self.majorities(f), u.forall([NODE], lambda n: self.mem(f, f.conf, n) == z3.Or(
+                *[n == e for e in els[: self.nodes]]))]
+        else:
+            l0 = z3.Const("l0", u[NODE])
+            rigid = [self.mem(f, f.conf, l0)]
+
+        def peer(n: z3.ExprRef) -> z3.BoolRef:
+            return self.mem(f, f.conf, n)
+        no_votes = u.const(("Int", SETN), u.const(SETN, ff))
+        votes = u.set_where(NODE, lambda n: store(no_votes, 1, u.set_where(
+            NODE, lambda c: z3.And(peer(n), c == l0), "vc")), "vn")
+        no_terms = u.const(("Int", "Bool"), ff)
         return z3.And(
-            *rigid, quorum_members(f), quorum_intersection(f),
-            f.cver == 0, f.cterm == 0, is_quorum(f, f.ackq, f.conf),
-            # finite universes: the group starts on every node (the refimpl's stable set)
-            *([u.forall([NODE], lambda n: mem(f, f.conf, n))] if u.finite else []),
+            *rigid, self.quorum_members(f), self.quorum_intersection(f),
+            f.cver == 0, f.cterm == 0, self.is_quorum(f, f.ackq, f.conf),
             u.forall([NODE], lambda n: z3.And(
-                _sel(f.running, n) == mem(f, f.conf, n),
-                _sel(f.term, n) == 0, z3.Not(_sel(f.voted, n)), z3.Not(_sel(f.cand, n)),
-                z3.Not(_sel(f.lead, n)), _sel(f.logterm, n) == 0, _sel(f.logidx, n) == 0,
-                _sel(f.await_, n) == RUNNING, _sel(f.phase, n) == 0,
-                _sel(f.ccfg, n) == f.conf)),
-            f.req == z3.K(u[NODE], z3.K(u.int, z3.BoolVal(False, u.ctx))),
-            f.vmsg == z3.K(u[NODE], z3.K(u.int, z3.K(u[NODE], z3.BoolVal(False, u.ctx)))),
-            f.rvote == z3.K(u[NODE], z3.K(u.int, z3.K(u[NODE], z3.BoolVal(False, u.ctx)))),
-            f.lby == z3.K(u[NODE], z3.K(u.int, z3.BoolVal(False, u.ctx))), z3.Not(f.two),
+                f.running[n] == peer(n), f.term[n] == ite(peer(n), one, zero),
+                f.voted[n] == peer(n), f.vfor[n] == l0, f.cand[n] == ff,
+                f.lead[n] == (n == l0), f.logterm[n] == 0, f.logidx[n] == 0,
+                f.await_[n] == RUNNING, f.phase[n] == 0, f.ccfg[n] == f.conf)),
+            eq(f.req, store(u.const((NODE, ("Int", "Bool")), no_terms), l0,
+                            store(no_terms, 1, tt))),
+            f.rlt[l0][1] == 0, f.rix[l0][1] == 0,
+            eq(f.vmsg, votes),
+            eq(f.rvote, u.const((NODE, ("Int", SETN)), no_votes)),
+            eq(f.lby, store(u.const((NODE, ("Int", "Bool")), no_terms), l0,
+                            store(no_terms, 1, tt))),
+            z3.Not(f.two))
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def fresh(self, pre: Frame, n: z3.ExprRef, running: bool) -> dict[str, Any]:
+        """The node's raft node with empty meta and log (``_start_raft``; in-memory restart)."""
+        return {"running": store(pre.running, n, running), "term": store(pre.term, n, 0),
+                "voted": store(pre.voted, n, False), "cand": store(pre.cand, n, False),
+                "lead": store(pre.lead, n, False), "logterm": store(pre.logterm, n, 0),
+                "logidx": store(pre.logidx, n, 0)}
+
+    def actions(self) -> tuple[Action, ...]:
+        mem, in_q, is_quorum = self.mem, self.in_q, self.is_quorum
+
+        def timeout_g(f: Frame, a: Params) -> z3.BoolRef:
+            n = a["n"]
+            return z3.And(f.running[n], mem(f, f.conf, n), z3.Not(f.lead[n]),
+                          f.logidx[n] == f.cver)
+
+        def timeout_e(pre: Frame, a: Params) -> dict[str, Any]:
+            n = a["n"]
+            t = pre.term[n] + 1
+            return {
+                "term": store(pre.term, n, t), "voted": store(pre.voted, n, True),
+                "vfor": store(pre.vfor, n, n), "cand": store(pre.cand, n, True),
+                "ccfg": store(pre.ccfg, n, pre.conf),
+                "req": store(pre.req, n, store(pre.req[n], t, True)),
+                "rlt": store(pre.rlt, n, store(pre.rlt[n], t, pre.logterm[n])),
+                "rix": store(pre.rix, n, store(pre.rix[n], t, pre.logidx[n])),
+                "vmsg": store(pre.vmsg, n, store(pre.vmsg[n], t, store(pre.vmsg[n][t], n, True))),
+                "rvote": store(pre.rvote, n, store(pre.rvote[n], t, store(
+                    pre.rvote[n][t], n, z3.Or(pre.rvote[n][t][n], pre.phase[n] != 0))))}
+
+        def vote_g(f: Frame, a: Params) -> z3.BoolRef:
+            v, c, t = a["v"], a["c"], a["t"]
+            lt, ix = f.rlt[c][t], f.rix[c][t]
+            return z3.And(
+                f.running[v], v != c, f.req[c][t], t >= f.term[v],
+                z3.Or(t > f.term[v], z3.Not(f.voted[v]), f.vfor[v] == c),
+                z3.Or(lt > f.logterm[v], z3.And(lt == f.logterm[v], ix >= f.logidx[v])))
+
+        def vote_e(pre: Frame, a: Params) -> dict[str, Any]:
+            v, c, t = a["v"], a["c"], a["t"]
+            return {
+                "term": store(pre.term, v, t), "voted": store(pre.voted, v, True),
+                "vfor": store(pre.vfor, v, c), "cand": store(pre.cand, v, False),
+                "lead": store(pre.lead, v, False),
+                "vmsg": store(pre.vmsg, v, store(pre.vmsg[v], t, store(pre.vmsg[v][t], c, True))),
+                "rvote": store(pre.rvote, v, store(pre.rvote[v], t, store(
+                    pre.rvote[v][t], c, z3.Or(pre.rvote[v][t][c], pre.phase[v] != 0))))}
+
+        def step_down_g(f: Frame, a: Params) -> z3.BoolRef:
+            n, m = a["n"], a["m"]
+            return z3.And(f.running[n], f.term[m] > f.term[n])
+
+        def step_down_e(pre: Frame, a: Params) -> dict[str, Any]:
+            n, m = a["n"], a["m"]
+            return {"term": store(pre.term, n, pre.term[m]), "voted": store(pre.voted, n, False),
+                    "cand": store(pre.cand, n, False), "lead": store(pre.lead, n, False)}
+
+        def win_g(f: Frame, a: Params) -> z3.BoolRef:
+            c, q = a["c"], a["q"]
+            t = f.term[c]
+            return z3.And(f.running[c], f.cand[c], is_quorum(f, q, f.ccfg[c]),
+                          f.u.forall([NODE], lambda n: z3.Implies(in_q(f, q, n),
+                                                                  f.vmsg[n][t][c])))
+
+        def win_e(pre: Frame, a: Params) -> dict[str, Any]:
+            c = a["c"]
+            t = pre.term[c]
+            other = pre.u.exists([NODE], lambda n: z3.And(n != c, pre.lby[n][t]))
+            return {"cand": store(pre.cand, c, False), "lead": store(pre.lead, c, True),
+                    "lby": store(pre.lby, c, store(pre.lby[c], t, True)),
+                    "two": z3.Or(pre.two, other)}
+
+        def append_g(f: Frame, a: Params) -> z3.BoolRef:
+            ld, n = a["l"], a["n"]
+            return z3.And(f.running[ld], f.lead[ld], f.running[n], n != ld,
+                          f.term[ld] >= f.term[n])
+
+        def append_e(pre: Frame, a: Params) -> dict[str, Any]:
+            ld, n = a["l"], a["n"]
+            same = pre.term[n] == pre.term[ld]
+            return {"term": store(pre.term, n, pre.term[ld]),
+                    "voted": store(pre.voted, n, z3.And(same, pre.voted[n])),
+                    "cand": store(pre.cand, n, False), "lead": store(pre.lead, n, False),
+                    "logterm": store(pre.logterm, n, pre.logterm[ld]),
+                    "logidx": store(pre.logidx, n, pre.logidx[ld])}
+
+        def reconf_g(f: Frame, a: Params) -> z3.BoolRef:
+            ld, c, q1, q2 = a["l"], a["c"], a["q1"], a["q2"]
+            return z3.And(
+                f.running[ld], f.lead[ld], f.logidx[ld] == f.cver,
+                is_quorum(f, q1, f.conf), is_quorum(f, q2, c),
+                f.u.forall([NODE], lambda n: z3.Implies(
+                    z3.Or(in_q(f, q1, n), in_q(f, q2, n)),
+                    z3.And(f.running[n], f.term[n] <= f.term[ld]))))
+
+        def reconf_e(pre: Frame, a: Params) -> dict[str, Any]:
+            ld, c, q1, q2 = a["l"], a["c"], a["q1"], a["q2"]
+            u = pre.u
+            tl = pre.term[ld]
+            ver = pre.cver + 1
+
+            def acked(n: z3.ExprRef) -> z3.BoolRef:
+                return z3.Or(in_q(pre, q1, n), in_q(pre, q2, n), n == ld)
+            return {
+                "conf": c, "cver": ver, "cterm": tl, "ackq": q2,
+                "term": u.set_where(NODE, lambda n: z3.If(acked(n), tl, pre.term[n]), "rt"),
+                "voted": u.set_where(NODE, lambda n: z3.And(
+                    pre.voted[n], z3.Or(z3.Not(acked(n)), pre.term[n] == tl)), "rv"),
+                "cand": u.set_where(NODE, lambda n: z3.And(pre.cand[n], z3.Not(acked(n))), "rc"),
+                "lead": u.set_where(NODE, lambda n: z3.If(
+                    n == ld, mem(pre, c, ld), z3.And(pre.lead[n], z3.Not(acked(n)))), "rl"),
+                "logterm": u.set_where(NODE, lambda n: z3.If(acked(n), tl, pre.logterm[n]),
+                                       "rlt"),
+                "logidx": u.set_where(NODE, lambda n: z3.If(acked(n), ver, pre.logidx[n]), "ri"),
+                "await_": u.set_where(NODE, lambda n: z3.If(
+                    z3.And(pre.await_[n] == RESTARTED, z3.Not(mem(pre, c, n))), REMOVED,
+                    pre.await_[n]), "ra"),
+                "phase": u.set_where(NODE, lambda n: z3.If(
+                    z3.And(pre.phase[n] == 1, z3.Not(mem(pre, c, n))), 2,
+                    z3.If(z3.And(pre.phase[n] == 2, mem(pre, c, n)), 0, pre.phase[n])), "rp")}
+
+        def running_g(f: Frame, a: Params) -> z3.BoolRef:
+            return f.running[a["n"]]
+
+        def restart_e(pre: Frame, a: Params) -> dict[str, Any]:
+            n, u = a["n"], pre.u
+            member_now = mem(pre, pre.conf, n)
+            out = self.fresh(pre, n, self.keeps_peer)
+            out["phase"] = store(pre.phase, n, z3.If(member_now, 1, 2))
+            out["rvote"] = store(pre.rvote, n, u.const(("Int", SETN),
+                                                       u.const(SETN, z3.BoolVal(False, u.ctx))))
+            if not self.keeps_peer:
+                out["await_"] = store(pre.await_, n, z3.If(member_now, RESTARTED, RUNNING))
+            return out
+
+        def crash_e(pre: Frame, a: Params) -> dict[str, Any]:
+            n = a["n"]
+            return {"running": store(pre.running, n, False), "cand": store(pre.cand, n, False),
+                    "lead": store(pre.lead, n, False), "await_": store(pre.await_, n, DOWN)}
+
+        def stop_g(f: Frame, a: Params) -> z3.BoolRef:
+            n = a["n"]
+            return z3.And(f.running[n], z3.Not(mem(f, f.conf, n)), z3.Not(f.lead[n]))
+
+        def stop_e(pre: Frame, a: Params) -> dict[str, Any]:
+            n = a["n"]
+            return {"running": store(pre.running, n, False), "cand": store(pre.cand, n, False)}
+
+        def rejoin_g(f: Frame, a: Params) -> z3.BoolRef:
+            n = a["n"]
+            return z3.And(z3.Not(f.running[n]), mem(f, f.conf, n),
+                          z3.Or(f.await_[n] == RUNNING, f.await_[n] == REMOVED))
+
+        def rejoin_e(pre: Frame, a: Params) -> dict[str, Any]:
+            n = a["n"]
+            return {**self.fresh(pre, n, True), "await_": store(pre.await_, n, RUNNING)}
+
+        def full_g(f: Frame, a: Params) -> z3.BoolRef:
+            return f.u.forall([NODE], lambda n: z3.And(
+                z3.Not(f.running[n]),
+                z3.Implies(mem(f, f.conf, n), f.await_[n] == RESTARTED)))
+
+        def full_e(pre: Frame, a: Params) -> dict[str, Any]:
+            u = pre.u
+            ff = z3.BoolVal(False, u.ctx)
+            zero = z3.IntVal(0, u.ctx)
+            none = u.const(SETN, ff)
+            no_terms = u.const((NODE, ("Int", "Bool")), u.const(("Int", "Bool"), ff))
+            no_votes = u.const((NODE, ("Int", SETN)), u.const(("Int", SETN), none))
+            return {
+                "running": u.set_where(NODE, lambda n: mem(pre, pre.conf, n), "fr"),
+                "term": u.const((NODE, "Int"), zero), "voted": none, "cand": none,
+                "lead": none, "logterm": u.const((NODE, "Int"), zero),
+                "logidx": u.const((NODE, "Int"), zero), "cver": zero, "cterm": zero,
+                "ccfg": u.const((NODE, CONFIG), pre.conf),
+                "await_": u.set_where(NODE, lambda n: z3.If(
+                    mem(pre, pre.conf, n), RUNNING, pre.await_[n]), "fa"),
+                "req": no_terms, "vmsg": no_votes, "lby": no_terms, "two": ff,
+                "phase": u.const((NODE, "Int"), zero), "rvote": no_votes}
+
+        restart_mod = (*FRESH, "phase", "rvote") + (() if self.keeps_peer else ("await_",))
+        return (
+            Action("timeout", (("n", NODE),), timeout_g, timeout_e,
+                   ("term", "voted", "vfor", "cand", "ccfg", "req", "rlt", "rix", "vmsg",
+                    "rvote"),
+                   "raft election timeout: a new term, a vote for itself, RequestVote (_elect)"),
+            Action("vote", (("v", NODE), ("c", NODE), ("t", "Int")), vote_g, vote_e,
+                   ("term", "voted", "vfor", "cand", "lead", "vmsg", "rvote"),
+                   "one vote per term to an up-to-date candidate (_on_request_vote)"),
+            Action("step_down", (("n", NODE), ("m", NODE)), step_down_g, step_down_e,
+                   ("term", "voted", "cand", "lead"), "a higher term seen (_step_down)"),
+            Action("win", (("c", NODE), ("q", QUORUM)), win_g, win_e,
+                   ("cand", "lead", "lby", "two"),
+                   "a quorum of the candidate's configuration voted for it (_maybe_win, "
+                   "_ballot)"),
+            Action("append", (("l", NODE), ("n", NODE)), append_g, append_e,
+                   ("term", "voted", "cand", "lead", "logterm", "logidx"),
+                   "a follower takes the leader's term and log (_on_append)"),
+            Action("reconfigure", (("l", NODE), ("c", CONFIG), ("q1", QUORUM), ("q2", QUORUM)),
+                   reconf_g, reconf_e,
+                   ("conf", "cver", "cterm", "ackq", "term", "voted", "cand", "lead", "logterm",
+                    "logidx", "await_", "phase"),
+                   "001 On rebalance done: a leader puts a configuration in place (joint "
+                   "consensus: _change_peers, _stage_stable, _maybe_commit)"),
+            Action("restart", (("n", NODE),), running_g, restart_e, restart_mod,
+                   "001 On in-memory partition restart (on_restart): term, vote and log lost",
+                   fault=True, budget="restarts"),
+            Action("crash", (("n", NODE),), running_g, crash_e,
+                   ("running", "cand", "lead", "await_"), "the node stops for good",
+                   fault=True, budget="crashes"),
+            Action("stop", (("n", NODE),), stop_g, stop_e, ("running", "cand"),
+                   "the stable watch stops a node outside the peers (_stable_changed)"),
+            Action("rejoin", (("n", NODE),), rejoin_g, rejoin_e, (*FRESH, "await_"),
+                   "001 Solution: a node back in the peers starts raft afresh "
+                   "(_pending_changed)"),
+            Action("full_restart", (), full_g, full_e,
+                   ("running", "term", "voted", "cand", "lead", "logterm", "logidx", "cver",
+                    "cterm", "ccfg", "await_", "req", "vmsg", "lby", "two", "phase", "rvote"),
+                   "001 onParitionStart: every peer empty, the group starts again from term 0"),
         )
 
-    # --- helpers for effects -----------------------------------------------------------
+    # -- properties ----------------------------------------------------------------------------
 
-    def upd(a: z3.ExprRef, n: z3.ExprRef, value: z3.ExprRef) -> z3.ArrayRef:
-        return z3.Store(a, n, value)
+    def properties(self, lemmas: Sequence[str]) -> tuple[Property, ...]:
+        def one_leader(f: Frame) -> z3.BoolRef:
+            return z3.Not(f.two)
 
-    def upd2(a: z3.ExprRef, n: z3.ExprRef, t: z3.ExprRef, value: z3.ExprRef) -> z3.ArrayRef:
-        return z3.Store(a, n, z3.Store(z3.Select(a, n), t, value))
+        def restart_step(pre: Frame, post: Frame, action: str, a: Params) -> z3.BoolRef:
+            if action != "win":
+                return z3.BoolVal(True, pre.u.ctx)
+            c, q = a["c"], a["q"]
+            t = pre.term[c]
+            return pre.u.forall([NODE], lambda n: z3.Implies(
+                self.in_q(pre, q, n), z3.Not(z3.And(pre.phase[n] != 0, pre.rvote[n][t][c]))))
 
-    def upd3(a: z3.ExprRef, n: z3.ExprRef, t: z3.ExprRef, c: z3.ExprRef,
-             value: z3.ExprRef) -> z3.ArrayRef:
-        inner = z3.Select(a, n)
-        return z3.Store(a, n, z3.Store(inner, t, z3.Store(z3.Select(inner, t), c, value)))
-
-    def fresh(pre: Frame, post: Frame, n: z3.ExprRef, running: z3.BoolRef) -> list[z3.BoolRef]:
-        """The node's raft node with empty meta and log (``_start_raft``; in-memory restart)."""
-        return [post.running == upd(pre.running, n, running),
-                post.term == upd(pre.term, n, z3.IntVal(0, pre.u.ctx)),
-                post.voted == upd(pre.voted, n, z3.BoolVal(False, pre.u.ctx)),
-                post.cand == upd(pre.cand, n, z3.BoolVal(False, pre.u.ctx)),
-                post.lead == upd(pre.lead, n, z3.BoolVal(False, pre.u.ctx)),
-                post.logterm == upd(pre.logterm, n, z3.IntVal(0, pre.u.ctx)),
-                post.logidx == upd(pre.logidx, n, z3.IntVal(0, pre.u.ctx))]
-
-    fresh_vars = ("running", "term", "voted", "cand", "lead", "logterm", "logidx")
-
-    def T(f: Frame, n: z3.ExprRef) -> z3.ArithRef:
-        return _sel(f.term, n)
-
-    # --- actions -----------------------------------------------------------------------
-
-    def timeout_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        return z3.And(_sel(pre.running, n), mem(pre, pre.conf, n), z3.Not(_sel(pre.lead, n)),
-                      _sel(pre.logidx, n) == pre.cver)
-
-    def timeout_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        t = T(pre, n) + 1
-        tt = z3.BoolVal(True, pre.u.ctx)
-        return z3.And(
-            post.term == upd(pre.term, n, t), post.voted == upd(pre.voted, n, tt),
-            post.vfor == upd(pre.vfor, n, n), post.cand == upd(pre.cand, n, tt),
-            post.ccfg == upd(pre.ccfg, n, pre.conf),
-            post.req == upd2(pre.req, n, t, tt),
-            post.rlt == upd2(pre.rlt, n, t, _sel(pre.logterm, n)),
-            post.rix == upd2(pre.rix, n, t, _sel(pre.logidx, n)),
-            post.vmsg == upd3(pre.vmsg, n, t, n, tt),
-            post.rvote == upd3(pre.rvote, n, t, n,
-                               z3.Or(_sel(pre.rvote, n, t, n), _sel(pre.phase, n) != 0)))
-
-    def vote_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        v, c, t = p["v"], p["c"], p["t"]
-        lt, ix = _sel(pre.rlt, c, t), _sel(pre.rix, c, t)
-        return z3.And(
-            _sel(pre.running, v), v != c, _sel(pre.req, c, t), t >= T(pre, v),
-            z3.Or(t > T(pre, v), z3.Not(_sel(pre.voted, v)), _sel(pre.vfor, v) == c),
-            z3.Or(lt > _sel(pre.logterm, v),
-                  z3.And(lt == _sel(pre.logterm, v), ix >= _sel(pre.logidx, v))))
-
-    def vote_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        v, c, t = p["v"], p["c"], p["t"]
-        tt, ff = z3.BoolVal(True, pre.u.ctx), z3.BoolVal(False, pre.u.ctx)
-        return z3.And(
-            post.term == upd(pre.term, v, t), post.voted == upd(pre.voted, v, tt),
-            post.vfor == upd(pre.vfor, v, c), post.cand == upd(pre.cand, v, ff),
-            post.lead == upd(pre.lead, v, ff), post.vmsg == upd3(pre.vmsg, v, t, c, tt),
-            post.rvote == upd3(pre.rvote, v, t, c,
-                               z3.Or(_sel(pre.rvote, v, t, c), _sel(pre.phase, v) != 0)))
-
-    def step_down_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        return z3.And(_sel(pre.running, p["n"]), p["t"] > T(pre, p["n"]))
-
-    def step_down_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        ff = z3.BoolVal(False, pre.u.ctx)
-        return z3.And(post.term == upd(pre.term, n, p["t"]),
-                      post.voted == upd(pre.voted, n, ff), post.cand == upd(pre.cand, n, ff),
-                      post.lead == upd(pre.lead, n, ff))
-
-    def win_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        c, q = p["c"], p["q"]
-        u = pre.u
-        return z3.And(_sel(pre.running, c), _sel(pre.cand, c),
-                      is_quorum(pre, q, _sel(pre.ccfg, c)),
-                      u.forall([NODE], lambda n: z3.Implies(
-                          in_q(pre, q, n), _sel(pre.vmsg, n, T(pre, c), c))))
-
-    def win_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        c = p["c"]
-        tt, ff = z3.BoolVal(True, pre.u.ctx), z3.BoolVal(False, pre.u.ctx)
-        t = T(pre, c)
-        other = pre.u.exists([NODE], lambda n: z3.And(n != c, _sel(pre.lby, n, t)))
-        return z3.And(post.cand == upd(pre.cand, c, ff), post.lead == upd(pre.lead, c, tt),
-                      post.lby == upd2(pre.lby, c, t, tt), post.two == z3.Or(pre.two, other))
-
-    def append_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        ld, n = p["l"], p["n"]
-        return z3.And(_sel(pre.running, ld), _sel(pre.lead, ld), _sel(pre.running, n), n != ld,
-                      T(pre, ld) >= T(pre, n))
-
-    def append_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        ld, n = p["l"], p["n"]
-        ff = z3.BoolVal(False, pre.u.ctx)
-        same = T(pre, n) == T(pre, ld)
-        return z3.And(
-            post.term == upd(pre.term, n, T(pre, ld)),
-            post.voted == upd(pre.voted, n, z3.And(same, _sel(pre.voted, n))),
-            post.cand == upd(pre.cand, n, ff), post.lead == upd(pre.lead, n, ff),
-            post.logterm == upd(pre.logterm, n, _sel(pre.logterm, ld)),
-            post.logidx == upd(pre.logidx, n, _sel(pre.logidx, ld)))
-
-    def reconf_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        ld, c, q1, q2 = p["l"], p["c"], p["q1"], p["q2"]
-        return z3.And(
-            _sel(pre.running, ld), _sel(pre.lead, ld), _sel(pre.logidx, ld) == pre.cver,
-            is_quorum(pre, q1, pre.conf), is_quorum(pre, q2, c),
-            pre.u.forall([NODE], lambda n: z3.Implies(
-                z3.Or(in_q(pre, q1, n), in_q(pre, q2, n)),
-                z3.And(_sel(pre.running, n), T(pre, n) <= T(pre, ld)))))
-
-    def reconf_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        ld, c, q1, q2 = p["l"], p["c"], p["q1"], p["q2"]
-        u = pre.u
-        tl = T(pre, ld)
-        ver = pre.cver + 1
-
-        def acked(n: z3.ExprRef) -> z3.BoolRef:
-            return z3.Or(in_q(pre, q1, n), in_q(pre, q2, n), n == ld)
-        return z3.And(
-            post.conf == c, post.cver == ver, post.cterm == tl, post.ackq == q2,
-            post.term == _lam(u, NODE, lambda n: z3.If(acked(n), tl, T(pre, n))),
-            post.voted == _lam(u, NODE, lambda n: z3.And(
-                _sel(pre.voted, n), z3.Or(z3.Not(acked(n)), T(pre, n) == tl))),
-            post.cand == _lam(u, NODE, lambda n: z3.And(_sel(pre.cand, n), z3.Not(acked(n)))),
-            post.lead == _lam(u, NODE, lambda n: z3.If(
-                n == ld, mem(pre, c, ld), z3.And(_sel(pre.lead, n), z3.Not(acked(n))))),
-            post.logterm == _lam(u, NODE, lambda n: z3.If(acked(n), tl, _sel(pre.logterm, n))),
-            post.logidx == _lam(u, NODE, lambda n: z3.If(acked(n), ver, _sel(pre.logidx, n))),
-            post.await_ == _lam(u, NODE, lambda n: z3.If(
-                z3.And(_sel(pre.await_, n) == RESTARTED, z3.Not(mem(pre, c, n))), REMOVED,
-                _sel(pre.await_, n))),
-            post.phase == _lam(u, NODE, lambda n: z3.If(
-                z3.And(_sel(pre.phase, n) == 1, z3.Not(mem(pre, c, n))), 2,
-                z3.If(z3.And(_sel(pre.phase, n) == 2, mem(pre, c, n)), 0,
-                      _sel(pre.phase, n)))))
-
-    def restart_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        return _sel(pre.running, p["n"])
-
-    def restart_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        u = pre.u
-        member_now = mem(pre, pre.conf, n)
-        out = fresh(pre, post, n, z3.BoolVal(keeps_peer, u.ctx))
-        out += [post.phase == upd(pre.phase, n, z3.If(member_now, 1, 2)),
-                post.rvote == upd(pre.rvote, n,
-                                  z3.K(u.int, z3.K(u[NODE], z3.BoolVal(False, u.ctx))))]
-        if keeps_peer:
-            out.append(post.await_ == pre.await_)
-        else:
-            out.append(post.await_ == upd(pre.await_, n, z3.If(member_now, RESTARTED, RUNNING)))
-        return z3.And(*out)
-
-    def crash_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        ff = z3.BoolVal(False, pre.u.ctx)
-        return z3.And(post.running == upd(pre.running, n, ff),
-                      post.cand == upd(pre.cand, n, ff), post.lead == upd(pre.lead, n, ff),
-                      post.await_ == upd(pre.await_, n, z3.IntVal(DOWN, pre.u.ctx)))
-
-    def stop_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        return z3.And(_sel(pre.running, n), z3.Not(mem(pre, pre.conf, n)),
-                      z3.Not(_sel(pre.lead, n)))
-
-    def stop_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        ff = z3.BoolVal(False, pre.u.ctx)
-        return z3.And(post.running == upd(pre.running, n, ff), post.cand == upd(pre.cand, n, ff))
-
-    def rejoin_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        return z3.And(z3.Not(_sel(pre.running, n)), mem(pre, pre.conf, n),
-                      z3.Or(_sel(pre.await_, n) == RUNNING, _sel(pre.await_, n) == REMOVED))
-
-    def rejoin_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        n = p["n"]
-        return z3.And(*fresh(pre, post, n, z3.BoolVal(True, pre.u.ctx)),
-                      post.await_ == upd(pre.await_, n, z3.IntVal(RUNNING, pre.u.ctx)))
-
-    def full_guard(pre: Frame, p: Params) -> z3.BoolRef:
-        u = pre.u
-        return u.forall([NODE], lambda n: z3.And(
-            z3.Not(_sel(pre.running, n)),
-            z3.Implies(mem(pre, pre.conf, n), _sel(pre.await_, n) == RESTARTED)))
-
-    def full_effect(pre: Frame, post: Frame, p: Params) -> z3.BoolRef:
-        u = pre.u
-        ff = z3.BoolVal(False, u.ctx)
-        zero = z3.IntVal(0, u.ctx)
-        return z3.And(
-            post.running == _lam(u, NODE, lambda n: mem(pre, pre.conf, n)),
-            post.term == z3.K(u[NODE], zero), post.voted == z3.K(u[NODE], ff),
-            post.cand == z3.K(u[NODE], ff), post.lead == z3.K(u[NODE], ff),
-            post.logterm == z3.K(u[NODE], zero), post.logidx == z3.K(u[NODE], zero),
-            post.cver == 0, post.cterm == 0,
-            post.ccfg == z3.K(u[NODE], pre.conf),
-            post.await_ == _lam(u, NODE, lambda n: z3.If(
-                mem(pre, pre.conf, n), RUNNING, _sel(pre.await_, n))),
-            post.req == z3.K(u[NODE], z3.K(u.int, ff)),
-            post.vmsg == z3.K(u[NODE], z3.K(u.int, z3.K(u[NODE], ff))),
-            post.lby == z3.K(u[NODE], z3.K(u.int, ff)), z3.Not(post.two),
-            post.phase == z3.K(u[NODE], zero),
-            post.rvote == z3.K(u[NODE], z3.K(u.int, z3.K(u[NODE], ff))))
-
-    actions = (
-        Action("timeout", (("n", NODE),), timeout_guard, timeout_effect,
-               ("term", "voted", "vfor", "cand", "ccfg", "req", "rlt", "rix", "vmsg", "rvote"),
-               "raft election timeout: a new term, a vote for itself, RequestVote (_elect)"),
-        Action("vote", (("v", NODE), ("c", NODE), ("t", "Int")), vote_guard, vote_effect,
-               ("term", "voted", "vfor", "cand", "lead", "vmsg", "rvote"),
-               "one vote per term to an up-to-date candidate (_on_request_vote)"),
-        Action("step_down", (("n", NODE), ("t", "Int")), step_down_guard, step_down_effect,
-               ("term", "voted", "cand", "lead"), "a higher term seen (_step_down)"),
-        Action("win", (("c", NODE), ("q", QUORUM)), win_guard, win_effect,
-               ("cand", "lead", "lby", "two"),
-               "a quorum of the candidate's configuration voted for it (_maybe_win, _ballot)"),
-        Action("append", (("l", NODE), ("n", NODE)), append_guard, append_effect,
-               ("term", "voted", "cand", "lead", "logterm", "logidx"),
-               "a follower takes the leader's term and log (_on_append)"),
-        Action("reconfigure", (("l", NODE), ("c", CONFIG), ("q1", QUORUM), ("q2", QUORUM)),
-               reconf_guard, reconf_effect,
-               ("conf", "cver", "cterm", "ackq", "term", "voted", "cand", "lead", "logterm",
-                "logidx", "await_", "phase"),
-               "001 On rebalance done: a leader puts a configuration in place (joint "
-               "consensus: _change_peers, _stage_stable, _maybe_commit)"),
-        Action("restart", (("n", NODE),), restart_guard, restart_effect,
-               (*fresh_vars, "await_", "phase", "rvote"),
-               "001 On in-memory partition restart (on_restart): term, vote and log lost",
-               fault=True),
-        Action("crash", (("n", NODE),), restart_guard, crash_effect,
-               ("running", "cand", "lead", "await_"), "the node stops for good", fault=True),
-        Action("stop", (("n", NODE),), stop_guard, stop_effect, ("running", "cand"),
-               "the stable watch stops a node outside the peers (_stable_changed)"),
-        Action("rejoin", (("n", NODE),), rejoin_guard, rejoin_effect,
-               (*fresh_vars, "await_"),
-               "001 Solution: a node back in the peers starts raft afresh (_pending_changed)"),
-        Action("full_restart", (), full_guard, full_effect,
-               ("running", "term", "voted", "cand", "lead", "logterm", "logidx", "cver",
-                "cterm", "ccfg", "await_", "req", "vmsg", "lby", "two", "phase", "rvote"),
-               "001 onParitionStart: every peer empty, the group starts again from term 0",
-               fault=True),
-    )
-
-    # --- properties ---------------------------------------------------------------------
-
-    def one_leader(f: Frame) -> z3.BoolRef:
-        return z3.Not(f.two)
-
-    def restart_step(pre: Frame, post: Frame, action: str, p: Params) -> z3.BoolRef:
-        if action != "win":
-            return z3.BoolVal(True, pre.u.ctx)
-        c, q = p["c"], p["q"]
-        t = T(pre, c)
-        return pre.u.forall([NODE], lambda n: z3.Implies(
-            in_q(pre, q, n), z3.Not(z3.And(_sel(pre.phase, n) != 0,
-                                           _sel(pre.rvote, n, t, c)))))
-
-    lemmas = _lemmas(is_quorum, in_q, mem, quorum_members, quorum_intersection)
-    properties = (
-        Property("IGN-ONE-LEADER", state=one_leader,
-                 formula="¬two, where win(c) in term t sets two if lby(n, t) for some n ≠ c "
-                         "(lby: the monitor's term -> leader map); full_restart clears lby, "
-                         "as the monitor forgets its leaders",
-                 lemmas=tuple(lm.name for lm in lemmas)),
-        Property("IGN-RESTART", step=restart_step,
-                 formula="win(c,q): ∀n∈q. ¬(phase(n) ≠ 0 ∧ rvote(n, term(c), c)); phase: "
-                         "1 at an in-memory restart, 2 once a configuration without n is put "
-                         "in place, 0 once one with n is; rvote (votes granted while phase ≠ 0) "
-                         "is cleared at each restart"),
-    )
-    return System(
-        name="ignite", variant=variant, sorts=(NODE, CONFIG, QUORUM), variables=variables,
-        init=init, actions=actions, properties=properties, lemmas=lemmas,
-        sizes={NODE: 3, CONFIG: 2, QUORUM: 4}, design=DESIGN, describe=describe,
-        abstractions=(
-            "metastore rebalance -> some leader puts a configuration in place (reconfigure)",
-            "joint consensus, replication to quorums and commit merged into one step",
-            "append reads the leader's current log (ordered raft connections)",
-            "a candidate stands with the latest configuration; no leader stickiness",
-            "a full partition restart is one step and drops the old incarnations' messages",
-        ))
+        return (
+            Property("IGN-ONE-LEADER", state=one_leader,
+                     formula="¬two, where win(c) in term t sets two if lby(n, t) for some n ≠ "
+                             "c (lby: the monitor's term -> leader map); full_restart clears "
+                             "lby, as the monitor forgets its leaders",
+                     lemmas=tuple(lemmas)),
+            Property("IGN-RESTART", step=restart_step,
+                     formula="win(c,q): ∀n∈q. ¬(phase(n) ≠ 0 ∧ rvote(n, term(c), c)); phase: "
+                             "1 at an in-memory restart, 2 once a configuration without n is "
+                             "put in place, 0 once one with n is; rvote (votes granted while "
+                             "phase ≠ 0) is cleared at each restart"),
+        )
 
 
-def _lemmas(is_quorum: Any, in_q: Any, mem: Any, quorum_members: Any,
-            quorum_intersection: Any) -> tuple[Lemma, ...]:
+def _lemmas(b: _Builder) -> tuple[Lemma, ...]:
     """The strengthening of IGN-ONE-LEADER, each lemma with the design sentence it rests on."""
-
-    def leads(f: Frame, n: z3.ExprRef, t: z3.ArithRef) -> z3.BoolRef:
-        return _sel(f.lby, n, t)
-
-    def ints(f: Frame, *names: str) -> list[z3.ArithRef]:
-        return [z3.Int(f"lm_{n}", f.u.ctx) for n in names]
+    in_q, is_quorum = b.in_q, b.is_quorum
 
     def G(f: Frame, n: z3.ExprRef, t: z3.ArithRef, ld: z3.ExprRef) -> z3.BoolRef:
         """n never grants a vote in term t to another candidate than ld: stopped until removed
         (or down), or past t, or voted for ld in t, or holding an entry of term t (a candidate
         of t holds none)."""
-        running = _sel(f.running, n)
-        term = _sel(f.term, n)
+        running, term = f.running[n], f.term[n]
         return z3.Or(
-            z3.And(z3.Not(running), z3.Or(_sel(f.await_, n) == RESTARTED,
-                                          _sel(f.await_, n) == DOWN)),
+            z3.And(z3.Not(running), z3.Or(f.await_[n] == RESTARTED, f.await_[n] == DOWN)),
             z3.And(running, z3.Or(
                 term > t,
-                z3.And(term == t, _sel(f.voted, n), _sel(f.vfor, n) == ld),
-                z3.And(term == t, _sel(f.logterm, n) == t))))
+                z3.And(term == t, f.voted[n], f.vfor[n] == ld),
+                z3.And(term == t, f.logterm[n] == t))))
 
     def lt_le_term(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE], lambda n: z3.And(
-            _sel(f.logterm, n) <= _sel(f.term, n), _sel(f.logterm, n) >= 0,
-            _sel(f.logidx, n) <= f.cver, _sel(f.logidx, n) >= 0, f.cterm >= 0))
+        return z3.And(f.cterm >= 0, f.u.forall([NODE], lambda n: z3.And(
+            f.logterm[n] <= f.term[n], f.logterm[n] >= 0,
+            f.logidx[n] <= f.cver, f.logidx[n] >= 0)))
 
     def conf_entry(f: Frame) -> z3.BoolRef:
-        """A node holding the latest configuration holds its entry: logterm = cterm."""
         return f.u.forall([NODE], lambda n: z3.Implies(
-            _sel(f.logidx, n) == f.cver, _sel(f.logterm, n) == f.cterm))
+            f.logidx[n] == f.cver, f.logterm[n] == f.cterm))
 
     def requests(f: Frame) -> z3.BoolRef:
-        (t,) = ints(f, "t")
-        return f.u.forall([NODE], lambda c: z3.ForAll([t], z3.Implies(
-            _sel(f.req, c, t), z3.And(_sel(f.rlt, c, t) < t, _sel(f.rix, c, t) <= f.cver))))
+        return f.u.forall([NODE], lambda c: f.u.forall_int(1, lambda t: z3.Implies(
+            f.req[c][t], z3.And(f.rlt[c][t] < t, f.rix[c][t] <= f.cver))))
 
     def self_vote(f: Frame) -> z3.BoolRef:
         return f.u.forall([NODE], lambda n: z3.And(
-            z3.Implies(z3.And(_sel(f.running, n), z3.Or(_sel(f.cand, n), _sel(f.lead, n))),
-                       z3.And(_sel(f.voted, n), _sel(f.vfor, n) == n)),
-            z3.Not(z3.And(_sel(f.cand, n), _sel(f.lead, n)))))
+            z3.Implies(z3.And(f.running[n], z3.Or(f.cand[n], f.lead[n])),
+                       z3.And(f.voted[n], f.vfor[n] == n)),
+            z3.Not(z3.And(f.cand[n], f.lead[n]))))
 
     def leader_ghost(f: Frame) -> z3.BoolRef:
         return f.u.forall([NODE], lambda n: z3.Implies(
-            z3.And(_sel(f.running, n), _sel(f.lead, n)), leads(f, n, _sel(f.term, n))))
+            z3.And(f.running[n], f.lead[n]), f.lby[n][f.term[n]]))
 
     def vote_sent(f: Frame) -> z3.BoolRef:
         return f.u.forall([NODE], lambda n: z3.Implies(
-            z3.And(_sel(f.running, n), _sel(f.voted, n)),
-            _sel(f.vmsg, n, _sel(f.term, n), _sel(f.vfor, n))))
+            z3.And(f.running[n], f.voted[n]), f.vmsg[n][f.term[n]][f.vfor[n]]))
 
     def blockers_conf(f: Frame) -> z3.BoolRef:
-        (t,) = ints(f, "t")
-        return f.u.forall([NODE, NODE, QUORUM], lambda ld, c, q: z3.ForAll([t], z3.Implies(
-            z3.And(leads(f, ld, t), t > f.cterm, c != ld, is_quorum(f, q, f.conf)),
-            f.u.exists([NODE], lambda n: z3.And(
-                in_q(f, q, n), z3.Not(_sel(f.vmsg, n, t, c)), G(f, n, t, ld))))))
+        u = f.u
+        return u.forall([NODE, NODE, QUORUM], lambda ld, c, q: u.forall_int(1, lambda t: (
+            z3.Implies(
+                z3.And(f.lby[ld][t], t > f.cterm, c != ld, is_quorum(f, q, f.conf)),
+                u.exists([NODE], lambda n: z3.And(
+                    in_q(f, q, n), z3.Not(f.vmsg[n][t][c]), G(f, n, t, ld)))))))
 
     def blockers_candidate(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE, NODE, QUORUM], lambda ld, c, q: z3.Implies(
-            z3.And(leads(f, ld, _sel(f.term, c)), _sel(f.running, c), _sel(f.cand, c),
-                   c != ld, is_quorum(f, q, _sel(f.ccfg, c))),
-            f.u.exists([NODE], lambda n: z3.And(
-                in_q(f, q, n), z3.Not(_sel(f.vmsg, n, _sel(f.term, c), c)),
-                G(f, n, _sel(f.term, c), ld)))))
+        u = f.u
+        return u.forall([NODE, NODE, QUORUM], lambda ld, c, q: z3.Implies(
+            z3.And(f.lby[ld][f.term[c]], f.running[c], f.cand[c], c != ld,
+                   is_quorum(f, q, f.ccfg[c])),
+            u.exists([NODE], lambda n: z3.And(
+                in_q(f, q, n), z3.Not(f.vmsg[n][f.term[c]][c]), G(f, n, f.term[c], ld)))))
 
     def acknowledged(f: Frame) -> z3.BoolRef:
-        """The quorum that acknowledged the configuration holds its entry or is past it."""
         return z3.And(is_quorum(f, f.ackq, f.conf), f.u.forall([NODE], lambda n: z3.Implies(
             in_q(f, f.ackq, n), z3.Or(
-                z3.And(z3.Not(_sel(f.running, n)),
-                       z3.Or(_sel(f.await_, n) == RESTARTED, _sel(f.await_, n) == DOWN)),
-                z3.And(_sel(f.running, n), _sel(f.term, n) >= f.cterm)))))
+                z3.And(z3.Not(f.running[n]),
+                       z3.Or(f.await_[n] == RESTARTED, f.await_[n] == DOWN)),
+                z3.And(f.running[n], f.term[n] >= f.cterm)))))
 
     return (
-        Lemma("quorum-members", quorum_members,
+        Lemma("quorum-members", b.quorum_members,
               "∀q c n. quorum(q,c) ∧ qm(q,n) → member(c,n)",
               "001 Problem: a raft group elects with the votes of its peers (a majority of the "
               "configuration)"),
-        Lemma("quorum-intersection", quorum_intersection,
+        Lemma("quorum-intersection", b.quorum_intersection,
               "∀c q1 q2. quorum(q1,c) ∧ quorum(q2,c) → ∃n. qm(q1,n) ∧ qm(q2,n)",
               "001 Problem: \"two leaders will be elected which is illegal\": two majorities "
               "of one configuration share a node"),
@@ -648,33 +589,54 @@ def _lemmas(is_quorum: Any, in_q: Any, mem: Any, quorum_members: Any,
     )
 
 
+def system(variant: str = "fixed", nodes: int = DEFAULT_SIZES["nodes"],
+           spares: int = DEFAULT_SIZES["spares"], configs: int = 2,
+           quorums: int | None = None) -> System:
+    """The raft group of design 001 with in-memory nodes, in ``variant`` (a key of
+    `VARIANTS`); a finite universe has ``nodes`` peers at the start and ``spares`` further
+    nodes, ``configs`` configurations and ``quorums`` quorums (by default enough for the
+    majorities a run of a few steps names); the unbounded one any number of each."""
+    b = _Builder(variant, nodes)
+    lemmas = _lemmas(b)
+    n = nodes + spares
+    return System(
+        name="ignite", variant=variant, sorts=(NODE, CONFIG, QUORUM), variables=_variables(),
+        init=b.init, actions=b.actions(), properties=b.properties([lm.name for lm in lemmas]),
+        lemmas=lemmas, sizes={NODE: n, CONFIG: configs, QUORUM: quorums or n + 1},
+        budgets=dict(DEFAULT_BUDGETS), describe=describe, design=DESIGN,
+        abstractions=(
+            "metastore rebalance -> some leader puts a configuration in place (reconfigure)",
+            "joint consensus, replication to quorums and commit merged into one step",
+            "append reads the leader's current log (ordered raft connections)",
+            "a candidate stands with the latest configuration; no leader stickiness",
+            "a full partition restart is one step and drops the old incarnations' messages",
+        ))
+
+
 def describe(f: Frame, model: z3.ModelRef) -> dict[str, Any]:
     """A state of a finite universe as JSON: the configuration and each node's raft."""
     u = f.u
     nodes = u.elements(NODE)
 
-    def ev(term: z3.ExprRef) -> Any:
-        value = model.eval(term, model_completion=True)
-        if z3.is_int_value(value):
-            return value.as_long()
-        if z3.is_true(value) or z3.is_false(value):
-            return z3.is_true(value)
-        return str(value)
+    def ev(term: Any) -> Any:
+        return value_json(model, term)
 
-    conf = model.eval(f.conf, model_completion=True)
     out: dict[str, Any] = {
-        "peers": [str(n) for n in nodes if ev(_sel(f.member, conf, n))],
+        "peers": [str(n) for n in nodes if ev(b_mem(f, n))],
         "cver": ev(f.cver), "cterm": ev(f.cterm)}
     for n in nodes:
-        if not ev(_sel(f.running, n)):
-            out[str(n)] = {"raft": "stopped", "await": ev(_sel(f.await_, n))}
+        if not ev(f.running[n]):
+            out[str(n)] = {"raft": "stopped", "await": ev(f.await_[n])}
             continue
-        role = ("leader" if ev(_sel(f.lead, n)) else
-                "candidate" if ev(_sel(f.cand, n)) else "follower")
-        out[str(n)] = {"raft": role, "term": ev(_sel(f.term, n)),
-                       "voted": ev(_sel(f.vfor, n)) if ev(_sel(f.voted, n)) else None,
-                       "log": [ev(_sel(f.logterm, n)), ev(_sel(f.logidx, n))]}
+        role = ("leader" if ev(f.lead[n]) else "candidate" if ev(f.cand[n]) else "follower")
+        out[str(n)] = {"raft": role, "term": ev(f.term[n]),
+                       "voted": ev(f.vfor[n]) if ev(f.voted[n]) else None,
+                       "log": [ev(f.logterm[n]), ev(f.logidx[n])]}
     return out
+
+
+def b_mem(f: Frame, n: z3.ExprRef) -> z3.BoolRef:
+    return f.member[f.conf][n]
 
 
 # --- the map from the reference implementation ---------------------------------------------
