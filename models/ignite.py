@@ -129,6 +129,11 @@ def _variables() -> tuple[Var, ...]:
         Var("rlt", (NODE, ("Int", "Int")), "the request's last log term"),
         Var("rix", (NODE, ("Int", "Int")), "the request's last log index"),
         Var("vmsg", (NODE, ("Int", SETN)), "Vote(term, granted) sent by the voter"),
+        Var("clock", "Int", "the network's clock: how many vote requests were sent"),
+        Var("rts", (NODE, ("Int", "Int")), "when the request was sent (the clock)"),
+        Var("since", (NODE, "Int"),
+            "when the node's raft node last started: a restart loses the messages in flight "
+            "to it, so only a request sent since reaches it"),
         # ghosts: the monitors' history
         Var("lby", (NODE, ("Int", "Bool")), "n became leader in term t", ghost=True),
         Var("two", "Bool", "a second leader was elected in some term", ghost=True),
@@ -225,7 +230,8 @@ class _Builder:
                 f.await_[n] == RUNNING, f.phase[n] == 0, f.ccfg[n] == f.conf)),
             eq(f.req, store(u.const((NODE, ("Int", "Bool")), no_terms), l0,
                             store(no_terms, 1, tt))),
-            f.rlt[l0][1] == 0, f.rix[l0][1] == 0,
+            f.rlt[l0][1] == 0, f.rix[l0][1] == 0, f.rts[l0][1] == 1, f.clock == 1,
+            u.forall([NODE], lambda n: f.since[n] == 0),
             eq(f.vmsg, votes),
             eq(f.rvote, u.const((NODE, ("Int", SETN)), no_votes)),
             eq(f.lby, store(u.const((NODE, ("Int", "Bool")), no_terms), l0,
@@ -259,6 +265,8 @@ class _Builder:
                 "req": store(pre.req, n, store(pre.req[n], t, True)),
                 "rlt": store(pre.rlt, n, store(pre.rlt[n], t, pre.logterm[n])),
                 "rix": store(pre.rix, n, store(pre.rix[n], t, pre.logidx[n])),
+                "clock": pre.clock + 1,
+                "rts": store(pre.rts, n, store(pre.rts[n], t, pre.clock + 1)),
                 "vmsg": store(pre.vmsg, n, store(pre.vmsg[n], t, store(pre.vmsg[n][t], n, True))),
                 "rvote": store(pre.rvote, n, store(pre.rvote[n], t, store(
                     pre.rvote[n][t], n, z3.Or(pre.rvote[n][t][n], pre.phase[n] != 0))))}
@@ -267,7 +275,7 @@ class _Builder:
             v, c, t = a["v"], a["c"], a["t"]
             lt, ix = f.rlt[c][t], f.rix[c][t]
             return z3.And(
-                f.running[v], v != c, f.req[c][t], t >= f.term[v],
+                f.running[v], v != c, f.req[c][t], f.rts[c][t] > f.since[v], t >= f.term[v],
                 z3.Or(t > f.term[v], z3.Not(f.voted[v]), f.vfor[v] == c),
                 z3.Or(lt > f.logterm[v], z3.And(lt == f.logterm[v], ix >= f.logidx[v])))
 
@@ -362,6 +370,7 @@ class _Builder:
             member_now = mem(pre, pre.conf, n)
             out = self.fresh(pre, n, self.keeps_peer)
             out["phase"] = store(pre.phase, n, z3.If(member_now, 1, 2))
+            out["since"] = store(pre.since, n, pre.clock)
             out["rvote"] = store(pre.rvote, n, u.const(("Int", SETN),
                                                        u.const(SETN, z3.BoolVal(False, u.ctx))))
             if not self.keeps_peer:
@@ -388,7 +397,9 @@ class _Builder:
 
         def rejoin_e(pre: Frame, a: Params) -> dict[str, Any]:
             n = a["n"]
-            return {**self.fresh(pre, n, True), "await_": store(pre.await_, n, RUNNING)}
+            out = {**self.fresh(pre, n, True), "await_": store(pre.await_, n, RUNNING),
+                   "since": store(pre.since, n, pre.clock)}
+            return out
 
         def full_g(f: Frame, a: Params) -> z3.BoolRef:
             return f.u.forall([NODE], lambda n: z3.And(
@@ -413,11 +424,11 @@ class _Builder:
                 "req": no_terms, "vmsg": no_votes, "lby": no_terms, "two": ff,
                 "phase": u.const((NODE, "Int"), zero), "rvote": no_votes}
 
-        restart_mod = (*FRESH, "phase", "rvote") + (() if self.keeps_peer else ("await_",))
+        restart_mod = (*FRESH, "phase", "rvote", "since") + (() if self.keeps_peer else ("await_",))
         return (
             Action("timeout", (("n", NODE),), timeout_g, timeout_e,
                    ("term", "voted", "vfor", "cand", "ccfg", "req", "rlt", "rix", "vmsg",
-                    "rvote"),
+                    "rvote", "clock", "rts"),
                    "raft election timeout: a new term, a vote for itself, RequestVote (_elect)"),
             Action("vote", (("v", NODE), ("c", NODE), ("t", "Int")), vote_g, vote_e,
                    ("term", "voted", "vfor", "cand", "lead", "vmsg", "rvote"),
@@ -445,7 +456,7 @@ class _Builder:
                    fault=True, budget="crashes"),
             Action("stop", (("n", NODE),), stop_g, stop_e, ("running", "cand"),
                    "the stable watch stops a node outside the peers (_stable_changed)"),
-            Action("rejoin", (("n", NODE),), rejoin_g, rejoin_e, (*FRESH, "await_"),
+            Action("rejoin", (("n", NODE),), rejoin_g, rejoin_e, (*FRESH, "await_", "since"),
                    "001 Solution: a node back in the peers starts raft afresh "
                    "(_pending_changed)"),
             Action("full_restart", (), full_g, full_e,
