@@ -147,6 +147,8 @@ def _variables() -> tuple[Var, ...]:
 
 
 FRESH = ("running", "term", "voted", "cand", "lead", "logterm", "logidx")
+#: what a configuration change sets on every node
+RECONF_NODES = ("term", "voted", "cand", "lead", "logterm", "logidx", "await_", "phase")
 
 
 class _Builder:
@@ -268,8 +270,8 @@ class _Builder:
                 "clock": pre.clock + 1,
                 "rts": store(pre.rts, n, store(pre.rts[n], t, pre.clock + 1)),
                 "vmsg": store(pre.vmsg, n, store(pre.vmsg[n], t, store(pre.vmsg[n][t], n, True))),
-                "rvote": store(pre.rvote, n, store(pre.rvote[n], t, store(
-                    pre.rvote[n][t], n, z3.Or(pre.rvote[n][t][n], pre.phase[n] != 0))))}
+                "rvote": ite(pre.phase[n] != 0, store(pre.rvote, n, store(pre.rvote[n], t, store(
+                    pre.rvote[n][t], n, True))), pre.rvote)}
 
         def vote_g(f: Frame, a: Params) -> z3.BoolRef:
             v, c, t = a["v"], a["c"], a["t"]
@@ -286,8 +288,8 @@ class _Builder:
                 "vfor": store(pre.vfor, v, c), "cand": store(pre.cand, v, False),
                 "lead": store(pre.lead, v, False),
                 "vmsg": store(pre.vmsg, v, store(pre.vmsg[v], t, store(pre.vmsg[v][t], c, True))),
-                "rvote": store(pre.rvote, v, store(pre.rvote[v], t, store(
-                    pre.rvote[v][t], c, z3.Or(pre.rvote[v][t][c], pre.phase[v] != 0))))}
+                "rvote": ite(pre.phase[v] != 0, store(pre.rvote, v, store(pre.rvote[v], t, store(
+                    pre.rvote[v][t], c, True))), pre.rvote)}
 
         def step_down_g(f: Frame, a: Params) -> z3.BoolRef:
             n, m = a["n"], a["m"]
@@ -336,31 +338,45 @@ class _Builder:
                     z3.Or(in_q(f, q1, n), in_q(f, q2, n)),
                     z3.And(f.running[n], f.term[n] <= f.term[ld]))))
 
-        def reconf_e(pre: Frame, a: Params) -> dict[str, Any]:
+        def reconf_nodes(pre: Frame, a: Params, n: z3.ExprRef) -> dict[str, z3.ExprRef]:
+            """Each node's new values: the acknowledging quorums and the leader take the
+            leader's term and its log; the restarted nodes the new peers leave out are
+            removed."""
             ld, c, q1, q2 = a["l"], a["c"], a["q1"], a["q2"]
-            u = pre.u
             tl = pre.term[ld]
-            ver = pre.cver + 1
-
-            def acked(n: z3.ExprRef) -> z3.BoolRef:
-                return z3.Or(in_q(pre, q1, n), in_q(pre, q2, n), n == ld)
+            acked = z3.Or(in_q(pre, q1, n), in_q(pre, q2, n), n == ld)
+            inside = mem(pre, c, n)
             return {
-                "conf": c, "cver": ver, "cterm": tl, "ackq": q2,
-                "term": u.set_where(NODE, lambda n: z3.If(acked(n), tl, pre.term[n]), "rt"),
-                "voted": u.set_where(NODE, lambda n: z3.And(
-                    pre.voted[n], z3.Or(z3.Not(acked(n)), pre.term[n] == tl)), "rv"),
-                "cand": u.set_where(NODE, lambda n: z3.And(pre.cand[n], z3.Not(acked(n))), "rc"),
-                "lead": u.set_where(NODE, lambda n: z3.If(
-                    n == ld, mem(pre, c, ld), z3.And(pre.lead[n], z3.Not(acked(n)))), "rl"),
-                "logterm": u.set_where(NODE, lambda n: z3.If(acked(n), tl, pre.logterm[n]),
-                                       "rlt"),
-                "logidx": u.set_where(NODE, lambda n: z3.If(acked(n), ver, pre.logidx[n]), "ri"),
-                "await_": u.set_where(NODE, lambda n: z3.If(
-                    z3.And(pre.await_[n] == RESTARTED, z3.Not(mem(pre, c, n))), REMOVED,
-                    pre.await_[n]), "ra"),
-                "phase": u.set_where(NODE, lambda n: z3.If(
-                    z3.And(pre.phase[n] == 1, z3.Not(mem(pre, c, n))), 2,
-                    z3.If(z3.And(pre.phase[n] == 2, mem(pre, c, n)), 0, pre.phase[n])), "rp")}
+                "term": z3.If(acked, tl, pre.term[n]),
+                "voted": z3.And(pre.voted[n], z3.Or(z3.Not(acked), pre.term[n] == tl)),
+                "cand": z3.And(pre.cand[n], z3.Not(acked)),
+                "lead": z3.If(n == ld, mem(pre, c, ld), z3.And(pre.lead[n], z3.Not(acked))),
+                "logterm": z3.If(acked, tl, pre.logterm[n]),
+                "logidx": z3.If(acked, pre.cver + 1, pre.logidx[n]),
+                "await_": z3.If(z3.And(pre.await_[n] == RESTARTED, z3.Not(inside)), REMOVED,
+                                pre.await_[n]),
+                "phase": z3.If(z3.And(pre.phase[n] == 1, z3.Not(inside)), 2,
+                               z3.If(z3.And(pre.phase[n] == 2, inside), 0, pre.phase[n]))}
+
+        def reconf_e(pre: Frame, a: Params) -> dict[str, Any]:
+            u = pre.u
+            out = {"conf": a["c"], "cver": pre.cver + 1, "cterm": pre.term[a["l"]],
+                   "ackq": a["q2"]}
+            if u.finite:
+                # flat: one term per node
+                per = {e: reconf_nodes(pre, a, e) for e in u.elements(NODE)}
+                for name in RECONF_NODES:
+                    out[name] = u.set_where(NODE, lambda n, name=name: per[n][name])
+            return out
+
+        def reconf_r(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+            """At any size, the per-node values as one quantified equation each (a lambda
+            would make the solver reason about array terms it need not)."""
+            u = pre.u
+            if u.finite:
+                return z3.BoolVal(True, u.ctx)
+            return u.forall([NODE], lambda n: z3.And(*[
+                post[name][n] == value for name, value in reconf_nodes(pre, a, n).items()]))
 
         def running_g(f: Frame, a: Params) -> z3.BoolRef:
             return f.running[a["n"]]
@@ -447,7 +463,8 @@ class _Builder:
                    ("conf", "cver", "cterm", "ackq", "term", "voted", "cand", "lead", "logterm",
                     "logidx", "await_", "phase"),
                    "001 On rebalance done: a leader puts a configuration in place (joint "
-                   "consensus: _change_peers, _stage_stable, _maybe_commit)"),
+                   "consensus: _change_peers, _stage_stable, _maybe_commit)",
+                   relation=reconf_r),
             Action("restart", (("n", NODE),), running_g, restart_e, restart_mod,
                    "001 On in-memory partition restart (on_restart): term, vote and log lost",
                    fault=True, budget="restarts"),
@@ -466,6 +483,42 @@ class _Builder:
         )
 
     # -- properties ----------------------------------------------------------------------------
+
+    def restart_lemmas(self) -> tuple[Lemma, ...]:
+        """IGN-RESTART's strengthening: a node restarted in memory stays stopped, and grants
+        nothing, until it is back in the peers."""
+
+        def phases(f: Frame) -> z3.BoolRef:
+            return f.u.forall([NODE], lambda n: z3.And(
+                f.phase[n] >= 0, f.phase[n] <= 2,
+                z3.Implies(f.phase[n] == 1, z3.And(self.mem(f, f.conf, n),
+                                                   f.await_[n] == RESTARTED)),
+                z3.Implies(f.phase[n] == 2, z3.Not(self.mem(f, f.conf, n)))))
+
+        def stopped(f: Frame) -> z3.BoolRef:
+            return f.u.forall([NODE], lambda n: z3.Implies(f.phase[n] != 0,
+                                                           z3.Not(f.running[n])))
+
+        def granted_nothing(f: Frame) -> z3.BoolRef:
+            u = f.u
+            # one quantifier over both nodes: nested ones over a sort would share a name
+            return u.forall([NODE, NODE], lambda n, c: z3.Implies(
+                f.phase[n] != 0, u.forall_int(1, lambda t: z3.Not(f.rvote[n][t][c]), "rt")))
+
+        return (
+            Lemma("restart-phases", phases,
+                  "∀n. phase(n) ∈ {0,1,2} ∧ (phase(n) = 1 → n ∈ conf ∧ await(n) = restarted) ∧ "
+                  "(phase(n) = 2 → n ∉ conf)",
+                  "001 Solution: \"remove and then return back the restarting node from the "
+                  "peers\": a restarted peer is removed by the next configuration without it, "
+                  "and back with the next one with it"),
+            Lemma("restarted-stays-stopped", stopped, "∀n. phase(n) ≠ 0 → ¬running(n)",
+                  "001 Solution: \"The peer-removal process should be finished before the "
+                  "restarting of the corresponding raft server node\""),
+            Lemma("restarted-grants-nothing", granted_nothing,
+                  "∀n c t. phase(n) ≠ 0 → ¬rvote(n, t, c)",
+                  "001 Solution: a raft node that is stopped grants no vote"),
+        )
 
     def properties(self, lemmas: Sequence[str]) -> tuple[Property, ...]:
         def one_leader(f: Frame) -> z3.BoolRef:
@@ -489,7 +542,9 @@ class _Builder:
                      formula="win(c,q): ∀n∈q. ¬(phase(n) ≠ 0 ∧ rvote(n, term(c), c)); phase: "
                              "1 at an in-memory restart, 2 once a configuration without n is "
                              "put in place, 0 once one with n is; rvote (votes granted while "
-                             "phase ≠ 0) is cleared at each restart"),
+                             "phase ≠ 0) is cleared at each restart",
+                     lemmas=("restart-phases", "restarted-stays-stopped",
+                             "restarted-grants-nothing")),
         )
 
 
@@ -608,11 +663,12 @@ def system(variant: str = "fixed", nodes: int = DEFAULT_SIZES["nodes"],
     nodes, ``configs`` configurations and ``quorums`` quorums (by default enough for the
     majorities a run of a few steps names); the unbounded one any number of each."""
     b = _Builder(variant, nodes)
-    lemmas = _lemmas(b)
+    lemmas = (*_lemmas(b), *b.restart_lemmas())
     n = nodes + spares
     return System(
         name="ignite", variant=variant, sorts=(NODE, CONFIG, QUORUM), variables=_variables(),
-        init=b.init, actions=b.actions(), properties=b.properties([lm.name for lm in lemmas]),
+        init=b.init, actions=b.actions(),
+        properties=b.properties([lm.name for lm in _lemmas(b)]),
         lemmas=lemmas, sizes={NODE: n, CONFIG: configs, QUORUM: quorums or n + 1},
         budgets=dict(DEFAULT_BUDGETS), describe=describe, design=DESIGN,
         abstractions=(
