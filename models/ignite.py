@@ -20,8 +20,15 @@ What the model keeps (design 001 "Problem" and "Solution"; refimpl/ignite.py):
   corresponding raft server node"); every peer restarted empty is a full partition restart,
   which starts the group again from term 0 (design 001, ``onParitionStart``'s
   ``fullParitionRestart``);
-* **faults**: restart, crash (the node stays down), and the network: vote requests and votes
-  are a monotone set of sent messages, so any of them may arrive late, twice or never.
+* **faults**: restart (the ``restarts`` budget), crash (the node stays down; ``crashes``, 0 by
+  default as the refimpl has none), and the network: vote requests and votes are a monotone set
+  of sent messages, so any of them may arrive late, twice or never, except that a restart loses
+  the messages in flight to the node (refimpl/actor.py ``on_restart``: its connections are
+  gone): a request reaches a raft node only if it was sent since that raft node started
+  (``rts``, ``since``, the network's ``clock``).
+
+The initial state is the refimpl's: every peer in term 1 with the first configuration in its
+log, the first peer its leader, elected by every peer's vote (``IgniteRebalance.initial``).
 
 Abstractions (each a place where this model and refimpl/ignite.py differ):
 
@@ -38,21 +45,50 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
 * a node stands for election only with the latest configuration put in place in its log (a
   node with an older one is refused by the quorum that acknowledged the newer one: raft's
   up-to-date check, which the model keeps, but such a candidacy is not modelled); leader
-  stickiness (a follower refuses a higher term while its leader's lease holds) is not modelled:
-  the model grants more votes than the refimpl;
-* a node learns any higher term (``step_down``): from any message of that term;
+  stickiness (a follower refuses a higher term while its leader's lease holds) and the refusal
+  of a candidate outside the voter's configuration are not modelled: the model grants more
+  votes than the refimpl;
+* a node learns a higher term (``step_down``) from any node that holds it;
+* a node returning to the peers starts its raft node once the configuration with it is in
+  place (``rejoin``), where the refimpl's pending handler starts it first, so it may
+  acknowledge that configuration: the model's returning node acknowledges only the next one;
 * a full partition restart is one step for all peers, and starts the group afresh: the
   messages of the old incarnations are dropped, as the monitors forget their leaders and votes
   (specs/ignite.py ``OneLeader``, ``Restart``).
 
-Proof status of IGN-ONE-LEADER for any size: the spec's own consecution follows from the
-lemmas for every action (tests/models/test_ignite.py); the consecution of the two blockers
-lemmas is not established (Z3 answers unknown within 30 s per query). They may not be
-inductive as the design reads: a node whose vote of term t is still in flight to its candidate
-can be removed and re-added by a leader of a term below t when the removal's quorum of the old
-peers avoids both the node and that candidate (five peers or more), after which its new
-incarnation can vote again in term t. At three or four peers every quorum of the old peers
-without the node holds the candidate.
+**IGN-RESTART** is proved for any number of nodes from three lemmas (``restart-phases``,
+``restarted-stays-stopped``, ``restarted-grants-nothing``): a restarted peer keeps its raft node
+stopped, and grants nothing, until a configuration without it and then one with it were put in
+place.
+
+**IGN-ONE-LEADER** holds in bounded model checking (three peers to depth 7; five peers to depth
+6, and to depth 11 after a vote, a restart, the restarted node's removal and return), and is
+not proved for any size: the blockers lemmas below are not inductive (they have
+counterexamples to induction at three nodes: a vote of an earlier raft node of the same node
+counts for its candidate, and ``G`` does not say why it cannot be repeated). Why two leaders
+cannot follow from the removal and return of a node that voted (design 001 "Solution"), at
+any number of peers:
+
+* the first configuration put in place after a candidate ``c`` asked for votes in term ``t``
+  was acknowledged by a quorum of the peers ``c`` stood with. If its leader's term is below
+  ``t``, that quorum meets ``c``'s in a node ``z`` that had not voted for ``c`` (it would hold
+  term ``t``) and, from then on, holds a log newer than ``c``'s request: it refuses ``c``
+  (raft's up-to-date check). A later raft node of ``z`` (restarted, removed, returned) never
+  receives ``c``'s request, which was in flight to ``z`` when it restarted and is lost; ``c``
+  sends it once per term (``_elect``);
+* so the votes ``c`` collects in term ``t`` are those of nodes that did not acknowledge that
+  configuration: a double vote (an old raft node's and a new one's in the same term) cannot
+  give ``c`` a quorum.
+
+Were a request delivered to the node's next raft node (a network that keeps it across the
+restart), five peers and two restarts elect two leaders in term 2 (16 steps,
+tests/models/test_ignite.py ``_TWO_RESTARTS``): ``n1`` stands in term 2; ``n2`` votes for it
+and restarts; the term-1 leader ``n0`` removes and returns ``n2`` and then ``n3`` (restarted
+in turn), each time with a quorum of ``n0``, ``n4`` and the other one; ``n3``'s new raft node
+grants ``n1``'s request and ``n1`` wins with ``n1``, ``n2``'s old vote and ``n3``; ``n4``
+stands in term 2 and wins with ``n0`` and ``n2``'s new raft node. With one restart, five
+peers cannot: ``c``'s votes before the removal and the removal's quorum of the old peers are
+two disjoint majorities.
 
 Nodes, configurations and quorums are uninterpreted sorts for proofs (``member``, ``qm`` and
 ``quorum`` are rigid relations, with the quorum-intersection axiom as Ivy states it); terms and
@@ -675,7 +711,11 @@ def system(variant: str = "fixed", nodes: int = DEFAULT_SIZES["nodes"],
             "metastore rebalance -> some leader puts a configuration in place (reconfigure)",
             "joint consensus, replication to quorums and commit merged into one step",
             "append reads the leader's current log (ordered raft connections)",
-            "a candidate stands with the latest configuration; no leader stickiness",
+            "a candidate stands with the latest configuration; no leader stickiness, no "
+            "refusal of a candidate outside the voter's configuration",
+            "a node learns a higher term from any node that holds it",
+            "a restart loses the vote requests in flight to the node (refimpl/actor.py)",
+            "a returning node starts raft once the configuration with it is in place",
             "a full partition restart is one step and drops the old incarnations' messages",
         ))
 
