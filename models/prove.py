@@ -29,9 +29,10 @@ from partsafe.models.induction import ProofResult, prove
 MODELS: dict[str, str] = {
     "membership": "partsafe.models.membership",
     "migration": "partsafe.models.migration",
+    "ignite-rebalance": "partsafe.models.ignite",
 }
 #: the default depth of bounded model checking, per model
-DEFAULT_DEPTH: dict[str, int] = {"membership": 6, "migration": 4}
+DEFAULT_DEPTH: dict[str, int] = {"membership": 6, "migration": 4, "ignite-rebalance": 5}
 
 VERDICTS = ("proved", "bounded", "counterexample", "unknown")
 

@@ -36,6 +36,8 @@ import z3
 #: a sort's name, as a system declares it ("Member")
 SortName = str
 Params = Mapping[str, z3.ExprRef]
+#: numbers the variables of each quantifier apart
+_BOUND = itertools.count()
 
 
 #: a variable's type: "Bool", "Int", a sort's name, or (domain, range) for an array (a set of
@@ -204,7 +206,8 @@ class Universe:
             cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
                      for combo in itertools.product(self.int_range, repeat=count)]
             return z3.And(*cases)
-        bound = [z3.Int(f"{prefix}{i}", self.ctx) for i in range(count)]
+        n = next(_BOUND)
+        bound = [z3.Int(f"{prefix}{n}.{i}", self.ctx) for i in range(count)]
         return z3.ForAll(bound, body(*bound))
 
     def exists_int(self, count: int, body: Callable[..., z3.BoolRef],
@@ -214,7 +217,8 @@ class Universe:
             cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
                      for combo in itertools.product(self.int_range, repeat=count)]
             return z3.Or(*cases)
-        bound = [z3.Int(f"{prefix}{i}", self.ctx) for i in range(count)]
+        n = next(_BOUND)
+        bound = [z3.Int(f"{prefix}{n}.{i}", self.ctx) for i in range(count)]
         return z3.Exists(bound, body(*bound))
 
     def set_where(self, name: SortName, member: Callable[[z3.ExprRef], z3.BoolRef],
@@ -234,7 +238,10 @@ class Universe:
             cases = [body(*combo) for combo in
                      itertools.product(*(self._elements[s] for s in sorts))]
             return join(*cases) if cases else z3.BoolVal(join is z3.And, self.ctx)
-        bound = [z3.Const(f"{prefix}{i}_{s}", self.sorts[s]) for i, s in enumerate(sorts)]
+        # a fresh name per quantifier: a quantifier nested in another over the same sort must
+        # not capture the outer one's variable
+        n = next(_BOUND)
+        bound = [z3.Const(f"{prefix}{n}.{i}_{s}", self.sorts[s]) for i, s in enumerate(sorts)]
         return quantifier(bound, body(*bound))
 
     def forall(self, sorts: Sequence[SortName], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
