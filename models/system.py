@@ -199,27 +199,25 @@ class Universe:
 
     # -- quantifiers ---------------------------------------------------------------------------
 
+    def _bind_ints(self, count: int, body: Callable[..., z3.BoolRef],
+                   quantifier: Callable[..., z3.BoolRef], join: Callable[..., z3.BoolRef],
+                   prefix: str) -> z3.BoolRef:
+        if self.int_range is not None:
+            return join(*[body(*(z3.IntVal(i, self.ctx) for i in combo))
+                          for combo in itertools.product(self.int_range, repeat=count)])
+        n = next(_BOUND)
+        bound = [z3.Int(f"{prefix}{n}.{i}", self.ctx) for i in range(count)]
+        return quantifier(bound, body(*bound))
+
     def forall_int(self, count: int, body: Callable[..., z3.BoolRef],
                    prefix: str = "k") -> z3.BoolRef:
         """``body`` for every tuple of ``count`` integers: over ``int_range`` when it is set."""
-        if self.int_range is not None:
-            cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
-                     for combo in itertools.product(self.int_range, repeat=count)]
-            return z3.And(*cases)
-        n = next(_BOUND)
-        bound = [z3.Int(f"{prefix}{n}.{i}", self.ctx) for i in range(count)]
-        return z3.ForAll(bound, body(*bound))
+        return self._bind_ints(count, body, z3.ForAll, z3.And, prefix)
 
     def exists_int(self, count: int, body: Callable[..., z3.BoolRef],
                    prefix: str = "k") -> z3.BoolRef:
         """``body`` for some tuple of ``count`` integers: over ``int_range`` when it is set."""
-        if self.int_range is not None:
-            cases = [body(*(z3.IntVal(i, self.ctx) for i in combo))
-                     for combo in itertools.product(self.int_range, repeat=count)]
-            return z3.Or(*cases)
-        n = next(_BOUND)
-        bound = [z3.Int(f"{prefix}{n}.{i}", self.ctx) for i in range(count)]
-        return z3.Exists(bound, body(*bound))
+        return self._bind_ints(count, body, z3.Exists, z3.Or, prefix)
 
     def set_where(self, name: SortName, member: Callable[[z3.ExprRef], z3.BoolRef],
                   tag: str = "x") -> Any:
