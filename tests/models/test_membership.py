@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import z3
 
 from partsafe.checker import artifact
 from partsafe.checker.symbolic import differential, to_artifact
@@ -86,7 +87,7 @@ def test_differential_catches_a_transition_formula_that_is_too_strict() -> None:
     implementation; an `accept` that requires a claim in progress does not allow it."""
     system = membership.system("fixed")
     accept = next(a for a in system.actions if a.name == "accept")
-    strict = dataclasses.replace(accept, guard=lambda f, a: _and(
+    strict = dataclasses.replace(accept, guard=lambda f, a: z3.And(
         accept.guard(f, a), f.claiming[a["p"]]))
     original = membership.system_for
     try:
@@ -99,8 +100,3 @@ def test_differential_catches_a_transition_formula_that_is_too_strict() -> None:
     finally:
         membership.system_for = original
     assert any("accept" in m for m in result.mismatches)
-
-
-def _and(*parts):  # type: ignore[no-untyped-def]
-    import z3
-    return z3.And(*parts)
