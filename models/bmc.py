@@ -151,12 +151,6 @@ class Unrolling:
                 for v in self.system.variables if not v.ghost}
 
 
-def memory_mb(solver: z3.Solver) -> float:
-    """The solver's peak memory in MB, as Z3 reports it."""
-    stats = solver.statistics()
-    return float(stats.get_key_value("max memory")) if "max memory" in stats.keys() else 0.0  # noqa: SIM118
-
-
 def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: int,
         timeout_ms: int = 300_000, budgets: Mapping[str, int | None] | None = None
         ) -> dict[str, BmcResult]:

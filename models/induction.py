@@ -1,4 +1,4 @@
-"""Proofs: an inductive invariant for any size, and k-induction at a finite size.
+"""Proofs: an inductive invariant for any size.
 
 **For any size** (:func:`prove`). Members, partitions and nodes are uninterpreted sorts, so a
 proof holds for every number of them. The invariant is the spec (when it is a state property)
@@ -14,21 +14,15 @@ their parameters as free constants, so the queries stay in the effectively propo
 fragment over the sorts with linear integer arithmetic over versions: Z3 decides them in
 practice, and where it answers "unknown" the verdict says so (never "proved"). A failed query
 names the conjunct and the action, with the model's values, so a missing lemma can be found.
-
-**At a finite size** (:func:`k_induction`): if no run of ``k`` steps on which the spec holds
-throughout can be extended by one step that breaks it, and bounded model checking found no
-violation up to ``k``, the spec holds on every run at that size.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import z3
 
-from partsafe.models.bmc import Unrolling
 from partsafe.models.system import Frame, Lemma, Property, System
 
 Check = dict[str, object]
@@ -121,25 +115,3 @@ def prove(system: System, spec: str, timeout_ms: int = 60_000, fail_fast: bool =
                 prop.step(pre, post, action.name, params))
     result.seconds = time.perf_counter() - started
     return result
-
-
-def _over_ints(t: object) -> bool:
-    return isinstance(t, tuple) and (t[0] == "Int" or _over_ints(t[1]))
-
-
-def k_induction(system: System, spec: str, sizes: Mapping[str, int], k: int,
-                timeout_ms: int = 60_000) -> str:
-    """"proved" if ``spec`` is ``k``-inductive at ``sizes`` (with no lemma), "failed" if not,
-    "unknown" if Z3 could not tell. The caller has checked the base case by BMC to depth k."""
-    prop = system.property(spec)
-    if prop.quiescent or any(_over_ints(v.type) for v in system.variables):
-        # a run from an arbitrary state may use any position: flat arrays over a bounded
-        # range of integers would prove too much
-        return "unknown"
-    u = system.universe(sizes)
-    unrolled = Unrolling(system, u, timeout_ms, initial=False)
-    for _ in range(k + 1):
-        unrolled.extend()
-    held = [unrolled.holds_at(prop, t) for t in range(k + 1)]
-    answer, _ = unrolled.check(*held, z3.Not(unrolled.holds_at(prop, k + 1)))
-    return {"unsat": "proved", "sat": "failed"}.get(str(answer), "unknown")
