@@ -13,7 +13,7 @@ The lemmas are quantified over the sorts only (∀ members, partitions), and the
 their parameters as free constants, so the queries stay in the effectively propositional
 fragment over the sorts with linear integer arithmetic over versions: Z3 decides them in
 practice, and where it answers "unknown" the verdict says so (never "proved"). A failed query
-names the conjunct and the action, with the model's values, so a missing lemma can be found.
+names the conjunct and the action, so a missing lemma can be found.
 """
 
 from __future__ import annotations
