@@ -37,7 +37,7 @@ class BmcResult:
 
 
 class Unrolling:
-    """A system unrolled step by step on one solver (shared by BMC and k-induction)."""
+    """A system unrolled step by step, each query on a fresh solver over its constraints."""
 
     def __init__(self, system: System, u: Universe, timeout_ms: int, initial: bool = True,
                  budgets: Mapping[str, int | None] | None = None) -> None:
