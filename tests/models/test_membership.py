@@ -100,3 +100,29 @@ def test_differential_catches_a_transition_formula_that_is_too_strict() -> None:
     finally:
         membership.system_for = original
     assert any("accept" in m for m in result.mismatches)
+
+
+def _without(system, action: str, keep):  # type: ignore[no-untyped-def]
+    """`system` with `action`'s guard weakened to `keep(frame, params)`."""
+    old = next(a for a in system.actions if a.name == action)
+    new = dataclasses.replace(old, guard=keep)
+    return dataclasses.replace(system, actions=tuple(new if a is old else a
+                                                     for a in system.actions))
+
+
+@pytest.mark.parametrize(("spec", "action", "guard"), [
+    # a list that leaves the member out is applied (the self-check dropped)
+    ("MEM-VIEW-INTEGRITY", "apply", lambda f, a: z3.And(
+        f.alive[a["p"]], f.pub[a["m"]][a["k"]], a["p"] != a["m"],
+        f.pubver[a["m"]][a["k"]] > f.ver[a["p"]])),
+    # any list from the master is applied, whatever its version
+    ("MEM-VERSION", "apply", lambda f, a: z3.And(
+        f.alive[a["p"]], f.pub[a["m"]][a["k"]], a["p"] != a["m"], f.publist[a["m"]][a["k"]][a["p"]],
+        z3.Implies(f.joined[a["p"]], f.master[a["p"]] == a["m"]))),
+    # a member that is not the master of its list removes another
+    ("MEM-MASTER-ONLY", "remove", lambda f, a: z3.And(
+        f.alive[a["m"]], f.joined[a["m"]], f.view[a["m"]][a["q"]], a["q"] != a["m"])),
+])
+def test_each_symbolic_spec_catches_its_violation(spec: str, action: str, guard) -> None:  # type: ignore[no-untyped-def]
+    weakened = _without(membership.system("fixed"), action, guard)
+    assert bmc(weakened, [spec], {}, 3)[spec].verdict == "counterexample"
