@@ -169,6 +169,7 @@ VARIABLES: tuple[Var, ...] = (
         "alive and not split off", ghost=True),
     Var("dest_split", SET_G, "the master removed the live destination during the commit",
         ghost=True),
+    Var("recovery_failed", SET_G, "a new master's recovery failed it (000 §2.2)", ghost=True),
 )
 
 
@@ -302,7 +303,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
                     "requesting", "committing", "sent_request", "sent_data", "sent_done",
                     "sent_commit", "sent_ack", "dest_committed", "dest_rolled_back",
                     "master_committed", "master_rolled_back", "source_committed",
-                    "source_rolled_back_live", "dest_split")])),
+                    "source_rolled_back_live", "dest_split", "recovery_failed")])),
             f.alive[f.master], z3.Not(f.recovering),
             eq(f.rec_ok, _none(u)), eq(f.rec_failed, _none(u)), eq(f.rec_active, _none(u)),
             u.forall([M], lambda x: z3.And(
@@ -650,11 +651,14 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         return {
             **learned,
             "recovering": z3.BoolVal(False, u.ctx), "rec_failed": failed,
+            "recovery_failed": u.set_where(G, lambda m: z3.Or(pre.recovery_failed[m],
+                                                              undecided(m)), "rf"),
             "version": store(pre.version, w, v), "table": store(pre.table, w, pre.best_table),
             **_publish(pre, w, v, pre.best_table, pre.rec_ok, failed)}
 
     act("finish_recovery", (("raise", "Int"),), g_finish, e_finish,
-        ("recovering", "version", "table", "rec_failed", *_LEARNS, *_PUBLISHES),
+        ("recovering", "version", "table", "rec_failed", "recovery_failed", *_LEARNS,
+         *_PUBLISHES),
         "000 §1.2: every member answered or left: the most recent table; §2.2: a migration a "
         "completed list names is completed, the other active ones fail (version raised by "
         "`raise`); published, then repartitioning may start")
@@ -749,7 +753,8 @@ def _properties() -> tuple[Property, ...]:
                          "source rolled back while the destination was alive and not split off)",
                  lemmas=_ORDER_LEMMAS),
         Property("PT-MOST-RECENT", step=most_recent,
-                 formula="a publication by master w: ∀y ≠ w alive. version(y) ≤ version'(w)"),
+                 formula="a publication by master w: ∀y ≠ w alive. version(y) ≤ version'(w)",
+                 lemmas=_ORDER_LEMMAS),
         Property("PT-MASTER-ONLY", state=master_only,
                  formula="∀x, y alive. version(x) = version(y) → table(x) = table(y)"),
         Property("MIG-REJECT-STALE", step=reject_stale,
@@ -759,9 +764,14 @@ def _properties() -> tuple[Property, ...]:
 
 
 _ORDER_LEMMAS: tuple[str, ...] = (
-    "master-alive", "flight-of-master", "one-flight", "unstarted", "request-phase",
-    "commit-phase", "destination-first", "decided-once", "ok-lists-after-destination",
-    "rolled-back-stays-failed", "commit-not-older")
+    "two-endpoints", "failure-raises", "master-follows-itself", "followers", "old-masters-dead",
+    "commit-carries-it", "flight-ends", "followers-settled", "collected-followers",
+    "publications-not-newer", "followers-not-newer", "publishers", "recovery-not-older",
+    "commits-not-newer", "failures-decided", "recovered-abandoned",
+    "recovery-collects", "recovery-saw-commits", "master-alive", "flight-of-master",
+    "one-flight", "unstarted", "request-phase", "commit-phase", "destination-first",
+    "decided-once", "ok-lists-after-destination", "rolled-back-stays-failed",
+    "commit-not-older")
 
 
 def _lemmas(minimum: int) -> tuple[Lemma, ...]:
@@ -785,6 +795,95 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
     lem("master-follows-itself", "follows(master) = master",
         "000 §1.1: only the master updates the table; it takes no table from another member",
         [], lambda f: f.follows[f.master] == f.master)
+    lem("two-endpoints", "source(m) ≠ destination(m)",
+        "000 §2.1: a migration moves a replica from its migration source to its migration "
+        "destination, two members", [G], lambda f, m: f.source[m] != f.destination[m])
+    lem("followers", "follows(x) = master ∨ ¬alive(follows(x))",
+        "000 §1.2: a member follows the master until it notices its crash", [M],
+        lambda f, x: z3.Or(f.follows[x] == f.master, z3.Not(f.alive[f.follows[x]])))
+    lem("old-masters-dead", "sent_request(m) → (started_by(m) = master ∧ ¬recovering) ∨ "
+        "¬alive(started_by(m))",
+        "000 §1.2: the master changes only when it crashes; a new master starts no migration "
+        "before its recovery ends", [G],
+        lambda f, m: z3.Implies(f.sent_request[m], z3.Or(
+            z3.And(f.started_by[m] == f.master, z3.Not(f.recovering)),
+            z3.Not(f.alive[f.started_by[m]]))))
+    lem("commit-carries-it", "sent_commit(m) → commit_ok(m)(m) ∧ ¬commit_failed(m)(m)",
+        "000 §2.1 step 1: the commit carries the completed list with the migration successful",
+        [G], lambda f, m: z3.Implies(f.sent_commit[m], z3.And(
+            f.commit_ok[m][m], z3.Not(f.commit_failed[m][m]))))
+    lem("flight-ends", "sent_request(m) ∧ started_by(m) = master ∧ not in flight → "
+        "master_committed(m) ∨ master_rolled_back(m)",
+        "000 §2.1: the master completes every migration it starts, as successful (step 3) or "
+        "failed (step 4)", [G],
+        lambda f, m: z3.Implies(
+            z3.And(f.sent_request[m], f.started_by[m] == f.master, z3.Not(f.requesting[m]),
+                   z3.Not(f.committing[m])),
+            z3.Or(f.master_committed[m], f.master_rolled_back[m])))
+    lem("followers-settled", "¬recovering ∧ alive(x) → follows(x) = master",
+        "000 §1.2: the new master's recovery ends when every live member answered its fetch "
+        "(and follows it)", [M],
+        lambda f, x: z3.Implies(z3.And(z3.Not(f.recovering), f.alive[x]),
+                                f.follows[x] == f.master))
+    lem("collected-followers", "recovering ∧ collected(y) → follows(y) = master ∧ version(y) ≤ "
+        "best_version",
+        "000 §1.2: the new master keeps the most recent table of those it collected", [M],
+        lambda f, y: z3.Implies(z3.And(f.recovering, f.collected[y]), z3.And(
+            f.follows[y] == f.master, f.version[y] <= f.best_version)))
+    lem("publications-not-newer", "published(w, k) → pub_version(w, k) ≤ version(w)",
+        "000 §1.1: the master publishes its own table; its version only grows", [M],
+        lambda f, w: f.u.forall_int(1, lambda k: z3.Implies(
+            f.published[w][k], f.pub_version[w][k] <= f.version[w])))
+    lem("followers-not-newer", "¬recovering ∧ alive(x) ∧ x ≠ master → version(x) ≤ "
+        "version(master) ∨ (∃m. committing(m) ∧ destination(m) = x ∧ version(x) = "
+        "version(master) + 1)",
+        "000 §1.1: a member takes its master's tables; §2.1 step 2: the destination is one "
+        "version ahead while the master waits for its commit", [M],
+        lambda f, x: z3.Implies(
+            z3.And(z3.Not(f.recovering), f.alive[x], x != f.master),
+            z3.Or(f.version[x] <= f.version[f.master],
+                  f.u.exists([G], lambda m: z3.And(
+                      f.committing[m], f.destination[m] == x,
+                      f.version[x] == f.version[f.master] + 1)))))
+    lem("publishers", "published(w, k) → (w = master ∧ ¬recovering) ∨ ¬alive(w)",
+        "000 §1.1: only the master publishes the partition table; §1.2: a new master "
+        "publishes once its recovery ends", [M],
+        lambda f, w: f.u.forall_int(1, lambda k: z3.Implies(f.published[w][k], z3.Or(
+            z3.And(w == f.master, z3.Not(f.recovering)), z3.Not(f.alive[w])))))
+    lem("commits-not-newer", "sent_commit(m) ∧ ¬committing(m) ∧ alive(started_by(m)) → "
+        "commit_version(m) ≤ version(started_by(m))",
+        "000 §2.1 steps 3-4: the master ends the commit with version + 1 (committed) or more "
+        "(failed)", [G],
+        lambda f, m: z3.Implies(
+            z3.And(f.sent_commit[m], z3.Not(f.committing[m]), f.alive[f.started_by[m]]),
+            f.commit_version[m] <= f.version[f.started_by[m]]))
+    lem("failures-decided", "m failed in any completed list, publication, commit or "
+        "recovery, or rolled back → master_rolled_back(m) ∨ recovery_failed(m)",
+        "000 §2.1 step 4 and §2.2: a migration is completed as failed by its master or by a "
+        "new master's recovery", [G],
+        lambda f, m: z3.Implies(z3.Not(z3.Or(f.master_rolled_back[m], f.recovery_failed[m])),
+                                z3.And(no_failed(f, m), z3.Not(f.dest_rolled_back[m]),
+                                       z3.Not(f.source_rolled_back_live[m]))))
+    lem("recovered-abandoned", "recovery_failed(m) → ¬alive(started_by(m)) ∧ no live member "
+        "follows started_by(m)",
+        "000 §1.2, §2.2: the new master fails the active migrations of the master that crashed, "
+        "once every live member follows it", [G, M],
+        lambda f, m, x: z3.Implies(f.recovery_failed[m], z3.And(
+            z3.Not(f.alive[f.started_by[m]]),
+            z3.Implies(f.alive[x], f.follows[x] != f.started_by[m]))))
+    lem("recovery-collects", "recovering → completed_ok(master) ⊆ rec_ok ∧ ∀ collected y: "
+        "completed_ok(y) ⊆ rec_ok",
+        "000 §2.2: the new master collects the completed migrations of every member, its own "
+        "included", [M, G],
+        lambda f, y, m: z3.Implies(f.recovering, z3.And(
+            z3.Implies(f.completed_ok[f.master][m], f.rec_ok[m]),
+            z3.Implies(z3.And(f.collected[y], f.completed_ok[y][m]), f.rec_ok[m]))))
+    lem("recovery-saw-commits", "recovery_failed(m) ∧ alive(destination(m)) → "
+        "¬dest_committed(m)",
+        "000 §2.2: a migration some member has in its completed list is completed as "
+        "successful; the new master fails only the others", [G],
+        lambda f, m: z3.Implies(z3.And(f.recovery_failed[m], f.alive[f.destination[m]]),
+                                z3.Not(f.dest_committed[m])))
     lem("master-alive", "alive(master)",
         "000 §1.2: a crashed master is replaced by a live member", [],
         lambda f: f.alive[f.master])
@@ -814,7 +913,7 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
     def no_ghost(f: Frame, m: z3.ExprRef) -> z3.BoolRef:
         return z3.And(*[z3.Not(f[n][m]) for n in (
             "dest_committed", "dest_rolled_back", "master_committed", "master_rolled_back",
-            "source_committed", "source_rolled_back_live")])
+            "source_committed", "source_rolled_back_live", "recovery_failed")])
 
     lem("flight-of-master", "requesting(m) ∨ committing(m) → started_by(m) = master ∧ "
         "¬recovering ∧ sent_request(m) ∧ ¬(requesting(m) ∧ committing(m))",
@@ -848,14 +947,15 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
             f.commit_version[m] == f.version[f.master] + 1,
             z3.Not(f.master_committed[m]), z3.Not(f.master_rolled_back[m]),
             z3.Not(f.source_committed[m]), z3.Not(f.dest_rolled_back[m]),
-            no_ok_elsewhere(f, m), no_failed(f, m))))
-    lem("destination-first", "sent_ack(m) ∨ master_committed(m) ∨ source_committed(m) → "
-        "dest_committed(m); dest_committed(m) → sent_commit(m); sent_commit(m) → sent_done(m)",
+            z3.Not(f.source_rolled_back_live[m]), no_ok_elsewhere(f, m), no_failed(f, m))))
+    lem("destination-first", "(sent_ack(m) ∧ committing(m)) ∨ master_committed(m) ∨ "
+        "source_committed(m) → dest_committed(m); dest_committed(m) → sent_commit(m); "
+        "sent_commit(m) → sent_done(m)",
         "000 §2.1: we commit a migration on MASTER only when MIGRATION DESTINATION committed, "
         "and on MIGRATION SOURCE only when it is committed in MASTER", [G],
         lambda f, m: z3.And(
-            z3.Implies(z3.Or(f.sent_ack[m], f.master_committed[m], f.source_committed[m]),
-                       f.dest_committed[m]),
+            z3.Implies(z3.Or(z3.And(f.sent_ack[m], f.committing[m]), f.master_committed[m],
+                             f.source_committed[m]), f.dest_committed[m]),
             z3.Implies(f.dest_committed[m], f.sent_commit[m]),
             z3.Implies(f.sent_commit[m], f.sent_done[m])))
     lem("decided-once", "a member's result of m is one; the destination's events are its "
@@ -884,14 +984,18 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
             z3.Implies(z3.Or(f.sent_commit[m], f.completed_ok[f.destination[m]][m]),
                        z3.Not(f.alive[f.destination[m]])))))
     lem("commit-not-older", "sent_commit(m) ∧ ¬dest_committed(m) ∧ alive(dst) → its master's "
-        "publications are older than the commit, and so is dst's table while it follows it",
+        "publications and other commits are older than the commit, and so is dst's table "
+        "while it follows it",
         "000 §2.1 steps 1-2: the commit carries version + 1 and the master publishes nothing "
-        "while it waits; the destination takes it unless it has a newer table", [G],
-        lambda f, m: z3.Implies(
+        "while it waits; the destination takes it unless it has a newer table", [G, G],
+        lambda f, m, o: z3.Implies(
             z3.And(f.sent_commit[m], z3.Not(f.dest_committed[m]), f.alive[f.destination[m]]),
             z3.And(f.u.forall_int(1, lambda k: z3.Implies(
                 f.published[f.started_by[m]][k],
                 f.pub_version[f.started_by[m]][k] < f.commit_version[m])),
+                   z3.Implies(z3.And(o != m, f.sent_commit[o],
+                                     f.started_by[o] == f.started_by[m]),
+                              f.commit_version[o] < f.commit_version[m]),
                    z3.Implies(f.follows[f.destination[m]] == f.started_by[m],
                               f.version[f.destination[m]] < f.commit_version[m]))))
     return tuple(out)
