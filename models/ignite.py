@@ -516,7 +516,8 @@ class _Builder:
                 "cfgh": store(pre.cfgh, 0, pre.conf), "cth": store(pre.cth, 0, 0),
                 "sreq": no_stamps, "sver": u.const((NODE, "Int"), zero)}
 
-        restart_mod = (*FRESH, "phase", "rvote", "since", "sver") + (() if self.keeps_peer else ("await_",))
+        restart_mod = ((*FRESH, "phase", "rvote", "since", "sver")
+                       + (() if self.keeps_peer else ("await_",)))
         return (
             Action("timeout", (("n", NODE),), timeout_g, timeout_e,
                    ("term", "voted", "vfor", "cand", "ccfg", "req", "rlt", "rix", "granted",
