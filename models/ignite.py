@@ -48,7 +48,8 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
   stickiness (a follower refuses a higher term while its leader's lease holds) and the refusal
   of a candidate outside the voter's configuration are not modelled: the model grants more
   votes than the refimpl;
-* a node learns a higher term (``step_down``) from any node that holds it;
+* a node learns a higher term (``step_down``) from a message of any term a candidate stood in
+  (a vote request, a vote, an append carries the term its sender held when it was sent);
 * a node returning to the peers starts its raft node once the configuration with it is in
   place (``rejoin``), where the refimpl's pending handler starts it first, so it may
   acknowledge that configuration: the model's returning node acknowledges only the next one;
@@ -97,7 +98,6 @@ log indices are integers. In a finite universe the quorums are the majorities.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -118,8 +118,6 @@ from partsafe.models.system import (
 )
 
 NODE, CONFIG, QUORUM = "Node", "Config", "Quorum"
-#: numbers the variables of the quantifiers this module writes with a pattern
-_PATTERNED = itertools.count()
 SETN = (NODE, "Bool")
 
 #: ``await_``: running or never restarted (0); restarted, a configuration without it not yet
@@ -358,12 +356,12 @@ class _Builder:
                     pre.rvote[v][t], c, True))), pre.rvote)}
 
         def step_down_g(f: Frame, a: Params) -> z3.BoolRef:
-            n, m = a["n"], a["m"]
-            return z3.And(f.running[n], f.term[m] > f.term[n])
+            n, m, t = a["n"], a["m"], a["t"]
+            return z3.And(f.running[n], t > f.term[n], f.req[m][t])
 
         def step_down_e(pre: Frame, a: Params) -> dict[str, Any]:
-            n, m = a["n"], a["m"]
-            return {"term": store(pre.term, n, pre.term[m]), "voted": store(pre.voted, n, False),
+            n, t = a["n"], a["t"]
+            return {"term": store(pre.term, n, t), "voted": store(pre.voted, n, False),
                     "cand": store(pre.cand, n, False), "lead": store(pre.lead, n, False)}
 
         def win_g(f: Frame, a: Params) -> z3.BoolRef:
@@ -526,8 +524,10 @@ class _Builder:
             Action("vote", (("v", NODE), ("c", NODE), ("t", "Int")), vote_g, vote_e,
                    ("term", "voted", "vfor", "cand", "lead", "granted", "rvote"),
                    "one vote per term to an up-to-date candidate (_on_request_vote)"),
-            Action("step_down", (("n", NODE), ("m", NODE)), step_down_g, step_down_e,
-                   ("term", "voted", "cand", "lead"), "a higher term seen (_step_down)"),
+            Action("step_down", (("n", NODE), ("m", NODE), ("t", "Int")), step_down_g,
+                   step_down_e, ("term", "voted", "cand", "lead"),
+                   "a higher term seen in a message (_step_down): a term some candidate m "
+                   "stood in"),
             Action("win", (("c", NODE), ("q", QUORUM)), win_g, win_e,
                    ("cand", "lead", "lby", "two", "ws", "wq"),
                    "a quorum of the candidate's configuration voted for it (_maybe_win, "
@@ -664,16 +664,6 @@ def _lemmas(b: _Builder) -> tuple[Lemma, ...]:
         return ints(f, 1, lambda k: z3.Implies(
             z3.And(k >= 0, k < f.cver), is_quorum(f, f.ack1h[k], f.cfgh[k])), "hq")
 
-    def put_by(f: Frame) -> z3.BoolRef:
-        def body(v: z3.ArithRef) -> z3.BoolRef:
-            return z3.Implies(between(f, v, 1), f.lby[f.cby[v]][f.cth[v]])
-        if f.u.int_range is not None:
-            return ints(f, 1, body, "hb")
-        # instantiated on cby(v) only: triggered on cth(v) it would name a leader, whose
-        # election names a later index (latest), and so on without end
-        v = z3.Int(f"hb{next(_PATTERNED)}", f.u.ctx)
-        return z3.ForAll([v], body(v), patterns=[f.cby[v]])
-
     def logs(f: Frame) -> z3.BoolRef:
         return nodes(f, 1, lambda n: z3.And(
             between(f, f.logidx[n]), f.logterm[n] == f.cth[f.logidx[n]],
@@ -729,7 +719,7 @@ def _lemmas(b: _Builder) -> tuple[Lemma, ...]:
             return z3.Implies(z3.And(f.running[c], f.cand[c]), z3.And(
                 f.req[c][t], f.ccfg[c] == f.cfgh[f.rix[c][t]], f.logidx[c] == f.rix[c][t],
                 f.granted[c][s], s > f.since[c], z3.Not(f.lead[c]), z3.Not(f.lby[c][t]),
-                # put-by-leader at the index after the candidate's (its pattern's term)
+                # the index after the candidate's was put in place by a leader of its term
                 z3.Implies(f.rix[c][t] < f.cver, f.lby[f.cby[k1]][f.cth[k1]])))
         return nodes(f, 1, cand)
 
@@ -795,8 +785,6 @@ def _lemmas(b: _Builder) -> tuple[Lemma, ...]:
               f"{SOLUTION}: \"remove and then return back the restarting node from the peers\": "
               "a configuration change is acknowledged by a majority of the old peers (joint "
               "consensus)"),
-        Lemma("put-by-leader", put_by, "∀v ∈ 1..cver. lby(cby(v), cth(v))",
-              "001 On rebalance done: the leader of the group changes its peers"),
         Lemma("log-history", logs,
               "∀n. 0 ≤ logidx(n) ≤ cver ∧ logterm(n) = cth(logidx(n)) ≤ term(n) ∧ "
               "0 ≤ since(n) ≤ clock ∧ 0 ≤ sver(n) ≤ cver",
@@ -837,7 +825,8 @@ def _lemmas(b: _Builder) -> tuple[Lemma, ...]:
               "∀c. running ∧ cand(c) → req(c,t) ∧ ccfg(c) = cfgh(rix(c,t)) ∧ logidx(c) = "
               "rix(c,t) ∧ granted(c, rts(c,t)) ∧ rts(c,t) > since(c) ∧ ¬lead(c) ∧ ¬lby(c,t) ∧ "
               "(rix(c,t) < cver → lby(cby(k), cth(k))), t = term(c), k = rix(c,t) + 1",
-              f"{PROBLEM}: a candidate votes for itself and stands with its configuration"),
+              f"{PROBLEM}: a candidate votes for itself and stands with its configuration; "
+              "001 On rebalance done: a later configuration is put in place by a leader"),
         Lemma("leader", leader,
               "∀l. running ∧ lead(l) → lby(l,t) ∧ logidx(l) ≥ sx(ws(l,t)) ∧ (¬two → ∀v ∈ "
               "1..cver. cth(v) = t → logidx(l) ≥ v), t = term(l)",
