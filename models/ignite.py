@@ -886,6 +886,23 @@ def system(variant: str = "fixed", nodes: int = DEFAULT_SIZES["nodes"],
         ))
 
 
+def system_for(variant: str, scope: Mapping[str, int]) -> System:
+    """The system at the size of an explorer scope (`partsafe check ignite-rebalance`'s
+    parameters: its peers and spares)."""
+    return system(variant, nodes=scope["nodes"], spares=scope["spares"])
+
+
+def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The explorer scope a bounded counterexample needs: its peers, a restart budget for its
+    restarts, the terms it reaches, and an early election timeout for each of its timeouts (a
+    node stands while its leader lives, or while messages to it are in flight)."""
+    steps = [t["action"] for t in trace[1:]]
+    terms = [v.get("term", 0) for t in trace for v in t["state"].values()
+             if isinstance(v, dict)]
+    return {**DEFAULT_SIZES, "restarts": steps.count("restart"),
+            "max-term": max([2, *terms]), "early-timeouts": steps.count("timeout")}
+
+
 def describe(f: Frame, model: z3.ModelRef) -> dict[str, Any]:
     """A state of a finite universe as JSON: the configuration and each node's raft."""
     u = f.u
@@ -924,6 +941,9 @@ class Refinement:
     the configurations put in place (the log's length less one, as the refimpl's log holds
     configuration entries only). Configurations and quorums are not pinned (they are rigid
     relations whose elements the driver's finite universe chooses); ``conf`` neither."""
+
+    #: `actions` reads the receiver's raft before and after a delivery (checker/symbolic.py)
+    reads_states = True
 
     def __init__(self, protocol: Any) -> None:
         self.protocol = protocol
@@ -968,9 +988,16 @@ class Refinement:
         return {"running": running, "term": term, "voted": voted, "vfor": vfor, "cand": cand,
                 "lead": lead, "logterm": logterm, "logidx": logidx, "await_": await_}
 
-    def actions(self, action: tuple[Any, ...], events: Sequence[Any]
+    def actions(self, action: tuple[Any, ...], events: Sequence[Any],
+                before: Mapping[str, Hashable | None] | None = None,
+                after: Mapping[str, Hashable | None] | None = None
                 ) -> list[tuple[str, dict[str, int]]]:
+        """The abstract actions of one explorer step, from its events and, for a delivered raft
+        message, from the receiver's raft before and after it (a step down to the message's
+        term, and the append of a leader's log, emit no event)."""
         out: list[tuple[str, dict[str, int]]] = []
+        if action and action[0] == "deliver" and before is not None and after is not None:
+            out.extend(self._delivered(action, events, before, after))
         for e in events:
             kind = type(e).__name__
             who = self.index.get(getattr(e, "member", ""), -1)
@@ -995,3 +1022,20 @@ class Refinement:
                 elif e.reason == "joining":
                     out.append(("rejoin", {"n": who}))
         return out
+
+    def _delivered(self, action: tuple[Any, ...], events: Sequence[Any],
+                   before: Mapping[str, Hashable | None], after: Mapping[str, Hashable | None]
+                   ) -> list[tuple[str, dict[str, int]]]:
+        src, dst, msg = action[1], action[2], action[3]
+        if dst not in self.index:
+            return []
+        pre: Any = getattr(before.get(dst), "raft", None)
+        post: Any = getattr(after.get(dst), "raft", None)
+        if pre is None or post is None:
+            return []
+        if type(msg).__name__ == "AppendConf" and msg.term >= pre.term and src in self.index:
+            return [("append", {"l": self.index[src], "n": self.index[dst]})]
+        voted = any(type(e).__name__ == "RaftVote" for e in events)
+        if post.term > pre.term and not voted:
+            return [("step_down", {"n": self.index[dst], "t": post.term})]
+        return []
