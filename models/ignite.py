@@ -47,7 +47,9 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
   up-to-date check, which the model keeps, but such a candidacy is not modelled); leader
   stickiness (a follower refuses a higher term while its leader's lease holds) and the refusal
   of a candidate outside the voter's configuration are not modelled: the model grants more
-  votes than the refimpl;
+  votes than the refimpl, so the variant's shortest run to two leaders (the term-1 leader
+  votes for a candidate of term 2, restarts and votes again) is not a run of the refimpl,
+  whose leader refuses a higher term while it leads;
 * a node learns a higher term (``step_down``) from a message of any term a candidate stood in
   (a vote request, a vote, an append carries the term its sender held when it was sent);
 * a node returning to the peers starts its raft node once the configuration with it is in
@@ -57,29 +59,39 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
   messages of the old incarnations are dropped, as the monitors forget their leaders and votes
   (specs/ignite.py ``OneLeader``, ``Restart``).
 
+The differential test (checker/symbolic.py, tests/models/test_ignite.py) checks every
+transition of the explorer's complete graph against these formulas for elections (terms,
+votes, roles, step downs, appends: no restart, the leader deposed by early timeouts, up to term
+4) and for the restart variant (a restarted peer that runs again at once). The configuration
+(``conf``, its index and term), the network and the logs' positions are left free there; the
+fixed design's reentry (the metastore's switch.reduce, the joint and stable entries, the
+removed node's wait) is not yet mapped: its steps are not checked.
+
 **IGN-RESTART** is proved for any number of nodes from three lemmas (``restart-phases``,
 ``restarted-stays-stopped``, ``restarted-grants-nothing``): a restarted peer keeps its raft node
 stopped, and grants nothing, until a configuration without it and then one with it were put in
 place.
 
-**IGN-ONE-LEADER** holds in bounded model checking (three peers to depth 7; five peers to depth
-6, and to depth 11 after a vote, a restart, the restarted node's removal and return), and is
-not proved for any size: the blockers lemmas below are not inductive (they have
-counterexamples to induction at three nodes: a vote of an earlier raft node of the same node
-counts for its candidate, and ``G`` does not say why it cannot be repeated). Why two leaders
-cannot follow from the removal and return of a node that voted (design 001 "Solution"), at
-any number of peers:
+**IGN-ONE-LEADER** is proved for any number of nodes (``_lemmas``), from the history raft's
+argument needs, kept in ghosts as Ivy keeps it: the configuration put in place at each index,
+its leader's term and the quorum of the old peers that acknowledged it; each vote request by
+its stamp (candidate, term, the index it stood with); the index at which each raft node
+started; and the request and quorum each leader won with. A vote answers the request of one
+stamp (a candidate counts the votes to its own request: a vote sent to an earlier raft node of
+the candidate is lost with it). Two leaders of one term ``t`` stood with indices ``k`` and
+``k'``:
 
-* the first configuration put in place after a candidate ``c`` asked for votes in term ``t``
-  was acknowledged by a quorum of the peers ``c`` stood with. If its leader's term is below
-  ``t``, that quorum meets ``c``'s in a node ``z`` that had not voted for ``c`` (it would hold
-  term ``t``) and, from then on, holds a log newer than ``c``'s request: it refuses ``c``
-  (raft's up-to-date check). A later raft node of ``z`` (restarted, removed, returned) never
-  receives ``c``'s request, which was in flight to ``z`` when it restarted and is lost; ``c``
-  sends it once per term (``_elect``);
-* so the votes ``c`` collects in term ``t`` are those of nodes that did not acknowledge that
-  configuration: a double vote (an old raft node's and a new one's in the same term) cannot
-  give ``c`` a quorum.
+* ``k = k'``: their quorums of that configuration share a node that granted both. One raft
+  node votes once per term (``current-vote``); a node that forgot a vote runs again only in a
+  configuration put in place after index ``k`` (``earlier-vote``, ``stopped-vote``: it was
+  removed and added back, design 001 "Solution"), and a request it receives then stands with a
+  later index (``later-request``): ``one-vote``;
+* ``k < k'``: the configuration at ``k + 1`` was put in place by a leader of a term below
+  ``t`` (the later candidate's log holds it); the quorum of the old peers that acknowledged it
+  holds a newer log than a request that stood with ``k`` and refuses it
+  (``stale-request``), and had not granted it (their terms were below ``t``), so the earlier
+  candidate cannot win after it; and it cannot have won before it, as that quorum meets its
+  voters (``latest``).
 
 Were a request delivered to the node's next raft node (a network that keeps it across the
 restart), five peers and two restarts elect two leaders in term 2 (16 steps,
