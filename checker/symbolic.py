@@ -45,6 +45,17 @@ def _nodes(model: Any, world: Any) -> tuple[dict[str, Hashable | None], frozense
     return {n: (None if st is CRASHED else st) for n, st in states.items()}, crashed
 
 
+def _actions(ref: Any, model: Any, world: Any, action: Any, nxt: Any
+             ) -> list[tuple[str, dict[str, int]]]:
+    """The abstract actions of one explorer step; a Refinement with ``reads_states`` is also
+    given the node states before and after it (a step whose effect no event names, such as a
+    raft node's step down to a message's term)."""
+    events = model.step_events(world, action, nxt)
+    if getattr(ref, "reads_states", False):
+        return ref.actions(action, events, _nodes(model, world)[0], _nodes(model, nxt)[0])
+    return ref.actions(action, events)
+
+
 def _key(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _key(v)) for k, v in value.items()))
@@ -110,7 +121,7 @@ def differential(name: str, variant: str = "fixed", scope: dict[str, int] | None
                 else:
                     seen.add(nxt)
                     queue.append(nxt)
-            acts = ref.actions(action, model.step_events(world, action, nxt))
+            acts = _actions(ref, model, world, action, nxt)
             post = ref.state(*_nodes(model, nxt))
             key = (_key(pre), tuple((a, _key(p)) for a, p in acts), _key(post))
             if key in checked:
@@ -200,7 +211,7 @@ def to_artifact(name: str, variant: str, spec: str, trace: list[dict[str, Any]],
             return _artifact(model, name, variant, params, spec, init_index, inits, path,
                              judge(model, world, spec) or "")
         for action, nxt in model.successors(world):
-            acts = ref.actions(action, model.step_events(world, action, nxt))
+            acts = _actions(ref, model, world, action, nxt)
             now = advance(matched, acts)
             if now is None:
                 continue

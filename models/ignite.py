@@ -47,8 +47,11 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
   up-to-date check, which the model keeps, but such a candidacy is not modelled); leader
   stickiness (a follower refuses a higher term while its leader's lease holds) and the refusal
   of a candidate outside the voter's configuration are not modelled: the model grants more
-  votes than the refimpl;
-* a node learns a higher term (``step_down``) from any node that holds it;
+  votes than the refimpl, so the variant's shortest run to two leaders (the term-1 leader
+  votes for a candidate of term 2, restarts and votes again) is not a run of the refimpl,
+  whose leader refuses a higher term while it leads;
+* a node learns a higher term (``step_down``) from a message of any term a candidate stood in
+  (a vote request, a vote, an append carries the term its sender held when it was sent);
 * a node returning to the peers starts its raft node once the configuration with it is in
   place (``rejoin``), where the refimpl's pending handler starts it first, so it may
   acknowledge that configuration: the model's returning node acknowledges only the next one;
@@ -56,29 +59,39 @@ Abstractions (each a place where this model and refimpl/ignite.py differ):
   messages of the old incarnations are dropped, as the monitors forget their leaders and votes
   (specs/ignite.py ``OneLeader``, ``Restart``).
 
+The differential test (checker/symbolic.py, tests/models/test_ignite.py) checks every
+transition of the explorer's complete graph against these formulas for elections (terms,
+votes, roles, step downs, appends: no restart, the leader deposed by early timeouts, up to term
+4) and for the restart variant (a restarted peer that runs again at once). The configuration
+(``conf``, its index and term), the network and the logs' positions are left free there; the
+fixed design's reentry (the metastore's switch.reduce, the joint and stable entries, the
+removed node's wait) is not yet mapped: its steps are not checked.
+
 **IGN-RESTART** is proved for any number of nodes from three lemmas (``restart-phases``,
 ``restarted-stays-stopped``, ``restarted-grants-nothing``): a restarted peer keeps its raft node
 stopped, and grants nothing, until a configuration without it and then one with it were put in
 place.
 
-**IGN-ONE-LEADER** holds in bounded model checking (three peers to depth 7; five peers to depth
-6, and to depth 11 after a vote, a restart, the restarted node's removal and return), and is
-not proved for any size: the blockers lemmas below are not inductive (they have
-counterexamples to induction at three nodes: a vote of an earlier raft node of the same node
-counts for its candidate, and ``G`` does not say why it cannot be repeated). Why two leaders
-cannot follow from the removal and return of a node that voted (design 001 "Solution"), at
-any number of peers:
+**IGN-ONE-LEADER** is proved for any number of nodes (``_lemmas``), from the history raft's
+argument needs, kept in ghosts as Ivy keeps it: the configuration put in place at each index,
+its leader's term and the quorum of the old peers that acknowledged it; each vote request by
+its stamp (candidate, term, the index it stood with); the index at which each raft node
+started; and the request and quorum each leader won with. A vote answers the request of one
+stamp (a candidate counts the votes to its own request: a vote sent to an earlier raft node of
+the candidate is lost with it). Two leaders of one term ``t`` stood with indices ``k`` and
+``k'``:
 
-* the first configuration put in place after a candidate ``c`` asked for votes in term ``t``
-  was acknowledged by a quorum of the peers ``c`` stood with. If its leader's term is below
-  ``t``, that quorum meets ``c``'s in a node ``z`` that had not voted for ``c`` (it would hold
-  term ``t``) and, from then on, holds a log newer than ``c``'s request: it refuses ``c``
-  (raft's up-to-date check). A later raft node of ``z`` (restarted, removed, returned) never
-  receives ``c``'s request, which was in flight to ``z`` when it restarted and is lost; ``c``
-  sends it once per term (``_elect``);
-* so the votes ``c`` collects in term ``t`` are those of nodes that did not acknowledge that
-  configuration: a double vote (an old raft node's and a new one's in the same term) cannot
-  give ``c`` a quorum.
+* ``k = k'``: their quorums of that configuration share a node that granted both. One raft
+  node votes once per term (``current-vote``); a node that forgot a vote runs again only in a
+  configuration put in place after index ``k`` (``earlier-vote``, ``stopped-vote``: it was
+  removed and added back, design 001 "Solution"), and a request it receives then stands with a
+  later index (``later-request``): ``one-vote``;
+* ``k < k'``: the configuration at ``k + 1`` was put in place by a leader of a term below
+  ``t`` (the later candidate's log holds it); the quorum of the old peers that acknowledged it
+  holds a newer log than a request that stood with ``k`` and refuses it
+  (``stale-request``), and had not granted it (their terms were below ``t``), so the earlier
+  candidate cannot win after it; and it cannot have won before it, as that quorum meets its
+  voters (``latest``).
 
 Were a request delivered to the node's next raft node (a network that keeps it across the
 restart), five peers and two restarts elect two leaders in term 2 (16 steps,
@@ -164,9 +177,11 @@ def _variables() -> tuple[Var, ...]:
         Var("req", (NODE, ("Int", "Bool")), "RequestVote(term) sent by the candidate"),
         Var("rlt", (NODE, ("Int", "Int")), "the request's last log term"),
         Var("rix", (NODE, ("Int", "Int")), "the request's last log index"),
-        Var("vmsg", (NODE, ("Int", SETN)), "Vote(term, granted) sent by the voter"),
         Var("clock", "Int", "the network's clock: how many vote requests were sent"),
-        Var("rts", (NODE, ("Int", "Int")), "when the request was sent (the clock)"),
+        Var("rts", (NODE, ("Int", "Int")),
+            "when the request was sent (the clock): its stamp, which names it"),
+        Var("granted", (NODE, ("Int", "Bool")),
+            "Vote(granted) sent by the voter to the request of that stamp"),
         Var("since", (NODE, "Int"),
             "when the node's raft node last started: a restart loses the messages in flight "
             "to it, so only a request sent since reaches it"),
@@ -177,8 +192,25 @@ def _variables() -> tuple[Var, ...]:
             ghost=True),
         Var("rvote", (NODE, ("Int", SETN)), "votes granted since the node's restart",
             ghost=True),
-        Var("ackq", QUORUM, "the quorum of conf that acknowledged it (proof ghost)",
+        # ghosts of the proof of IGN-ONE-LEADER: the history of configurations and requests
+        Var("cfgh", ("Int", CONFIG), "the configuration put in place at each index",
             ghost=True),
+        Var("cth", ("Int", "Int"), "the term of the leader that put each index in place",
+            ghost=True),
+        Var("cby", ("Int", NODE), "the leader that put each index in place", ghost=True),
+        Var("ack1h", ("Int", QUORUM),
+            "the quorum of the configuration at index k that acknowledged index k + 1",
+            ghost=True),
+        Var("sreq", ("Int", "Bool"), "a request of that stamp was sent", ghost=True),
+        Var("sc", ("Int", NODE), "the candidate of the request of a stamp", ghost=True),
+        Var("st", ("Int", "Int"), "the term of the request of a stamp", ghost=True),
+        Var("sx", ("Int", "Int"), "the configuration index the request stood with",
+            ghost=True),
+        Var("sver", (NODE, "Int"), "the configuration index when the raft node started",
+            ghost=True),
+        Var("ws", (NODE, ("Int", "Int")), "the stamp of the request a leader won with",
+            ghost=True),
+        Var("wq", (NODE, ("Int", QUORUM)), "the quorum that elected it", ghost=True),
     )
 
 
@@ -255,12 +287,12 @@ class _Builder:
         def peer(n: z3.ExprRef) -> z3.BoolRef:
             return self.mem(f, f.conf, n)
         no_votes = u.const(("Int", SETN), u.const(SETN, ff))
-        votes = u.set_where(NODE, lambda n: store(no_votes, 1, u.set_where(
-            NODE, lambda c: z3.And(peer(n), c == l0), "vc")), "vn")
         no_terms = u.const(("Int", "Bool"), ff)
+        # the first election's request is stamp 1, granted by every peer
+        votes = u.set_where(NODE, lambda n: store(no_terms, 1, peer(n)), "vn")
         return z3.And(
             *rigid, self.quorum_members(f), self.quorum_intersection(f),
-            f.cver == 0, f.cterm == 0, self.is_quorum(f, f.ackq, f.conf),
+            f.cver == 0, f.cterm == 0,
             u.forall([NODE], lambda n: z3.And(
                 f.running[n] == peer(n), f.term[n] == ite(peer(n), one, zero),
                 f.voted[n] == peer(n), f.vfor[n] == l0, f.cand[n] == ff,
@@ -270,11 +302,17 @@ class _Builder:
                             store(no_terms, 1, tt))),
             f.rlt[l0][1] == 0, f.rix[l0][1] == 0, f.rts[l0][1] == 1, f.clock == 1,
             u.forall([NODE], lambda n: f.since[n] == 0),
-            eq(f.vmsg, votes),
+            eq(f.granted, votes),
             eq(f.rvote, u.const((NODE, ("Int", SETN)), no_votes)),
             eq(f.lby, store(u.const((NODE, ("Int", "Bool")), no_terms), l0,
                             store(no_terms, 1, tt))),
-            z3.Not(f.two))
+            z3.Not(f.two),
+            # the proof's history: index 0 is the first configuration, stamp 1 the first
+            # request, won by l0 with a quorum of the peers
+            f.cfgh[0] == f.conf, f.cth[0] == 0,
+            eq(f.sreq, store(no_terms, 1, tt)), f.sc[1] == l0, f.st[1] == 1, f.sx[1] == 0,
+            u.forall([NODE], lambda n: f.sver[n] == 0),
+            f.ws[l0][1] == 1, self.is_quorum(f, f.wq[l0][1], f.conf))
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -296,6 +334,7 @@ class _Builder:
         def timeout_e(pre: Frame, a: Params) -> dict[str, Any]:
             n = a["n"]
             t = pre.term[n] + 1
+            s = pre.clock + 1
             return {
                 "term": store(pre.term, n, t), "voted": store(pre.voted, n, True),
                 "vfor": store(pre.vfor, n, n), "cand": store(pre.cand, n, True),
@@ -303,9 +342,10 @@ class _Builder:
                 "req": store(pre.req, n, store(pre.req[n], t, True)),
                 "rlt": store(pre.rlt, n, store(pre.rlt[n], t, pre.logterm[n])),
                 "rix": store(pre.rix, n, store(pre.rix[n], t, pre.logidx[n])),
-                "clock": pre.clock + 1,
-                "rts": store(pre.rts, n, store(pre.rts[n], t, pre.clock + 1)),
-                "vmsg": store(pre.vmsg, n, store(pre.vmsg[n], t, store(pre.vmsg[n][t], n, True))),
+                "clock": s, "rts": store(pre.rts, n, store(pre.rts[n], t, s)),
+                "granted": store(pre.granted, n, store(pre.granted[n], s, True)),
+                "sreq": store(pre.sreq, s, True), "sc": store(pre.sc, s, n),
+                "st": store(pre.st, s, t), "sx": store(pre.sx, s, pre.cver),
                 "rvote": ite(pre.phase[n] != 0, store(pre.rvote, n, store(pre.rvote[n], t, store(
                     pre.rvote[n][t], n, True))), pre.rvote)}
 
@@ -323,25 +363,26 @@ class _Builder:
                 "term": store(pre.term, v, t), "voted": store(pre.voted, v, True),
                 "vfor": store(pre.vfor, v, c), "cand": store(pre.cand, v, False),
                 "lead": store(pre.lead, v, False),
-                "vmsg": store(pre.vmsg, v, store(pre.vmsg[v], t, store(pre.vmsg[v][t], c, True))),
+                "granted": store(pre.granted, v, store(pre.granted[v], pre.rts[c][t], True)),
                 "rvote": ite(pre.phase[v] != 0, store(pre.rvote, v, store(pre.rvote[v], t, store(
                     pre.rvote[v][t], c, True))), pre.rvote)}
 
         def step_down_g(f: Frame, a: Params) -> z3.BoolRef:
-            n, m = a["n"], a["m"]
-            return z3.And(f.running[n], f.term[m] > f.term[n])
+            n, m, t = a["n"], a["m"], a["t"]
+            return z3.And(f.running[n], t > f.term[n], f.req[m][t])
 
         def step_down_e(pre: Frame, a: Params) -> dict[str, Any]:
-            n, m = a["n"], a["m"]
-            return {"term": store(pre.term, n, pre.term[m]), "voted": store(pre.voted, n, False),
+            n, t = a["n"], a["t"]
+            return {"term": store(pre.term, n, t), "voted": store(pre.voted, n, False),
                     "cand": store(pre.cand, n, False), "lead": store(pre.lead, n, False)}
 
         def win_g(f: Frame, a: Params) -> z3.BoolRef:
             c, q = a["c"], a["q"]
             t = f.term[c]
+            s = f.rts[c][t]
             return z3.And(f.running[c], f.cand[c], is_quorum(f, q, f.ccfg[c]),
                           f.u.forall([NODE], lambda n: z3.Implies(in_q(f, q, n),
-                                                                  f.vmsg[n][t][c])))
+                                                                  f.granted[n][s])))
 
         def win_e(pre: Frame, a: Params) -> dict[str, Any]:
             c = a["c"]
@@ -349,7 +390,9 @@ class _Builder:
             other = pre.u.exists([NODE], lambda n: z3.And(n != c, pre.lby[n][t]))
             return {"cand": store(pre.cand, c, False), "lead": store(pre.lead, c, True),
                     "lby": store(pre.lby, c, store(pre.lby[c], t, True)),
-                    "two": z3.Or(pre.two, other)}
+                    "two": z3.Or(pre.two, other),
+                    "ws": store(pre.ws, c, store(pre.ws[c], t, pre.rts[c][t])),
+                    "wq": store(pre.wq, c, store(pre.wq[c], t, a["q"]))}
 
         def append_g(f: Frame, a: Params) -> z3.BoolRef:
             ld, n = a["l"], a["n"]
@@ -396,8 +439,10 @@ class _Builder:
 
         def reconf_e(pre: Frame, a: Params) -> dict[str, Any]:
             u = pre.u
-            out = {"conf": a["c"], "cver": pre.cver + 1, "cterm": pre.term[a["l"]],
-                   "ackq": a["q2"]}
+            k = pre.cver + 1
+            out = {"conf": a["c"], "cver": k, "cterm": pre.term[a["l"]],
+                   "cfgh": store(pre.cfgh, k, a["c"]), "cth": store(pre.cth, k, pre.term[a["l"]]),
+                   "cby": store(pre.cby, k, a["l"]), "ack1h": store(pre.ack1h, pre.cver, a["q1"])}
             if u.finite:
                 # flat: one term per node
                 per = {e: reconf_nodes(pre, a, e) for e in u.elements(NODE)}
@@ -423,6 +468,7 @@ class _Builder:
             out = self.fresh(pre, n, self.keeps_peer)
             out["phase"] = store(pre.phase, n, z3.If(member_now, 1, 2))
             out["since"] = store(pre.since, n, pre.clock)
+            out["sver"] = store(pre.sver, n, pre.cver)
             out["rvote"] = store(pre.rvote, n, u.const(("Int", SETN),
                                                        u.const(SETN, z3.BoolVal(False, u.ctx))))
             if not self.keeps_peer:
@@ -450,7 +496,8 @@ class _Builder:
         def rejoin_e(pre: Frame, a: Params) -> dict[str, Any]:
             n = a["n"]
             out = {**self.fresh(pre, n, True), "await_": store(pre.await_, n, RUNNING),
-                   "since": store(pre.since, n, pre.clock)}
+                   "since": store(pre.since, n, pre.clock),
+                   "sver": store(pre.sver, n, pre.cver)}
             return out
 
         def full_g(f: Frame, a: Params) -> z3.BoolRef:
@@ -463,7 +510,8 @@ class _Builder:
             ff = z3.BoolVal(False, u.ctx)
             zero = z3.IntVal(0, u.ctx)
             none = u.const(SETN, ff)
-            no_terms = u.const((NODE, ("Int", "Bool")), u.const(("Int", "Bool"), ff))
+            no_stamps = u.const(("Int", "Bool"), ff)
+            no_terms = u.const((NODE, ("Int", "Bool")), no_stamps)
             no_votes = u.const((NODE, ("Int", SETN)), u.const(("Int", SETN), none))
             return {
                 "running": u.set_where(NODE, lambda n: mem(pre, pre.conf, n), "fr"),
@@ -473,22 +521,27 @@ class _Builder:
                 "ccfg": u.const((NODE, CONFIG), pre.conf),
                 "await_": u.set_where(NODE, lambda n: z3.If(
                     mem(pre, pre.conf, n), RUNNING, pre.await_[n]), "fa"),
-                "req": no_terms, "vmsg": no_votes, "lby": no_terms, "two": ff,
-                "phase": u.const((NODE, "Int"), zero), "rvote": no_votes}
+                "req": no_terms, "granted": no_terms, "lby": no_terms, "two": ff,
+                "phase": u.const((NODE, "Int"), zero), "rvote": no_votes,
+                "cfgh": store(pre.cfgh, 0, pre.conf), "cth": store(pre.cth, 0, 0),
+                "sreq": no_stamps, "sver": u.const((NODE, "Int"), zero)}
 
-        restart_mod = (*FRESH, "phase", "rvote", "since") + (() if self.keeps_peer else ("await_",))
+        restart_mod = ((*FRESH, "phase", "rvote", "since", "sver")
+                       + (() if self.keeps_peer else ("await_",)))
         return (
             Action("timeout", (("n", NODE),), timeout_g, timeout_e,
-                   ("term", "voted", "vfor", "cand", "ccfg", "req", "rlt", "rix", "vmsg",
-                    "rvote", "clock", "rts"),
+                   ("term", "voted", "vfor", "cand", "ccfg", "req", "rlt", "rix", "granted",
+                    "rvote", "clock", "rts", "sreq", "sc", "st", "sx"),
                    "raft election timeout: a new term, a vote for itself, RequestVote (_elect)"),
             Action("vote", (("v", NODE), ("c", NODE), ("t", "Int")), vote_g, vote_e,
-                   ("term", "voted", "vfor", "cand", "lead", "vmsg", "rvote"),
+                   ("term", "voted", "vfor", "cand", "lead", "granted", "rvote"),
                    "one vote per term to an up-to-date candidate (_on_request_vote)"),
-            Action("step_down", (("n", NODE), ("m", NODE)), step_down_g, step_down_e,
-                   ("term", "voted", "cand", "lead"), "a higher term seen (_step_down)"),
+            Action("step_down", (("n", NODE), ("m", NODE), ("t", "Int")), step_down_g,
+                   step_down_e, ("term", "voted", "cand", "lead"),
+                   "a higher term seen in a message (_step_down): a term some candidate m "
+                   "stood in"),
             Action("win", (("c", NODE), ("q", QUORUM)), win_g, win_e,
-                   ("cand", "lead", "lby", "two"),
+                   ("cand", "lead", "lby", "two", "ws", "wq"),
                    "a quorum of the candidate's configuration voted for it (_maybe_win, "
                    "_ballot)"),
             Action("append", (("l", NODE), ("n", NODE)), append_g, append_e,
@@ -496,8 +549,8 @@ class _Builder:
                    "a follower takes the leader's term and log (_on_append)"),
             Action("reconfigure", (("l", NODE), ("c", CONFIG), ("q1", QUORUM), ("q2", QUORUM)),
                    reconf_g, reconf_e,
-                   ("conf", "cver", "cterm", "ackq", "term", "voted", "cand", "lead", "logterm",
-                    "logidx", "await_", "phase"),
+                   ("conf", "cver", "cterm", "cfgh", "cth", "cby", "ack1h", "term", "voted",
+                    "cand", "lead", "logterm", "logidx", "await_", "phase"),
                    "001 On rebalance done: a leader puts a configuration in place (joint "
                    "consensus: _change_peers, _stage_stable, _maybe_commit)",
                    relation=reconf_r),
@@ -509,12 +562,14 @@ class _Builder:
                    fault=True, budget="crashes"),
             Action("stop", (("n", NODE),), stop_g, stop_e, ("running", "cand"),
                    "the stable watch stops a node outside the peers (_stable_changed)"),
-            Action("rejoin", (("n", NODE),), rejoin_g, rejoin_e, (*FRESH, "await_", "since"),
+            Action("rejoin", (("n", NODE),), rejoin_g, rejoin_e,
+                   (*FRESH, "await_", "since", "sver"),
                    "001 Solution: a node back in the peers starts raft afresh "
                    "(_pending_changed)"),
             Action("full_restart", (), full_g, full_e,
                    ("running", "term", "voted", "cand", "lead", "logterm", "logidx", "cver",
-                    "cterm", "ccfg", "await_", "req", "vmsg", "lby", "two", "phase", "rvote"),
+                    "cterm", "ccfg", "await_", "req", "granted", "lby", "two", "phase", "rvote",
+                    "cfgh", "cth", "sreq", "sver"),
                    "001 onParitionStart: every peer empty, the group starts again from term 0"),
         )
 
@@ -584,110 +639,233 @@ class _Builder:
         )
 
 
+PROBLEM = "001 Problem (Upd 1)"
+SOLUTION = "001 Solution"
+
+
 def _lemmas(b: _Builder) -> tuple[Lemma, ...]:
-    """The strengthening of IGN-ONE-LEADER, each lemma with the design sentence it rests on."""
-    in_q, is_quorum = b.in_q, b.is_quorum
+    """The strengthening of IGN-ONE-LEADER, each lemma with the design sentence it rests on.
 
-    def G(f: Frame, n: z3.ExprRef, t: z3.ArithRef, ld: z3.ExprRef) -> z3.BoolRef:
-        """n never grants a vote in term t to another candidate than ld: stopped until removed
-        (or down), or past t, or voted for ld in t, or holding an entry of term t (a candidate
-        of t holds none)."""
-        running, term = f.running[n], f.term[n]
-        return z3.Or(
-            z3.And(z3.Not(running), z3.Or(f.await_[n] == RESTARTED, f.await_[n] == DOWN)),
-            z3.And(running, z3.Or(
-                term > t,
-                z3.And(term == t, f.voted[n], f.vfor[n] == ld),
-                z3.And(term == t, f.logterm[n] == t))))
+    The ghosts are the history raft's safety argument needs (as Ivy states raft's): the
+    configuration put in place at each index with its leader's term (``cfgh``, ``cth``,
+    ``cby``) and the quorum of the old peers that acknowledged the next one (``ack1h``); each
+    vote request by its stamp (``sreq``, ``sc``, ``st``, ``sx``: candidate, term, the index it
+    stood with); the index when a raft node started (``sver``); and the request and quorum
+    each leader won with (``ws``, ``wq``). A vote belongs to the raft node that granted it:
+    one granted since the node's start (``s > since``) is its current one, an older one was
+    granted by an earlier raft node of the same node."""
+    in_q, is_quorum, mem = b.in_q, b.is_quorum, b.mem
 
-    def lt_le_term(f: Frame) -> z3.BoolRef:
-        return z3.And(f.cterm >= 0, f.u.forall([NODE], lambda n: z3.And(
-            f.logterm[n] <= f.term[n], f.logterm[n] >= 0,
-            f.logidx[n] <= f.cver, f.logidx[n] >= 0)))
+    def ints(f: Frame, k: int, body: Any, tag: str) -> z3.BoolRef:
+        return f.u.forall_int(k, body, tag)
 
-    def conf_entry(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE], lambda n: z3.Implies(
-            f.logidx[n] == f.cver, f.logterm[n] == f.cterm))
+    def nodes(f: Frame, k: int, body: Any) -> z3.BoolRef:
+        return f.u.forall([NODE] * k, body)
+
+    def between(f: Frame, v: z3.ArithRef, low: int = 0) -> z3.BoolRef:
+        return z3.And(v >= low, v <= f.cver)
+
+    def history(f: Frame) -> z3.BoolRef:
+        return z3.And(
+            f.cver >= 0, f.cfgh[f.cver] == f.conf, f.cth[0] == 0, f.cterm == f.cth[f.cver],
+            ints(f, 2, lambda v, w: z3.Implies(z3.And(v >= 0, v <= w, w <= f.cver),
+                                               z3.And(f.cth[v] <= f.cth[w], f.cth[v] >= 0)),
+                 "hv"))
+
+    def removal_quorums(f: Frame) -> z3.BoolRef:
+        return ints(f, 1, lambda k: z3.Implies(
+            z3.And(k >= 0, k < f.cver), is_quorum(f, f.ack1h[k], f.cfgh[k])), "hq")
+
+    def logs(f: Frame) -> z3.BoolRef:
+        return nodes(f, 1, lambda n: z3.And(
+            between(f, f.logidx[n]), f.logterm[n] == f.cth[f.logidx[n]],
+            f.logterm[n] <= f.term[n], f.since[n] >= 0, f.since[n] <= f.clock,
+            f.sver[n] >= 0, f.sver[n] <= f.cver))
 
     def requests(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE], lambda c: f.u.forall_int(1, lambda t: z3.Implies(
-            f.req[c][t], z3.And(f.rlt[c][t] < t, f.rix[c][t] <= f.cver))))
+        def sent(c: z3.ExprRef, t: z3.ArithRef) -> z3.BoolRef:
+            s = f.rts[c][t]
+            return z3.Implies(f.req[c][t], z3.And(
+                f.sreq[s], f.sc[s] == c, f.st[s] == t, f.sx[s] == f.rix[c][t],
+                f.rlt[c][t] == f.cth[f.rix[c][t]]))
 
-    def self_vote(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE], lambda n: z3.And(
-            z3.Implies(z3.And(f.running[n], z3.Or(f.cand[n], f.lead[n])),
-                       z3.And(f.voted[n], f.vfor[n] == n)),
-            z3.Not(z3.And(f.cand[n], f.lead[n]))))
+        def stamp(s: z3.ArithRef) -> z3.BoolRef:
+            return z3.Implies(f.sreq[s], z3.And(
+                s >= 1, s <= f.clock, between(f, f.sx[s]), f.cth[f.sx[s]] < f.st[s]))
+        return z3.And(nodes(f, 1, lambda c: ints(f, 1, lambda t: sent(c, t), "rq")),
+                      ints(f, 1, stamp, "rs"),
+                      nodes(f, 1, lambda n: ints(f, 1, lambda s: z3.Implies(
+                          f.granted[n][s], f.sreq[s]), "rg")))
 
-    def leader_ghost(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE], lambda n: z3.Implies(
-            z3.And(f.running[n], f.lead[n]), f.lby[n][f.term[n]]))
+    def current_vote(f: Frame) -> z3.BoolRef:
+        return nodes(f, 1, lambda n: ints(f, 1, lambda s: z3.Implies(
+            z3.And(f.running[n], f.granted[n][s], s > f.since[n]),
+            z3.And(f.term[n] >= f.st[s], z3.Implies(
+                f.term[n] == f.st[s], z3.And(f.voted[n], f.vfor[n] == f.sc[s])))), "cv"))
 
-    def vote_sent(f: Frame) -> z3.BoolRef:
-        return f.u.forall([NODE], lambda n: z3.Implies(
-            z3.And(f.running[n], f.voted[n]), f.vmsg[n][f.term[n]][f.vfor[n]]))
+    def earlier_vote(f: Frame) -> z3.BoolRef:
+        return nodes(f, 1, lambda n: ints(f, 1, lambda s: z3.Implies(
+            z3.And(f.running[n], f.granted[n][s], s <= f.since[n]),
+            f.sver[n] > f.sx[s]), "ev"))
 
-    def blockers_conf(f: Frame) -> z3.BoolRef:
-        u = f.u
-        return u.forall([NODE, NODE, QUORUM], lambda ld, c, q: u.forall_int(1, lambda t: (
-            z3.Implies(
-                z3.And(f.lby[ld][t], t > f.cterm, c != ld, is_quorum(f, q, f.conf)),
-                u.exists([NODE], lambda n: z3.And(
-                    in_q(f, q, n), z3.Not(f.vmsg[n][t][c]), G(f, n, t, ld)))))))
+    def stopped_vote(f: Frame) -> z3.BoolRef:
+        return nodes(f, 1, lambda n: ints(f, 1, lambda s: z3.Implies(
+            z3.And(z3.Not(f.running[n]), f.granted[n][s], mem(f, f.conf, n),
+                   z3.Or(f.await_[n] == RUNNING, f.await_[n] == REMOVED)),
+            f.cver > f.sx[s]), "sv"))
 
-    def blockers_candidate(f: Frame) -> z3.BoolRef:
-        u = f.u
-        return u.forall([NODE, NODE, QUORUM], lambda ld, c, q: z3.Implies(
-            z3.And(f.lby[ld][f.term[c]], f.running[c], f.cand[c], c != ld,
-                   is_quorum(f, q, f.ccfg[c])),
-            u.exists([NODE], lambda n: z3.And(
-                in_q(f, q, n), z3.Not(f.vmsg[n][f.term[c]][c]), G(f, n, f.term[c], ld)))))
+    def later_request(f: Frame) -> z3.BoolRef:
+        return nodes(f, 1, lambda n: ints(f, 1, lambda s: z3.Implies(
+            z3.And(f.running[n], f.sreq[s], s > f.since[n]), f.sx[s] >= f.sver[n]), "lr"))
 
-    def acknowledged(f: Frame) -> z3.BoolRef:
-        return z3.And(is_quorum(f, f.ackq, f.conf), f.u.forall([NODE], lambda n: z3.Implies(
-            in_q(f, f.ackq, n), z3.Or(
-                z3.And(z3.Not(f.running[n]),
-                       z3.Or(f.await_[n] == RESTARTED, f.await_[n] == DOWN)),
-                z3.And(f.running[n], f.term[n] >= f.cterm)))))
+    def one_vote(f: Frame) -> z3.BoolRef:
+        return nodes(f, 1, lambda n: ints(f, 2, lambda s1, s2: z3.Implies(
+            z3.And(f.granted[n][s1], f.granted[n][s2], f.st[s1] == f.st[s2],
+                   f.sx[s1] == f.sx[s2]), f.sc[s1] == f.sc[s2]), "ov"))
+
+    def candidate(f: Frame) -> z3.BoolRef:
+        def cand(c: z3.ExprRef) -> z3.BoolRef:
+            t = f.term[c]
+            s = f.rts[c][t]
+            k1 = f.rix[c][t] + 1
+            return z3.Implies(z3.And(f.running[c], f.cand[c]), z3.And(
+                f.req[c][t], f.ccfg[c] == f.cfgh[f.rix[c][t]], f.logidx[c] == f.rix[c][t],
+                f.granted[c][s], s > f.since[c], z3.Not(f.lead[c]), z3.Not(f.lby[c][t]),
+                # the index after the candidate's was put in place by a leader of its term
+                z3.Implies(f.rix[c][t] < f.cver, f.lby[f.cby[k1]][f.cth[k1]])))
+        return nodes(f, 1, cand)
+
+    def leader(f: Frame) -> z3.BoolRef:
+        def lead(ld: z3.ExprRef) -> z3.BoolRef:
+            t = f.term[ld]
+            return z3.Implies(z3.And(f.running[ld], f.lead[ld]), z3.And(
+                f.lby[ld][t], f.logidx[ld] >= f.sx[f.ws[ld][t]],
+                z3.Implies(z3.Not(f.two), ints(f, 1, lambda v: z3.Implies(
+                    z3.And(between(f, v, 1), f.cth[v] == t), f.logidx[ld] >= v), "lp"))))
+        return nodes(f, 1, lead)
+
+    def won(f: Frame) -> z3.BoolRef:
+        def w(ld: z3.ExprRef, t: z3.ArithRef) -> z3.BoolRef:
+            s, q = f.ws[ld][t], f.wq[ld][t]
+            return z3.Implies(f.lby[ld][t], z3.And(
+                f.sreq[s], f.sc[s] == ld, f.st[s] == t, f.granted[ld][s],
+                is_quorum(f, q, f.cfgh[f.sx[s]]),
+                f.u.forall([NODE], lambda n: z3.Implies(in_q(f, q, n), f.granted[n][s])),
+                z3.Implies(z3.And(f.running[ld], s > f.since[ld]), f.term[ld] >= t)))
+        return nodes(f, 1, lambda ld: ints(f, 1, lambda t: w(ld, t), "wn"))
+
+    def latest(f: Frame) -> z3.BoolRef:
+        def w(ld: z3.ExprRef, t: z3.ArithRef) -> z3.BoolRef:
+            k = f.sx[f.ws[ld][t]]
+            return z3.Implies(z3.And(f.lby[ld][t], k < f.cver), f.cth[k + 1] >= t)
+        return nodes(f, 1, lambda ld: ints(f, 1, lambda t: w(ld, t), "lt"))
+
+    def unique(f: Frame) -> z3.BoolRef:
+        return nodes(f, 2, lambda x, y: ints(f, 1, lambda t: z3.Implies(
+            z3.And(f.lby[x][t], f.lby[y][t], x != y), f.two), "un"))
+
+    def stale(f: Frame) -> z3.BoolRef:
+        def blocked(n: z3.ExprRef, s: z3.ArithRef) -> z3.BoolRef:
+            k = f.sx[s]
+            return z3.Implies(
+                z3.And(f.sreq[s], k < f.cver, f.cth[k + 1] < f.st[s], in_q(f, f.ack1h[k], n)),
+                z3.And(z3.Not(f.granted[n][s]), z3.Implies(
+                    z3.And(f.running[n], s > f.since[n]), f.logidx[n] > k)))
+        return nodes(f, 1, lambda n: ints(f, 1, lambda s: blocked(n, s), "st"))
+
+    def log_order(f: Frame) -> z3.BoolRef:
+        return z3.Implies(z3.Not(f.two), nodes(f, 2, lambda ld, n: z3.Implies(
+            z3.And(f.running[ld], f.lead[ld], f.running[n], f.term[n] <= f.term[ld]),
+            f.logidx[n] <= f.logidx[ld])))
 
     return (
         Lemma("quorum-members", b.quorum_members,
               "∀q c n. quorum(q,c) ∧ qm(q,n) → member(c,n)",
-              "001 Problem: a raft group elects with the votes of its peers (a majority of the "
+              f"{PROBLEM}: a raft group elects with the votes of its peers (a majority of the "
               "configuration)"),
         Lemma("quorum-intersection", b.quorum_intersection,
               "∀c q1 q2. quorum(q1,c) ∧ quorum(q2,c) → ∃n. qm(q1,n) ∧ qm(q2,n)",
-              "001 Problem: \"two leaders will be elected which is illegal\": two majorities "
+              f"{PROBLEM}: \"two leaders will be elected which is illegal\": two majorities "
               "of one configuration share a node"),
-        Lemma("log-below-term", lt_le_term, "∀n. 0 ≤ logterm(n) ≤ term(n) ∧ logidx(n) ≤ cver",
-              "001 Problem: raft meta (term) and the stable raft log; an entry is written in "
-              "its leader's term"),
-        Lemma("latest-conf-entry", conf_entry, "∀n. logidx(n) = cver → logterm(n) = cterm",
-              "001 On rebalance done: the configuration is put in place by a leader, in its "
-              "term"),
-        Lemma("request-log", requests, "∀c t. req(c,t) → rlt(c,t) < t ∧ rix(c,t) ≤ cver",
-              "001 Problem: a candidate stands in a term above every entry of its log"),
-        Lemma("self-vote", self_vote,
-              "∀n. running ∧ (cand ∨ lead) → voted ∧ vfor = n; ¬(cand ∧ lead)",
-              "001 Problem: a candidate votes for itself (raft's votedFor)"),
-        Lemma("leader-ghost", leader_ghost, "∀n. running ∧ lead(n) → lby(n, term(n))",
-              "001 Problem: a leader was elected in its term"),
-        Lemma("vote-sent", vote_sent, "∀n. running ∧ voted(n) → vmsg(n, term(n), vfor(n))",
-              "001 Problem: \"Node C could vote for Candidate A\": votedFor is the vote sent"),
-        Lemma("acknowledged", acknowledged,
-              "quorum(ackq, conf) ∧ ∀n∈ackq. stopped until removed ∨ term(n) ≥ cterm",
-              "001 Solution: the configuration without (then with) the node is put in place by "
-              "a leader, acknowledged by a quorum of it"),
-        Lemma("blockers-conf", blockers_conf,
-              "∀l c q t. leader(l,t) ∧ t > cterm ∧ c ≠ l ∧ quorum(q,conf) → ∃n∈q. "
-              "¬vmsg(n,t,c) ∧ G(n,t,l)",
-              "001 Solution: \"The peer-removal process should be finished before the "
-              "restarting of the corresponding raft server node\": a node that forgot its vote "
-              "stays out of every quorum until it is removed"),
-        Lemma("blockers-candidate", blockers_candidate,
-              "∀l c q. leader(l,term(c)) ∧ cand(c) ∧ c ≠ l ∧ quorum(q,ccfg(c)) → ∃n∈q. "
-              "¬vmsg(n,term(c),c) ∧ G(n,term(c),l)",
-              "001 Problem: two leaders in a term need two disjoint majorities"),
+        Lemma("conf-history", history,
+              "cfgh(cver) = conf ∧ cth(0) = 0 ∧ cterm = cth(cver) ∧ ∀v ≤ w ≤ cver. "
+              "0 ≤ cth(v) ≤ cth(w)",
+              "001 On rebalance done: each configuration is put in place by a leader, in its "
+              "term; a leader's term is at least that of the configuration it holds"),
+        Lemma("removal-quorums", removal_quorums,
+              "∀k < cver. quorum(ack1h(k), cfgh(k))",
+              f"{SOLUTION}: \"remove and then return back the restarting node from the peers\": "
+              "a configuration change is acknowledged by a majority of the old peers (joint "
+              "consensus)"),
+        Lemma("log-history", logs,
+              "∀n. 0 ≤ logidx(n) ≤ cver ∧ logterm(n) = cth(logidx(n)) ≤ term(n) ∧ "
+              "0 ≤ since(n) ≤ clock ∧ 0 ≤ sver(n) ≤ cver",
+              f"{PROBLEM}: \"raft meta (term/committedIndex) and stable raft log\": a node's "
+              "log holds configurations put in place, each of a term not above its own"),
+        Lemma("request-history", requests,
+              "∀c t. req(c,t) → sreq(s) ∧ sc(s) = c ∧ st(s) = t ∧ sx(s) = rix(c,t) ∧ "
+              "rlt(c,t) = cth(rix(c,t)) where s = rts(c,t); ∀s. sreq(s) → 1 ≤ s ≤ clock ∧ "
+              "sx(s) ≤ cver ∧ cth(sx(s)) < st(s); ∀n s. granted(n,s) → sreq(s)",
+              f"{PROBLEM}: a candidate stands in a term above its log's, with its latest "
+              "configuration (raft's RequestVote)"),
+        Lemma("current-vote", current_vote,
+              "∀n s. running(n) ∧ granted(n,s) ∧ s > since(n) → term(n) ≥ st(s) ∧ "
+              "(term(n) = st(s) → voted(n) ∧ vfor(n) = sc(s))",
+              f"{PROBLEM}: a raft node votes at most once per term (votedFor of its term)"),
+        Lemma("earlier-vote", earlier_vote,
+              "∀n s. running(n) ∧ granted(n,s) ∧ s ≤ since(n) → sver(n) > sx(s)",
+              f"{SOLUTION}: \"The peer-removal process should be finished before the "
+              "restarting of the corresponding raft server node\": a node that forgot a vote "
+              "runs again only in a configuration put in place after the one the vote's "
+              "request stood with"),
+        Lemma("stopped-vote", stopped_vote,
+              "∀n s. ¬running(n) ∧ granted(n,s) ∧ n ∈ conf ∧ await(n) ∈ {0, 2} → cver > sx(s)",
+              f"{SOLUTION}: a restarted peer awaits its removal; a stopped node is outside "
+              "the peers, so its return is a later configuration"),
+        Lemma("later-request", later_request,
+              "∀n s. running(n) ∧ sreq(s) ∧ s > since(n) → sx(s) ≥ sver(n)",
+              f"{PROBLEM}: a request reaches only the raft node running when it was sent; "
+              "it stands with the latest configuration"),
+        Lemma("one-vote", one_vote,
+              "∀n s1 s2. granted(n,s1) ∧ granted(n,s2) ∧ st(s1) = st(s2) ∧ sx(s1) = sx(s2) "
+              "→ sc(s1) = sc(s2)",
+              f"{SOLUTION}: a restarted node that forgot its vote is out of the configuration "
+              "until it is added back, so it cannot vote twice in a term for candidates of "
+              "the same configuration (\"Node C could vote for Candidate A before self-restart "
+              "and vote then for Candidate B after one\", {PROBLEM})"),
+        Lemma("candidate", candidate,
+              "∀c. running ∧ cand(c) → req(c,t) ∧ ccfg(c) = cfgh(rix(c,t)) ∧ logidx(c) = "
+              "rix(c,t) ∧ granted(c, rts(c,t)) ∧ rts(c,t) > since(c) ∧ ¬lead(c) ∧ ¬lby(c,t) ∧ "
+              "(rix(c,t) < cver → lby(cby(k), cth(k))), t = term(c), k = rix(c,t) + 1",
+              f"{PROBLEM}: a candidate votes for itself and stands with its configuration; "
+              "001 On rebalance done: a later configuration is put in place by a leader"),
+        Lemma("leader", leader,
+              "∀l. running ∧ lead(l) → lby(l,t) ∧ logidx(l) ≥ sx(ws(l,t)) ∧ (¬two → ∀v ∈ "
+              "1..cver. cth(v) = t → logidx(l) ≥ v), t = term(l)",
+              f"{PROBLEM}: a leader was elected in its term and holds what it put in place"),
+        Lemma("won", won,
+              "∀l t. lby(l,t) → the request s = ws(l,t) is l's of term t, and granted by l and "
+              "by the quorum wq(l,t) of cfgh(sx(s)); running(l) ∧ s > since(l) → term(l) ≥ t",
+              f"{PROBLEM}: a leader is elected by a majority of its configuration"),
+        Lemma("latest", latest,
+              "∀l t. lby(l,t) ∧ sx(ws(l,t)) < cver → cth(sx(ws(l,t)) + 1) ≥ t",
+              "001 On rebalance done (joint consensus): after a leader of term t is elected, "
+              "the next configuration is put in place by a leader of term t or later (the "
+              "old peers' majority that acknowledges it meets its voters)"),
+        Lemma("second-leader", unique, "∀x y t. lby(x,t) ∧ lby(y,t) ∧ x ≠ y → two",
+              f"{PROBLEM}: \"two leaders will be elected which is illegal\": the monitor "
+              "records a second leader of a term (with ¬two, one leader per term)"),
+        Lemma("stale-request", stale,
+              "∀n s. sreq(s) ∧ k < cver ∧ cth(k+1) < st(s) ∧ n ∈ ack1h(k) → ¬granted(n,s) ∧ "
+              "(running(n) ∧ s > since(n) → logidx(n) > k), k = sx(s)",
+              "001 On rebalance done: the old peers' majority that acknowledged the next "
+              "configuration holds a newer log than a request that stood with the old one, and "
+              "refuses it (raft's up-to-date check)"),
+        Lemma("log-order", log_order,
+              "¬two → ∀l n. running(l) ∧ lead(l) ∧ running(n) ∧ term(n) ≤ term(l) → "
+              "logidx(n) ≤ logidx(l)",
+              f"{PROBLEM}: a leader's log holds every configuration put in place in its term "
+              "or before (raft's leader completeness)"),
     )
 
 
@@ -718,6 +896,23 @@ def system(variant: str = "fixed", nodes: int = DEFAULT_SIZES["nodes"],
             "a returning node starts raft once the configuration with it is in place",
             "a full partition restart is one step and drops the old incarnations' messages",
         ))
+
+
+def system_for(variant: str, scope: Mapping[str, int]) -> System:
+    """The system at the size of an explorer scope (`partsafe check ignite-rebalance`'s
+    parameters: its peers and spares)."""
+    return system(variant, nodes=scope["nodes"], spares=scope["spares"])
+
+
+def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The explorer scope a bounded counterexample needs: its peers, a restart budget for its
+    restarts, the terms it reaches, and an early election timeout for each of its timeouts (a
+    node stands while its leader lives, or while messages to it are in flight)."""
+    steps = [t["action"] for t in trace[1:]]
+    terms = [v.get("term", 0) for t in trace for v in t["state"].values()
+             if isinstance(v, dict)]
+    return {**DEFAULT_SIZES, "restarts": steps.count("restart"),
+            "max-term": max([2, *terms]), "early-timeouts": steps.count("timeout")}
 
 
 def describe(f: Frame, model: z3.ModelRef) -> dict[str, Any]:
@@ -758,6 +953,9 @@ class Refinement:
     the configurations put in place (the log's length less one, as the refimpl's log holds
     configuration entries only). Configurations and quorums are not pinned (they are rigid
     relations whose elements the driver's finite universe chooses); ``conf`` neither."""
+
+    #: `actions` reads the receiver's raft before and after a delivery (checker/symbolic.py)
+    reads_states = True
 
     def __init__(self, protocol: Any) -> None:
         self.protocol = protocol
@@ -802,9 +1000,16 @@ class Refinement:
         return {"running": running, "term": term, "voted": voted, "vfor": vfor, "cand": cand,
                 "lead": lead, "logterm": logterm, "logidx": logidx, "await_": await_}
 
-    def actions(self, action: tuple[Any, ...], events: Sequence[Any]
+    def actions(self, action: tuple[Any, ...], events: Sequence[Any],
+                before: Mapping[str, Hashable | None] | None = None,
+                after: Mapping[str, Hashable | None] | None = None
                 ) -> list[tuple[str, dict[str, int]]]:
+        """The abstract actions of one explorer step, from its events and, for a delivered raft
+        message, from the receiver's raft before and after it (a step down to the message's
+        term, and the append of a leader's log, emit no event)."""
         out: list[tuple[str, dict[str, int]]] = []
+        if action and action[0] == "deliver" and before is not None and after is not None:
+            out.extend(self._delivered(action, events, before, after))
         for e in events:
             kind = type(e).__name__
             who = self.index.get(getattr(e, "member", ""), -1)
@@ -829,3 +1034,20 @@ class Refinement:
                 elif e.reason == "joining":
                     out.append(("rejoin", {"n": who}))
         return out
+
+    def _delivered(self, action: tuple[Any, ...], events: Sequence[Any],
+                   before: Mapping[str, Hashable | None], after: Mapping[str, Hashable | None]
+                   ) -> list[tuple[str, dict[str, int]]]:
+        src, dst, msg = action[1], action[2], action[3]
+        if dst not in self.index:
+            return []
+        pre: Any = getattr(before.get(dst), "raft", None)
+        post: Any = getattr(after.get(dst), "raft", None)
+        if pre is None or post is None:
+            return []
+        if type(msg).__name__ == "AppendConf" and msg.term >= pre.term and src in self.index:
+            return [("append", {"l": self.index[src], "n": self.index[dst]})]
+        voted = any(type(e).__name__ == "RaftVote" for e in events)
+        if post.term > pre.term and not voted:
+            return [("step_down", {"n": self.index[dst], "t": post.term})]
+        return []
