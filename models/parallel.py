@@ -128,6 +128,7 @@ VARIABLES: tuple[Var, ...] = (
     Var("started", SET_G, "the master started it (MigrationRequest sent)"),
     Var("inflight", SET_G, "in flight at the master"),
     Var("committing", SET_G, "in flight, commit sent to the destination"),
+    Var("busy", SET_P, "partitions with a migration in flight"),
     Var("planned", (G, "Int"), "the partition version in the MigrationInfo"),
     Var("load", (M, "Int"), "migrations in flight with the member as an endpoint"),
     Var("decided", SET_G, "the master committed or failed it (in its completed list)"),
@@ -244,10 +245,11 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         s, d = pre.source[m], pre.destination[m]
         load = store(pre.load, s, pre.load[s] - 1)
         return {"inflight": _add(pre.inflight, m, False),
+                "busy": _add(pre.busy, pre.partition[m], False),
                 "committing": _add(pre.committing, m, False),
                 "load": store(load, d, load[d] - 1), "decided": _add(pre.decided, m)}
 
-    flight_mods = ("inflight", "committing", "load", "decided")
+    flight_mods = ("inflight", "busy", "committing", "load", "decided")
 
     def init(f: Frame) -> z3.BoolRef:
         u = f.u
@@ -257,6 +259,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         return z3.And(
             limit, f.alive[w], f.npub == 0,
             eq(f.published, u.const(("Int", "Bool"), no)), eq(f.pending, _none(u, SET_P)),
+            eq(f.busy, _none(u, SET_P)),
             f.gversion[w] >= 1,
             u.forall([G], lambda m: z3.And(
                 f.source[m] != f.destination[m], f.inc_ok[m] >= 1, f.inc_ok[m] <= 3,
@@ -287,9 +290,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
     def g_start(f: Frame, a: Params) -> z3.BoolRef:
         m = a["m"]
         return z3.And(
-            z3.Not(f.started[m]),
-            f.u.forall([G], lambda o: z3.Implies(f.inflight[o],
-                                                 f.partition[o] != f.partition[m])),
+            z3.Not(f.started[m]), z3.Not(f.busy[f.partition[m]]),
             f.load[f.source[m]] < f.max_parallel, f.load[f.destination[m]] < f.max_parallel)
 
     def e_start(pre: Frame, a: Params) -> dict[str, Any]:
@@ -297,10 +298,12 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         s, d = pre.source[m], pre.destination[m]
         load = store(pre.load, s, pre.load[s] + 1)
         return {"started": _add(pre.started, m), "inflight": _add(pre.inflight, m),
+                "busy": _add(pre.busy, pre.partition[m]),
                 "planned": store(pre.planned, m, ver(pre, pre.master, pre.partition[m])),
                 "load": store(load, d, load[d] + 1)}
 
-    act("start", (("m", G),), g_start, e_start, ("started", "inflight", "planned", "load"),
+    act("start", (("m", G),), g_start, e_start,
+        ("started", "inflight", "busy", "planned", "load"),
         "003 §2.2: MigrationPlanTask parallelises only migrations of different partitions, at "
         "most max.parallel.migrations per member (source or destination); §1.2: the "
         "MigrationInfo carries the partition version it is planned on")
@@ -328,13 +331,14 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         "migration of the partition may be active)")
 
     act("receive_data", (("m", G),),
-        lambda f, a: z3.And(f.sent_data[a["m"]], f.alive[f.destination[a["m"]]]),
+        lambda f, a: z3.And(f.sent_data[a["m"]], f.alive[f.destination[a["m"]]],
+                            f.destination[a["m"]] != f.master),
         lambda pre, a: take(pre, pre.destination[a["m"]], pre.data_rows[a["m"]],
                             pre.data_versions[a["m"]], pre.data_gversion[a["m"]],
                             _all(pre.u)),
         taken,
         "003 §1.1-§1.2: before executing, a participant applies what the operation carries, "
-        "as from the master, partition by partition")
+        "as from the master, partition by partition (the master has its own table)")
 
     def e_destination(pre: Frame, a: Params) -> dict[str, Any]:
         m = a["m"]
@@ -569,10 +573,11 @@ def _properties(glob: bool) -> tuple[Property, ...]:
                          "destination executing m: version(x, p(m)) = planned(m)"),
         Property("PAR-ONE-PER-PARTITION", state=one_per_partition,
                  formula="∀m ≠ o. inflight(m) ∧ inflight(o) → partition(m) ≠ partition(o)",
-                 lemmas=("unstarted",)),
+                 lemmas=("unstarted", "busy-of-flight")),
         Property("PAR-MAX-PARALLEL", state=max_parallel,
                  formula="∀x. load(x) ≤ max_parallel (load: the migrations in flight with x "
-                         "as destination or source endpoint)"),
+                         "as destination or source endpoint)",
+                 lemmas=("migration-info",)),
         Property("PT-MASTER-ONLY", state=master_only,
                  formula=("∀x, y alive. gversion(x) = gversion(y) → table(x) = table(y)" if glob
                           else "∀x, y alive, p. version(x, p) = version(y, p) → "
@@ -581,7 +586,7 @@ def _properties(glob: bool) -> tuple[Property, ...]:
     )
 
 
-_MASTER_ONLY_LEMMAS = ("unstarted", "one-per-partition", "master-alive", "flight-on-planned",
+_MASTER_ONLY_LEMMAS = ("migration-info", "unstarted", "commit-not-to-master", "busy-of-flight", "one-per-partition", "master-alive", "flight-on-planned",
                        "commit-reserves", "pending-of-commit", "master-at-top", "empty-at-zero",
                        "tables-from-master", "publications-from-master", "data-from-master",
                        "commits-from-master")
@@ -602,11 +607,24 @@ def _lemmas() -> tuple[Lemma, ...]:
         """The array ``row`` at version ``v`` of ``p`` is the one the master gave it."""
         return z3.And(v <= f.top[p], row == f.hist[p][v])
 
+    lem("migration-info", "∀m. source(m) ≠ destination(m) ∧ inc_ok(m) ≥ 1 ∧ inc_fail(m) ≥ 1",
+        "000 §2.1, 003 §2.2: a migration moves data from its source endpoint to another member, "
+        "and a commit or a failure raises the partition's version", [G],
+        lambda f, m: z3.And(f.source[m] != f.destination[m], f.inc_ok[m] >= 1,
+                            f.inc_fail[m] >= 1))
     lem("unstarted", "¬started(m) → m not in flight, no operation sent",
         "003 §2.2: MigrationPlanTask submits a migration once; it is in flight from then on",
         [G], lambda f, m: z3.Implies(z3.Not(f.started[m]), z3.And(
             z3.Not(f.inflight[m]), z3.Not(f.committing[m]), z3.Not(f.sent_commit[m]),
             z3.Not(f.decided[m]))))
+    lem("commit-not-to-master", "sent_commit(m) → destination(m) ≠ master",
+        "000 §2.1 step 1: the commit goes to the destination; a master that is the destination "
+        "commits first itself", [G],
+        lambda f, m: z3.Implies(f.sent_commit[m], f.destination[m] != f.master))
+    lem("busy-of-flight", "inflight(m) → busy(partition(m))",
+        "003 §2.2: MigrationPlanTask keeps track of started and completed tasks: a partition "
+        "with a migration in flight is busy", [G],
+        lambda f, m: z3.Implies(f.inflight[m], f.busy[f.partition[m]]))
     lem("one-per-partition", "∀m ≠ o in flight. partition(m) ≠ partition(o); committing(m) → "
         "inflight(m)",
         "003 §2.2: migrations belonging to the same partition are executed serially", [G, G],
@@ -617,8 +635,7 @@ def _lemmas() -> tuple[Lemma, ...]:
     lem("master-alive", "alive(master)",
         "000 §1.1: the master updates and publishes the table (no master change here)", [],
         lambda f: f.alive[f.master])
-    lem("flight-on-planned", "inflight(m) → version(master, p(m)) = planned(m) ∧ "
-        "table(master, p(m)) = hist(p(m), planned(m))",
+    lem("flight-on-planned", "inflight(m) → version(master, p(m)) = planned(m)",
         "003 §1.2, §2.2: the MigrationInfo carries the partition version it is planned on, and "
         "no other change of the partition happens while it is in flight", [G],
         lambda f, m: z3.Implies(f.inflight[m],
@@ -722,6 +739,7 @@ class Refinement:
         if master is not None and self.protocol.is_master(self.nodes[0], master):
             flights = {self._learn(f.migration, master.table): f.phase for f in master.flights}
             out["inflight"] = set(flights)
+            out["busy"] = {f.migration.partition for f in master.flights}
             out["committing"] = {i for i, phase in flights.items() if phase == "commit"}
             load = dict.fromkeys(range(len(self.nodes)), 0)
             for i in flights:
