@@ -586,10 +586,11 @@ def _properties(glob: bool) -> tuple[Property, ...]:
     )
 
 
-_MASTER_ONLY_LEMMAS = ("migration-info", "unstarted", "commit-not-to-master", "busy-of-flight", "one-per-partition", "master-alive", "flight-on-planned",
-                       "commit-reserves", "pending-of-commit", "master-at-top", "empty-at-zero",
-                       "tables-from-master", "publications-from-master", "data-from-master",
-                       "commits-from-master")
+_MASTER_ONLY_LEMMAS = (
+    "migration-info", "unstarted", "commit-not-to-master", "busy-of-flight", "one-per-partition",
+    "master-alive", "flight-on-planned", "commit-reserves", "pending-of-commit", "master-at-top",
+    "empty-at-zero", "tables-from-master", "publications-from-master", "data-from-master",
+    "commits-from-master")
 
 
 def _lemmas() -> tuple[Lemma, ...]:
