@@ -11,9 +11,9 @@ planned on (``planned``). The master runs migrations of different partitions in 
 per partition at a time, and at most ``max_parallel`` per member, counted at the source endpoint
 and at the destination (``load``; 003 §2.2 ``hazelcast.partition.max.parallel.migrations``):
 
-* ``start``: the master starts a migration whose partition has none in flight, when neither
-  endpoint has ``max_parallel`` in flight, planned on its version of the partition (003 §2.2,
-  §1.2);
+* ``start``: the master starts a migration whose partition has none in flight (``busy``), when
+  neither endpoint has ``max_parallel`` in flight, planned on its version of the partition
+  (003 §2.2, §1.2);
 * ``source_accepts`` / ``destination_accepts``: a participant executes the migration only if its
   version of the partition equals the planned version and it has no other active migration of
   the partition (003 §1.2: "If they are equal operation will be executed, otherwise it will be
