@@ -30,9 +30,11 @@ MODELS: dict[str, str] = {
     "membership": "partsafe.models.membership",
     "migration": "partsafe.models.migration",
     "ignite-rebalance": "partsafe.models.ignite",
+    "parallel": "partsafe.models.parallel",
 }
 #: the default depth of bounded model checking, per model
-DEFAULT_DEPTH: dict[str, int] = {"membership": 6, "migration": 4, "ignite-rebalance": 5}
+DEFAULT_DEPTH: dict[str, int] = {"membership": 6, "migration": 4, "ignite-rebalance": 5,
+                                 "parallel": 4}
 
 VERDICTS = ("proved", "bounded", "counterexample", "unknown")
 
