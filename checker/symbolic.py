@@ -182,8 +182,22 @@ def to_artifact(name: str, variant: str, spec: str, trace: list[dict[str, Any]],
     params = entry.scope(mod.explorer_scope(trace))
     model = entry.make(variant, params)
     ref = mod.Refinement(model.protocol)
-    wanted = [(step["action"], _indices(step.get("params") or {})) for step in trace[1:]]
+    #: the parameters a reference step must agree on: those of the sorts the Refinement names
+    #: in ``matched_sorts`` (all when it names none): a migration's index, say, is the order
+    #: in which a search first met it, which differs between runs
+    sorts = getattr(ref, "matched_sorts", None)
+    kinds = {a.name: dict(a.params) for a in mod.system(variant).actions}
+
+    def kept(action: str, params: dict[str, int]) -> dict[str, int]:
+        return {k: v for k, v in params.items()
+                if sorts is None or kinds.get(action, {}).get(k) in sorts}
+
+    wanted = [(step["action"], kept(step["action"], _indices(step.get("params") or {})))
+              for step in trace[1:]]
     actors = [set(p.values()) for _, p in wanted]
+    #: abstract actions the reference run may take beyond the counterexample's (the delivery of
+    #: a table the counterexample does not need, say), as its unmatched steps
+    free: frozenset[str] = getattr(ref, "free_actions", frozenset())
 
     def advance(matched: frozenset[int], acts: list[tuple[str, dict[str, int]]]
                 ) -> frozenset[int] | None:
@@ -198,7 +212,8 @@ def to_artifact(name: str, variant: str, spec: str, trace: list[dict[str, Any]],
                 matched = matched | {i}
                 break
             else:
-                return None
+                if act not in free:
+                    return None
         return matched
 
     inits = list(model.init_states())

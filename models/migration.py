@@ -46,8 +46,9 @@ and the table version it starts on are fixed when it starts (``started_by``,
 * a replica index is abstracted to replica ownership: a migration removes the source from the
   partition's replicas and adds the destination (MOVE; the other types of 000 §3.1 change the
   same ownership), and the source is the source endpoint (the member that sends the data);
-* the master is never a migration destination; the new master is any live member (Hazelcast
-  takes the oldest), and a member learns of a crash from a perfect failure detector;
+* the master is never a migration destination; the new master is the oldest live member
+  (``age``, fixed: member ``i`` of a finite universe is the explorer's ``i``-th node), and it
+  is master from the crash on, which its members learn from a perfect failure detector;
 * a member's completed list only grows (no eviction, 000 §2.1: eviction removes only
   migrations every member acknowledged, which no handler reads again);
 * the new master's ``Fetch`` and the member's reply are one step: a member answers only once
@@ -122,6 +123,7 @@ VARIABLES: tuple[Var, ...] = (
     Var("destination", (G, M), "the migration destination"),
     Var("failure_increment", (G, "Int"), "how much a failure of it raises the version"),
     # members
+    Var("age", (M, "Int"), "the members' age order (smaller is older); fixed"),
     Var("alive", SET_M, "not crashed (crash-stop)"),
     Var("follows", (M, M), "the master whose operations a member takes"),
     Var("master", M, "the master"),
@@ -293,6 +295,13 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             return inc == 1
         return inc >= 2
 
+    def ages(f: Frame) -> z3.BoolRef:
+        """Member ``i`` of a finite universe is the ``i``-th oldest, as the explorer's nodes."""
+        u = f.u
+        if u.finite:
+            return z3.And(*[f.age[x] == i for i, x in enumerate(u.elements(M))])
+        return u.forall([M, M], lambda x, y: z3.Implies(x != y, f.age[x] != f.age[y]))
+
     def init(f: Frame) -> z3.BoolRef:
         u = f.u
         no = z3.BoolVal(False, u.ctx)
@@ -304,6 +313,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
                     "sent_commit", "sent_ack", "dest_committed", "dest_rolled_back",
                     "master_committed", "master_rolled_back", "source_committed",
                     "source_rolled_back_live", "dest_split", "recovery_failed")])),
+            ages(f), u.forall([M], lambda x: f.age[f.master] <= f.age[x]),
             f.alive[f.master], z3.Not(f.recovering),
             eq(f.rec_ok, _none(u)), eq(f.rec_failed, _none(u)), eq(f.rec_active, _none(u)),
             u.forall([M], lambda x: z3.And(
@@ -555,12 +565,14 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
 
     act("master_crash", (("master", M), ("heir", M)),
         lambda f, a: z3.And(a["master"] == f.master, f.alive[a["master"]], f.alive[a["heir"]],
-                            a["heir"] != a["master"]),
+                            a["heir"] != a["master"], f.u.forall([M], lambda y: z3.Implies(
+                                z3.And(f.alive[y], y != a["master"]),
+                                f.age[a["heir"]] <= f.age[y]))),
         e_master_crash,
         ("alive", "master", "recovering", "collected", "best_version", "best_table", "rec_ok",
          "rec_failed", "rec_active", "requesting", "committing", "follows"),
-        "000 §1.2: the master crashes; a live member becomes master and starts from its own "
-        "partition state", fault=True, budget="crashes")
+        "000 §1.2: the master crashes; the oldest live member becomes master and starts from "
+        "its own partition state", fault=True, budget="crashes")
 
     def e_follow(pre: Frame, a: Params) -> dict[str, Any]:
         x = a["member"]
@@ -674,7 +686,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             "network: monotone sets of sent operations (loss, reorder, duplication)",
             "replica indices: replica ownership per partition; the source is the source "
             "endpoint",
-            "the master is never a destination; any live member may become master",
+            "the master is never a destination",
             "completed lists only grow (no eviction)",
             "Fetch and its reply are one step",
             "the master's other table updates change one replica per step",
@@ -1001,6 +1013,26 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
     return tuple(out)
 
 
+def system_for(variant: str, scope: Mapping[str, int]) -> System:
+    """The system at the size of an explorer scope (`partsafe check migration`'s parameters),
+    with as many migrations as ``scope`` names (``migrations``, default 4)."""
+    return system(variant, members=scope["members"] + scope.get("joiners", 0),
+                  partitions=scope["partitions"], migrations=scope.get("migrations", 4))
+
+
+def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The explorer scope a bounded counterexample needs: its members and partitions, no joins,
+    and a crash budget for each crash it takes."""
+    steps = [t["action"] for t in trace[1:]]
+    init = trace[0].get("state", {})
+    return {"members": len(init.get("age", {})) or DEFAULT_SIZES["members"], "joiners": 0,
+            "partitions": len(init.get("best_table", {})) or DEFAULT_SIZES["partitions"],
+            "joins": 0,
+            "crashes": steps.count("crash") + steps.count("master_crash"),
+            # a graceful shutdown makes the master plan the migrations a run starts
+            "shutdowns": 1 if "start" in steps else 0}
+
+
 # --- the map from the reference implementation ------------------------------------------------
 
 class Refinement:
@@ -1016,6 +1048,7 @@ class Refinement:
         self.nodes: tuple[str, ...] = tuple(protocol.nodes)
         self.index = {n: i for i, n in enumerate(self.nodes)}
         self.migrations: dict[str, int] = {}
+        self.independent = "hz37-independent-commit" in getattr(protocol, "rules", ())
 
     def migration(self, m: Any) -> int:
         key = m.id if hasattr(m, "id") else str(m)
@@ -1026,7 +1059,8 @@ class Refinement:
     def state(self, nodes: Mapping[str, Hashable | None], crashed: frozenset[str]
               ) -> dict[str, Any]:
         out: dict[str, Any] = {"alive": {}, "follows": {}, "table": {}, "version": {},
-                               "completed_ok": {}, "completed_failed": {}, "active": {}}
+                               "completed_ok": {}, "completed_failed": {}, "active": {},
+                               "age": {i: i for i in range(len(self.nodes))}}
         master = None
         for name in self.nodes:
             i = self.index[name]
@@ -1052,24 +1086,77 @@ class Refinement:
             out["master"] = master
         return out
 
-    def actions(self, action: tuple[Any, ...], events: Sequence[Any]
+    #: the Refinement is given the nodes' states before and after a step
+    reads_states = True
+    #: a reference run follows a bounded counterexample when it takes the counterexample's
+    #: actions in order (per member), with the same members; it may take other actions between
+    #: them (the planner's other migrations, deliveries the counterexample does not need)
+    free_actions = frozenset({"start", "source_accepts", "destination_accepts",
+                              "commit_to_destination", "master_commits", "fail", "receive",
+                              "crash", "master_crash", "local_promotion", "finish_recovery",
+                              "destination_commits"})
+    matched_sorts = frozenset({M})
+
+    @staticmethod
+    def _recovering(before: Mapping[str, Hashable | None] | None, node: str) -> bool:
+        """Was ``node`` a new master yet to publish (000 §1.2): not the head of its own list,
+        or collecting the members' tables?"""
+        st: Any = (before or {}).get(node)
+        return st is not None and (not st.members or st.members[0] != node
+                                   or st.recovery is not None)
+
+    def actions(self, action: tuple[Any, ...], events: Sequence[Any],
+                before: Mapping[str, Hashable | None] | None = None,
+                after: Mapping[str, Hashable | None] | None = None
                 ) -> list[tuple[str, dict[str, int]]]:
         """The abstract actions of one explorer step, from its events (``migration_started``,
-        ``migration_committed``, ``migration_rolled_back``, ``partition_table_applied``,
-        ``partition_table_published``, ``member_crashed``)."""
+        ``migration_committed``, ``migration_rolled_back``, ``member_crashed``, and a
+        ``partition_table_applied`` a member sent itself after a ``member_removed``: the
+        hz37-local-promotion variant's own table change) and, for a crash, whether the node
+        was the master before it (the head of its own member list)."""
         out: list[tuple[str, dict[str, int]]] = []
+        removed = {e.member: e.removed for e in events if e.TYPE == "member_removed"}
+        committing = {e.member for e in events
+                      if e.TYPE == "migration_committed" and e.role == "destination"}
+        for node, st in (after or {}).items():
+            # the master sends MigrationCommitOperation: its flight enters the commit phase
+            was: Any = (before or {}).get(node)
+            if st is None or was is None or self.independent:
+                continue
+            old = {f.migration for f in was.flights if f.phase == "commit"}
+            for f in st.flights:  # type: ignore[attr-defined]
+                if f.phase == "commit" and f.migration not in old:
+                    out.append(("commit_to_destination", {"master": self.index[node],
+                                                          "m": self.migration(f.migration)}))
         for e in events:
-            kind = getattr(e, "kind", type(e).__name__)
+            kind = e.TYPE
             me = self.index.get(getattr(e, "member", ""), -1)
-            if kind in ("member_crashed", "MemberCrashed"):
-                out.append(("crash", {"member": me}))
-            elif kind in ("migration_started", "MigrationStarted"):
+            if kind == "member_crashed":
+                st: Any = (before or {}).get(e.member)
+                if st is not None and st.members and st.members[0] == e.member:
+                    out.append(("master_crash", {"master": me}))
+                else:
+                    out.append(("crash", {"member": me}))
+            elif kind == "partition_table_applied" and e.sender == e.member \
+                    and e.member in removed:
+                out.append(("local_promotion",
+                            {"member": me, "gone": self.index[removed[e.member]]}))
+            elif kind == "migration_started":
                 m = self.migration(e.migration)
                 name = {"master": "start", "source": "source_accepts", "owner": "source_accepts",
                         "destination": "destination_accepts"}[e.role]
                 out.append((name, {"master": me, "m": m} if name == "start" else {"m": m}))
-            elif kind in ("migration_committed", "MigrationCommitted") and e.role == "master":
-                out.append(("master_commits", {"master": me, "m": self.migration(e.migration)}))
-            elif kind in ("migration_rolled_back", "MigrationRolledBack") and e.role == "master":
+            elif kind == "migration_committed" and e.role == "master":
+                name = "commit_to_destination" if self.independent else "master_commits"
+                out.append((name, {"master": me, "m": self.migration(e.migration)}))
+            elif kind == "partition_table_published" and self._recovering(before, e.member):
+                out.append(("finish_recovery", {}))
+            elif kind == "migration_committed" and e.role == "destination" \
+                    and not self.independent:
+                out.append(("destination_commits", {"m": self.migration(e.migration)}))
+            elif kind == "partition_table_applied" and e.sender not in (None, e.member) \
+                    and (e.member not in committing or self.independent):
+                out.append(("receive", {"member": me, "sender": self.index[e.sender]}))
+            elif kind == "migration_rolled_back" and e.role == "master":
                 out.append(("fail", {"master": me, "m": self.migration(e.migration)}))
         return out
