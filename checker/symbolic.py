@@ -100,6 +100,7 @@ def differential(name: str, variant: str = "fixed", scope: dict[str, int] | None
     u.int_range = range(positions)
     ghosts = {v.name for v in system.variables if v.ghost}
     by_name = {a.name: a for a in system.actions}
+    cache: dict[Any, Any] = {}
     out = Differential(name, variant, dict(params))
     started = time.perf_counter()
     seen: set[Any] = set()
@@ -127,7 +128,7 @@ def differential(name: str, variant: str = "fixed", scope: dict[str, int] | None
             if key in checked:
                 continue
             checked.add(key)
-            if not _allowed(system, u, by_name, ghosts, pre, acts, post):
+            if not _allowed(system, u, by_name, ghosts, pre, acts, post, cache):
                 if len(out.mismatches) < 20:
                     out.mismatches.append(
                         f"{model.describe_action(action)[0]}: abstract actions "
@@ -141,9 +142,18 @@ def differential(name: str, variant: str = "fixed", scope: dict[str, int] | None
 
 def _allowed(system: System, u: Any, by_name: dict[str, Any], ghosts: set[str],
              pre: dict[str, Any], acts: list[tuple[str, dict[str, int]]],
-             post: dict[str, Any]) -> bool:
+             post: dict[str, Any], cache: dict[Any, Any] | None = None) -> bool:
+    """Some run of ``acts`` leads from ``pre`` to ``post``; ``cache`` keeps the frames and
+    transition formulas of earlier calls (the same terms: only the pins differ)."""
+    cache = {} if cache is None else cache
     solver = z3.Solver(ctx=u.ctx)
-    frames = [system.frame(u, f"d{i}") for i in range(len(acts) + 1)]
+
+    def frame(i: int) -> Any:
+        if ("frame", i) not in cache:
+            cache[("frame", i)] = system.frame(u, f"d{i}")
+        return cache[("frame", i)]
+
+    frames = [frame(i) for i in range(len(acts) + 1)]
 
     def pins(frame: Any, values: dict[str, Any]) -> list[z3.BoolRef]:
         return [pin(u, frame[name], value) for name, value in values.items()
@@ -151,10 +161,14 @@ def _allowed(system: System, u: Any, by_name: dict[str, Any], ghosts: set[str],
     solver.add(*pins(frames[0], pre), *pins(frames[-1], post))
     for i, (name, given) in enumerate(acts):
         action = by_name[name]
-        params = system.param_consts(u, action, f"d{i}")
+        if (name, i) not in cache:
+            params = system.param_consts(u, action, f"d{i}")
+            cache[(name, i)] = (params, system.transition(action, frames[i], frames[i + 1],
+                                                          params))
+        params, step = cache[(name, i)]
         for pname, value in given.items():
             solver.add(pin(u, params[pname], value))
-        solver.add(system.transition(action, frames[i], frames[i + 1], params))
+        solver.add(step)
     return solver.check() == z3.sat
 
 

@@ -121,6 +121,7 @@ VARIABLES: tuple[Var, ...] = (
     Var("partition", (G, P), "the partition a migration moves"),
     Var("source", (G, M), "the migration source (the source endpoint)"),
     Var("destination", (G, M), "the migration destination"),
+    Var("target", (G, SET_M), "the partition's replica owners once the migration is applied"),
     Var("failure_increment", (G, "Int"), "how much a failure of it raises the version"),
     # members
     Var("age", (M, "Int"), "the members' age order (smaller is older); fixed"),
@@ -189,9 +190,10 @@ def _map(u: Universe, sort: str, value: Callable[[z3.ExprRef], Any], tag: str) -
 
 
 def _apply(f: Frame, t: Any, m: z3.ExprRef) -> Any:
-    """The table ``t`` with migration ``m`` applied: the source leaves, the destination joins."""
-    p = f.partition[m]
-    return store(t, p, store(store(t[p], f.source[m], False), f.destination[m], True))
+    """The table ``t`` with migration ``m`` applied: its partition's replica owners become the
+    migration's ``target`` (a MOVE's source leaves, a COPY's or a SHIFT's stays; the
+    destination joins, 000 §3.1)."""
+    return store(t, f.partition[m], f.target[m])
 
 
 def _add(s: Any, x: z3.ExprRef, member: z3.BoolRef | bool = True) -> Any:
@@ -338,9 +340,11 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
 
     def g_start(f: Frame, a: Params) -> z3.BoolRef:
         w, m = a["master"], a["m"]
-        row = f.table[w][f.partition[m]]
+        row, after = f.table[w][f.partition[m]], f.target[m]
         return z3.And(_active_master(f, w), _idle(f), z3.Not(f.sent_request[m]),
-                      row[f.source[m]], z3.Not(row[f.destination[m]]), f.destination[m] != w)
+                      row[f.source[m]], after[f.destination[m]], f.destination[m] != w,
+                      f.u.forall([M], lambda x: z3.Implies(after[x], z3.Or(
+                          row[x], x == f.destination[m]))))
 
     act("start", (("master", M), ("m", G)), g_start,
         lambda pre, a: {
@@ -531,19 +535,27 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         "§2.1: it finalises the migrations of the completed list it did not know")
 
     def e_update(pre: Frame, a: Params) -> dict[str, Any]:
-        w, p, z = a["master"], a["p"], a["z"]
-        t = pre.table[w]
-        table = store(t, p, store(t[p], z, z3.Not(t[p][z])))
-        v = pre.version[w] + 1
-        return {"table": store(pre.table, w, table), "version": store(pre.version, w, v),
-                **_publish(pre, w, v, table, pre.completed_ok[w], pre.completed_failed[w])}
+        w = a["master"]
+        v = pre.version[w] + a["raise"]
+        published = _publish(pre, w, v, pre.table[w], pre.completed_ok[w],
+                             pre.completed_failed[w])
+        del published["pub_table"]
+        return {"version": store(pre.version, w, v), **published}
 
-    act("update_table", (("master", M), ("p", P), ("z", M)),
-        lambda f, a: z3.And(_active_master(f, a["master"]), _idle(f)),
+    def r_update(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
+        """Any new table at the master, and the publication carries it."""
+        w = a["master"]
+        k = pre.npub[w] + 1
+        return z3.And(eq(post.table, store(pre.table, w, post.table[w])),
+                      eq(post.pub_table, store(pre.pub_table, w,
+                                               store(pre.pub_table[w], k, post.table[w]))))
+
+    act("update_table", (("master", M), ("raise", "Int")),
+        lambda f, a: z3.And(_active_master(f, a["master"]), _idle(f), a["raise"] >= 1),
         e_update, ("table", "version", *_PUBLISHES),
         "000 §1.1: the master's other updates (a left replica set to NULL, a lost owner "
-        "reassigned, repartitioning), one replica at a time, raise the version and are "
-        "published")
+        "reassigned, a promotion, repartitioning's clears) give any table, raise the version "
+        "(by one per update) and are published", relation=r_update)
 
     # -- faults and master change ---------------------------------------------------------------
 
@@ -1017,7 +1029,7 @@ def system_for(variant: str, scope: Mapping[str, int]) -> System:
     """The system at the size of an explorer scope (`partsafe check migration`'s parameters),
     with as many migrations as ``scope`` names (``migrations``, default 4)."""
     return system(variant, members=scope["members"] + scope.get("joiners", 0),
-                  partitions=scope["partitions"], migrations=scope.get("migrations", 4))
+                  partitions=scope["partitions"], migrations=scope.get("migrations", 6))
 
 
 def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -1038,53 +1050,143 @@ def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 class Refinement:
     """refimpl/partition_service.py's 3.7 states and steps as this system's variables and
     actions (the differential test's map). Members are the protocol's nodes in order, partitions
-    its partition ids; a migration gets the next ``Migration`` index the first time a state or
-    an event names it (its id, ``Migration.id``, fixes the partition, source, destination and
-    version). A node's table is its replica sets (the replica index abstracted), a completed list
-    its successful and failed entries, the master the head of a live member's list."""
+    its partition ids; a migration (its id and the master that started it) gets the next
+    ``Migration`` index the first time a state or an event names it, and its partition, source
+    endpoint, destination, target replica owners and failure increment are read from the
+    master's table when it starts. A node's table is its replica sets (the replica index
+    abstracted), a completed list a lower bound of the model's (the reference evicts entries
+    every member acknowledged), the master the live member at the head of its own list.
+
+    A crashed or departed master stays the model's master until the oldest live member notices
+    it (its failure detector): that step is ``master_crash`` (000 §1.2: the new master is the
+    one that finds itself oldest), so the old master's operations still in flight reach the
+    members that have not noticed it yet as they do in the model. Members that noticed it
+    before the new master follow the old one in the model and ``follow_new_master`` in that
+    step. With two departures ahead of the oldest live member its list no longer says which
+    of them was master: the master and the recovery are then left free."""
 
     def __init__(self, protocol: Any) -> None:
+        from partsafe.refimpl import partition_table as pt
+
+        self.pt = pt
         self.protocol = protocol
         self.nodes: tuple[str, ...] = tuple(protocol.nodes)
         self.index = {n: i for i, n in enumerate(self.nodes)}
-        self.migrations: dict[str, int] = {}
+        self.migrations: dict[tuple[str, str], int] = {}
+        #: per migration index: partition, source endpoint, destination, target owners,
+        #: failure increment, started by, started on
+        self.info: dict[int, tuple[int, int, int, frozenset[int], int, int, int]] = {}
         self.independent = "hz37-independent-commit" in getattr(protocol, "rules", ())
 
-    def migration(self, m: Any) -> int:
-        key = m.id if hasattr(m, "id") else str(m)
+    # -- migrations --------------------------------------------------------------------------
+
+    def migration(self, m: Any, table: Any = None) -> int:
+        """The index of migration ``m``; ``table`` is the master's table it starts on."""
+        key = (m.id, m.master)
         if key not in self.migrations:
             self.migrations[key] = len(self.migrations)
-        return self.migrations[key]
+        i = self.migrations[key]
+        if i not in self.info and table is not None:
+            pt = self.pt
+            endpoint = self.protocol._source_endpoint(table, m)
+            after = pt.apply_migration(table, m.partition, m.decision).replicas[m.partition]
+            self.info[i] = (m.partition, self.index.get(endpoint or "", 0),
+                            self.index[m.destination],
+                            frozenset(self.index[r] for r in after if r is not None),
+                            pt.failure_increment(m.decision, self.protocol.failure_rule),
+                            self.index.get(m.master, 0), m.version)
+        return i
+
+    @staticmethod
+    def _live(nodes: Mapping[str, Hashable | None]) -> dict[str, Any]:
+        return {n: st for n, st in nodes.items()
+                if st is not None and getattr(st, "shutdown", "") != "left"}
+
+    def roles(self, nodes: Mapping[str, Hashable | None]) -> tuple[str | None, bool]:
+        """The model's master and whether it is a departed one the oldest live member has not
+        noticed yet (None: not known, two departed members ahead of the oldest)."""
+        live = self._live(nodes)
+        for n, st in live.items():
+            if st.members and st.members[0] == n:
+                return n, False
+        heir = next((n for n in self.nodes if n in live), None)
+        if heir is None:
+            return None, False
+        members = live[heir].members
+        ahead = members[:members.index(heir)] if heir in members else ()
+        return (ahead[0], True) if len(ahead) == 1 else (None, False)
+
+    def _follows(self, name: str, st: Any, master: str | None, window: bool) -> str | None:
+        head = st.members[0] if st.members else None
+        if master is None:
+            return None
+        if name == master:
+            return name
+        if window and head != master:
+            return master  # it noticed the old master before the new master did
+        return head
+
+    # -- states ----------------------------------------------------------------------------
 
     def state(self, nodes: Mapping[str, Hashable | None], crashed: frozenset[str]
               ) -> dict[str, Any]:
+        nodes = {n: (None if n in crashed else st) for n, st in nodes.items()}
+        live = self._live(nodes)
+        master, window = self.roles(nodes)
+        ms: Any = live.get(master) if master is not None else None
+        if ms is not None:
+            for f in ms.flights:
+                self.migration(f.migration, ms.table)
         out: dict[str, Any] = {"alive": {}, "follows": {}, "table": {}, "version": {},
                                "completed_ok": {}, "completed_failed": {}, "active": {},
                                "age": {i: i for i in range(len(self.nodes))}}
-        master = None
         for name in self.nodes:
             i = self.index[name]
-            st: Any = nodes.get(name)
-            live = st is not None and name not in crashed and getattr(st, "shutdown", "") != "left"
-            out["alive"][i] = live
+            if name in live:
+                out["alive"][i] = True
+            elif master is not None:
+                out["alive"][i] = window and name == master
+            st: Any = live.get(name)
             if st is None:
                 continue
-            if st.members:
-                out["follows"][i] = self.index[st.members[0]]
-                if live and st.members[0] == name:
-                    master = i
+            follows = self._follows(name, st, master, window)
+            if follows is not None:
+                out["follows"][i] = self.index[follows]
             t = st.table
             out["table"][i] = {p: {self.index[r] for r in arr if r is not None}
                                for p, arr in enumerate(t.replicas)}
             out["version"][i] = t.version
-            out["completed_ok"][i] = {self.migration(c.migration) for c in st.completed
-                                      if c.success}
-            out["completed_failed"][i] = {self.migration(c.migration) for c in st.completed
-                                          if not c.success}
-            out["active"][i] = {self.migration(m) for m in st.active}
+            out["completed_ok"][i] = {self.migration(c.migration, t): True
+                                      for c in st.completed if c.success}
+            out["completed_failed"][i] = {self.migration(c.migration, t): True
+                                          for c in st.completed if not c.success}
+            out["active"][i] = {self.migration(m, t) for m in st.active}
         if master is not None:
-            out["master"] = master
+            out["master"] = self.index[master]
+        if ms is not None:
+            out["requesting"] = {self.migration(f.migration) for f in ms.flights
+                                 if f.phase == "request"}
+            out["committing"] = {self.migration(f.migration) for f in ms.flights
+                                 if f.phase == "commit"}
+            rec = ms.recovery
+            out["recovering"] = rec is not None
+            if rec is not None:
+                out["collected"] = {self.index[y]: y not in rec.waiting for y in live
+                                    if y != master}
+                out["best_version"] = rec.version
+                out["best_table"] = {p: {self.index[r] for r in arr if r is not None}
+                                     for p, arr in enumerate(rec.replicas)}
+                out["rec_ok"] = {self.migration(m, ms.table): True
+                                 for m, ok in rec.completed if ok}
+                out["rec_failed"] = {self.migration(m, ms.table): True
+                                     for m, ok in rec.completed if not ok}
+                out["rec_active"] = {self.migration(m, ms.table) for m in rec.active}
+        for n, name in enumerate(("partition", "source", "destination", "target",
+                                  "failure_increment", "started_by", "started_on")):
+            out[name] = {i: info[n] for i, info in self.info.items()}
         return out
+
+    # -- steps -------------------------------------------------------------------------------
 
     #: the Refinement is given the nodes' states before and after a step
     reads_states = True
@@ -1094,69 +1196,136 @@ class Refinement:
     free_actions = frozenset({"start", "source_accepts", "destination_accepts",
                               "commit_to_destination", "master_commits", "fail", "receive",
                               "crash", "master_crash", "local_promotion", "finish_recovery",
-                              "destination_commits"})
+                              "destination_commits", "collect", "follow_new_master",
+                              "update_table"})
     matched_sorts = frozenset({M})
 
-    @staticmethod
-    def _recovering(before: Mapping[str, Hashable | None] | None, node: str) -> bool:
-        """Was ``node`` a new master yet to publish (000 §1.2): not the head of its own list,
-        or collecting the members' tables?"""
-        st: Any = (before or {}).get(node)
-        return st is not None and (not st.members or st.members[0] != node
-                                   or st.recovery is not None)
+    def _find(self, states: Sequence[Mapping[str, Hashable | None]], key: str,
+              master: str | None = None, holder: str | None = None) -> Any:
+        """The migration of id ``key`` the states name: started by ``master``, or active at
+        ``holder``, or any."""
+        found: list[Any] = []
+        for nodes in states:
+            for name, st in nodes.items():
+                if st is None:
+                    continue
+                s: Any = st
+                ms = [f.migration for f in s.flights] + list(s.active)
+                if holder is None or name == holder:
+                    found.extend(m for m in ms if m.id == key)
+                found.extend(c.migration for c in s.completed if c.migration.id == key)
+        for m in found:
+            if master is not None and m.master == master:
+                return m
+        return found[0] if found else None
 
     def actions(self, action: tuple[Any, ...], events: Sequence[Any],
                 before: Mapping[str, Hashable | None] | None = None,
                 after: Mapping[str, Hashable | None] | None = None
                 ) -> list[tuple[str, dict[str, int]]]:
-        """The abstract actions of one explorer step, from its events (``migration_started``,
-        ``migration_committed``, ``migration_rolled_back``, ``member_crashed``, and a
-        ``partition_table_applied`` a member sent itself after a ``member_removed``: the
-        hz37-local-promotion variant's own table change) and, for a crash, whether the node
-        was the master before it (the head of its own member list)."""
+        """The abstract actions of one explorer step, in order, from its action, its events
+        (``migration_started``, ``migration_committed`` and ``migration_rolled_back`` of the
+        master, ``repartitioning`` and the table it applies, ``member_left``,
+        ``member_removed`` and a member's own table change after it: the hz37-local-promotion
+        variant) and the nodes' states before and after it (a table or a completed list taken
+        from the master, the master's commit phase, a recovery's collected members)."""
+        before = {n: st for n, st in (before or {}).items()}
+        after = {n: st for n, st in (after or {}).items()}
+        live_b, live_a = self._live(before), self._live(after)
+        master_b, window_b = self.roles(before)
         out: list[tuple[str, dict[str, int]]] = []
+        idx = self.index
+        kind = action[0]
+
+        def mig(key: str, master: str | None = None, holder: str | None = None) -> int:
+            m = self._find((before, after), key, master, holder)
+            st: Any = live_a.get(m.master) or live_b.get(m.master) if m is not None else None
+            return self.migration(m, st.table if st is not None else None)
+
+        def head(nodes: Mapping[str, Any], n: str) -> str | None:
+            st = nodes.get(n)
+            return st.members[0] if st is not None and st.members else None
+
+        recovering = {n for n, st in live_b.items()
+                      if st.recovery is not None or (st.members and st.members[0] != n)}
+        if kind == "crash":
+            n = action[1]
+            if n in live_b and n != master_b:
+                out.append(("crash", {"member": idx[n]}))
+            return out
+        if kind == "suspect":
+            n, q = action[1], action[2]
+            if head(before, n) != n and head(after, n) == n:
+                out.append(("master_crash", {"master": idx[q], "heir": idx[n]}))
+                out.extend(("follow_new_master", {"member": idx[y]}) for y in live_a
+                           if y != n and head(before, y) == n)
+            elif head(before, n) == q and q != master_b and head(after, n) != n:
+                out.append(("follow_new_master", {"member": idx[n]}))
+        if kind == "deliver":
+            src, dst, msg = action[1], action[2], action[3]
+            name = type(msg).__name__
+            was: Any = live_b.get(dst)
+            now: Any = live_a.get(dst)
+            if was is not None and now is not None:
+                if name == "FetchReply" and was.recovery is not None \
+                        and src in was.recovery.waiting:
+                    out.append(("collect", {"member": idx[src]}))
+                elif name == "MigrationCommit" and src == head(before, dst) \
+                        and not self.independent:
+                    out.append(("destination_commits",
+                                {"m": self.migration(msg.migration)}))
+                elif name in ("PartitionState", "MigrationRequest", "MigrationData") \
+                        and head(before, dst) != dst:
+                    gained = set(now.completed) - set(was.completed)
+                    finalised = any(e.TYPE in ("migration_committed", "migration_rolled_back")
+                                    and e.role != "master" for e in events)
+                    if now.table != was.table or gained or finalised:
+                        sender = msg.migration.master if name == "MigrationData" else src
+                        out.append(("receive", {"member": idx[dst], "sender": idx[sender]}))
+                if not self.independent and dst in live_a:
+                    old = {f.migration for f in was.flights if f.phase == "commit"}
+                    for f in now.flights:
+                        if f.phase == "commit" and f.migration not in old:
+                            out.append(("commit_to_destination",
+                                        {"master": idx[dst], "m": self.migration(f.migration)}))
+        version = {n: st.table.version for n, st in live_b.items()}
+        repartitioned: set[str] = set()
+        finished: set[str] = set()
         removed = {e.member: e.removed for e in events if e.TYPE == "member_removed"}
-        committing = {e.member for e in events
-                      if e.TYPE == "migration_committed" and e.role == "destination"}
-        for node, st in (after or {}).items():
-            # the master sends MigrationCommitOperation: its flight enters the commit phase
-            was: Any = (before or {}).get(node)
-            if st is None or was is None or self.independent:
-                continue
-            old = {f.migration for f in was.flights if f.phase == "commit"}
-            for f in st.flights:  # type: ignore[attr-defined]
-                if f.phase == "commit" and f.migration not in old:
-                    out.append(("commit_to_destination", {"master": self.index[node],
-                                                          "m": self.migration(f.migration)}))
         for e in events:
-            kind = e.TYPE
-            me = self.index.get(getattr(e, "member", ""), -1)
-            if kind == "member_crashed":
-                st: Any = (before or {}).get(e.member)
-                if st is not None and st.members and st.members[0] == e.member:
-                    out.append(("master_crash", {"master": me}))
-                else:
+            t = e.TYPE
+            me = idx.get(getattr(e, "member", ""), -1)
+            if t == "member_left":
+                if e.member != master_b and e.member in live_b:
                     out.append(("crash", {"member": me}))
-            elif kind == "partition_table_applied" and e.sender == e.member \
-                    and e.member in removed:
-                out.append(("local_promotion",
-                            {"member": me, "gone": self.index[removed[e.member]]}))
-            elif kind == "migration_started":
-                m = self.migration(e.migration)
-                name = {"master": "start", "source": "source_accepts", "owner": "source_accepts",
-                        "destination": "destination_accepts"}[e.role]
-                out.append((name, {"master": me, "m": m} if name == "start" else {"m": m}))
-            elif kind == "migration_committed" and e.role == "master":
-                name = "commit_to_destination" if self.independent else "master_commits"
-                out.append((name, {"master": me, "m": self.migration(e.migration)}))
-            elif kind == "partition_table_published" and self._recovering(before, e.member):
+            elif t == "repartitioning":
+                repartitioned.add(e.member)
+            elif t == "partition_table_applied" and e.sender == e.member:
+                if e.member in repartitioned:
+                    out.append(("update_table", {"master": me,
+                                                 "raise": e.version - version[e.member]}))
+                    repartitioned.discard(e.member)
+                elif e.member in removed and head(after, e.member) != e.member:
+                    out.append(("local_promotion",
+                                {"member": me, "gone": idx[removed[e.member]]}))
+                version[e.member] = e.version
+            elif t == "partition_table_applied":
+                version[e.member] = e.version
+            elif t == "partition_table_published" and e.member in recovering \
+                    and e.member not in finished:
+                finished.add(e.member)
                 out.append(("finish_recovery", {}))
-            elif kind == "migration_committed" and e.role == "destination" \
-                    and not self.independent:
-                out.append(("destination_commits", {"m": self.migration(e.migration)}))
-            elif kind == "partition_table_applied" and e.sender not in (None, e.member) \
-                    and (e.member not in committing or self.independent):
-                out.append(("receive", {"member": me, "sender": self.index[e.sender]}))
-            elif kind == "migration_rolled_back" and e.role == "master":
-                out.append(("fail", {"master": me, "m": self.migration(e.migration)}))
+            elif t == "migration_started":
+                if e.role == "master":
+                    m = mig(e.migration, master=e.member)
+                    out.append(("start", {"master": me, "m": m}))
+                else:
+                    m = mig(e.migration, holder=e.member)
+                    out.append(("destination_accepts" if e.role == "destination"
+                                else "source_accepts", {"m": m}))
+            elif t == "migration_committed" and e.role == "master":
+                name = "commit_to_destination" if self.independent else "master_commits"
+                out.append((name, {"master": me, "m": mig(e.migration, master=e.member)}))
+            elif t == "migration_rolled_back" and e.role == "master":
+                out.append(("fail", {"master": me, "m": mig(e.migration, master=e.member)}))
         return out

@@ -182,11 +182,20 @@ class Universe:
             return tuple(self.int_range)
         return self._elements[domain]
 
+    def _key_names(self, domain: str) -> tuple[str, ...]:
+        """The names of ``_keys(domain)``, printed once (Z3's printer is slow)."""
+        cache: dict[Any, tuple[str, ...]] = self.__dict__.setdefault("_names", {})
+        key = (domain, self.int_range if domain == "Int" else None)
+        if key not in cache:
+            cache[key] = tuple(str(k) for k in self._keys(domain))
+        return cache[key]
+
     def var(self, name: str, t: Type) -> Any:
         """A fresh unknown of type ``t``: a Z3 constant, or a flat array of them."""
         if self.finite and isinstance(t, tuple):
             keys = self._keys(t[0])
-            return Flat(keys, tuple(self.var(f"{name}[{k}]", t[1]) for k in keys))
+            return Flat(keys, tuple(self.var(f"{name}[{k}]", t[1])
+                                    for k in self._key_names(t[0])))
         return z3.Const(name, self.sort_of(t))
 
     def const(self, t: Type, value: Any) -> Any:
