@@ -94,9 +94,11 @@ VARIANTS: dict[str, str | None] = {
     "fail-plus-two": None,
 }
 
-#: the design question of 000 §2.1 step 4 ("+2 or +1"), with a destination that splits off
+#: the design question of 000 §2.1 step 4 ("+2 or +1"): +1 with crash-stop members (a commit
+#: fails only when its destination crashed), and +1 and +2 with a destination that splits off
 #: during the commit and comes back (not a refimpl variant: its failure detector is perfect)
 QUESTIONS: dict[str, str | None] = {
+    "fail-plus-one": None,
     "fail-plus-one-split": "PT-MASTER-ONLY",
     "fail-plus-two-split": None,
 }
@@ -173,6 +175,7 @@ VARIABLES: tuple[Var, ...] = (
     Var("dest_split", SET_G, "the master removed the live destination during the commit",
         ghost=True),
     Var("recovery_failed", SET_G, "a new master's recovery failed it (000 §2.2)", ghost=True),
+    Var("given", ("Int", TABLE), "the table the master last gave each version", ghost=True),
 )
 
 
@@ -284,8 +287,8 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
     if variant not in VARIANTS and variant not in QUESTIONS:
         raise ValueError(f"unknown migration variant {variant!r}; known: "
                          f"{', '.join([*VARIANTS, *QUESTIONS])}")
-    split = variant in QUESTIONS
-    minimum = 1 if variant == "fail-plus-one-split" else 2
+    split = variant.endswith("-split")
+    minimum = 1 if variant.startswith("fail-plus-one") else 2
     independent = variant == "hz37-independent-commit"
     stale_master = variant == "hz37-stale-master-table"
 
@@ -293,7 +296,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         inc = f.failure_increment[m]
         if variant in ("fail-plus-two", "fail-plus-two-split"):
             return inc == 2
-        if variant == "fail-plus-one-split":
+        if variant.startswith("fail-plus-one"):
             return inc == 1
         return inc >= 2
 
@@ -316,6 +319,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
                     "master_committed", "master_rolled_back", "source_committed",
                     "source_rolled_back_live", "dest_split", "recovery_failed")])),
             ages(f), u.forall([M], lambda x: f.age[f.master] <= f.age[x]),
+            eq(f.given[0], f.table[f.master]),
             f.alive[f.master], z3.Not(f.recovering),
             eq(f.rec_ok, _none(u)), eq(f.rec_failed, _none(u)), eq(f.rec_active, _none(u)),
             u.forall([M], lambda x: z3.And(
@@ -394,6 +398,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             "table": store(pre.table, w, table),
             "version": store(pre.version, w, v),
             "completed_ok": store(pre.completed_ok, w, ok),
+            "given": store(pre.given, v, table),
             "master_committed": _add(pre.master_committed, m),
             "active": store(pre.active, w, _add(pre.active[w], m, False)),
             "source_committed": _add(pre.source_committed, m,
@@ -401,7 +406,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             **_publish(pre, w, v, table, ok, pre.completed_failed[w]),
         }
 
-    commit_mods = ("requesting", "committing", "table", "version", "completed_ok",
+    commit_mods = ("requesting", "committing", "table", "version", "completed_ok", "given",
                    "master_committed", "active", "source_committed", *_PUBLISHES)
 
     def g_done(f: Frame, a: Params) -> z3.BoolRef:
@@ -422,12 +427,13 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
                 "sent_commit": _add(pre.sent_commit, m),
                 "commit_table": store(pre.commit_table, m, _apply(pre, pre.table[w], m)),
                 "commit_version": store(pre.commit_version, m, pre.version[w] + 1),
+                "given": store(pre.given, pre.version[w] + 1, _apply(pre, pre.table[w], m)),
                 "commit_ok": store(pre.commit_ok, m, _add(pre.completed_ok[w], m)),
                 "commit_failed": store(pre.commit_failed, m, pre.completed_failed[w])}
 
         act("commit_to_destination", (("master", M), ("m", G)), g_done, e_commit,
             ("requesting", "committing", "sent_commit", "commit_table", "commit_version",
-             "commit_ok", "commit_failed"),
+             "commit_ok", "commit_failed", "given"),
             "000 §2.1 steps 1-2: a copy of the table with the migration applied, version + 1, "
             "and the completed list with it successful, sent with MigrationCommitOperation")
 
@@ -472,6 +478,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             "committing": _add(pre.committing, m, False),
             "version": store(pre.version, w, v),
             "completed_failed": store(pre.completed_failed, w, failed),
+            "given": store(pre.given, v, pre.table[w]),
             "master_rolled_back": _add(pre.master_rolled_back, m),
             "active": store(pre.active, w, _add(pre.active[w], m, False)),
             "source_rolled_back_live": _add(pre.source_rolled_back_live, m,
@@ -482,7 +489,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             out["dest_split"] = _add(pre.dest_split, m)
         return out
 
-    fail_mods = ("requesting", "committing", "version", "completed_failed",
+    fail_mods = ("requesting", "committing", "version", "completed_failed", "given",
                  "master_rolled_back", "active", "source_rolled_back_live", *_PUBLISHES)
 
     act("fail", (("master", M), ("m", G)),
@@ -543,16 +550,18 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         return {"version": store(pre.version, w, v), **published}
 
     def r_update(pre: Frame, post: Frame, a: Params) -> z3.BoolRef:
-        """Any new table at the master, and the publication carries it."""
+        """Any new table at the master: the publication carries it, the version is given it."""
         w = a["master"]
         k = pre.npub[w] + 1
+        v = pre.version[w] + a["raise"]
         return z3.And(eq(post.table, store(pre.table, w, post.table[w])),
+                      eq(post.given, store(pre.given, v, post.table[w])),
                       eq(post.pub_table, store(pre.pub_table, w,
                                                store(pre.pub_table[w], k, post.table[w]))))
 
     act("update_table", (("master", M), ("raise", "Int")),
         lambda f, a: z3.And(_active_master(f, a["master"]), _idle(f), a["raise"] >= 1),
-        e_update, ("table", "version", *_PUBLISHES),
+        e_update, ("table", "version", "given", *_PUBLISHES),
         "000 §1.1: the master's other updates (a left replica set to NULL, a lost owner "
         "reassigned, a promotion, repartitioning's clears) give any table, raise the version "
         "(by one per update) and are published", relation=r_update)
@@ -678,10 +687,11 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             "recovery_failed": u.set_where(G, lambda m: z3.Or(pre.recovery_failed[m],
                                                               undecided(m)), "rf"),
             "version": store(pre.version, w, v), "table": store(pre.table, w, pre.best_table),
+            "given": store(pre.given, v, pre.best_table),
             **_publish(pre, w, v, pre.best_table, pre.rec_ok, failed)}
 
     act("finish_recovery", (("raise", "Int"),), g_finish, e_finish,
-        ("recovering", "version", "table", "rec_failed", "recovery_failed", *_LEARNS,
+        ("recovering", "version", "table", "rec_failed", "recovery_failed", "given", *_LEARNS,
          *_PUBLISHES),
         "000 §1.2: every member answered or left: the most recent table; §2.2: a migration a "
         "completed list names is completed, the other active ones fail (version raised by "
@@ -689,7 +699,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
 
     return System(
         name="migration", variant=variant, sorts=(M, P, G), variables=VARIABLES, init=init,
-        actions=tuple(actions), properties=_properties(), lemmas=_lemmas(minimum),
+        actions=tuple(actions), properties=_properties(), lemmas=_lemmas(minimum, split),
         sizes={M: members, P: partitions, G: migrations}, budgets=dict(DEFAULT_BUDGETS),
         describe=describe,
         design="000 §1 (the partition table: master-only updates, the most recent table after a "
@@ -780,7 +790,8 @@ def _properties() -> tuple[Property, ...]:
                  formula="a publication by master w: ∀y ≠ w alive. version(y) ≤ version'(w)",
                  lemmas=_ORDER_LEMMAS),
         Property("PT-MASTER-ONLY", state=master_only,
-                 formula="∀x, y alive. version(x) = version(y) → table(x) = table(y)"),
+                 formula="∀x, y alive. version(x) = version(y) → table(x) = table(y)",
+                 lemmas=(*_ORDER_LEMMAS, "commit-table", "given-tables")),
         Property("MIG-REJECT-STALE", step=reject_stale,
                  formula="a participant accepting m: version = started_on(m) and no other "
                          "active migration"),
@@ -788,17 +799,17 @@ def _properties() -> tuple[Property, ...]:
 
 
 _ORDER_LEMMAS: tuple[str, ...] = (
-    "two-endpoints", "failure-raises", "master-follows-itself", "followers", "old-masters-dead",
-    "commit-carries-it", "flight-ends", "followers-settled", "collected-followers",
-    "publications-not-newer", "followers-not-newer", "publishers", "recovery-not-older",
-    "commits-not-newer", "failures-decided", "recovered-abandoned",
+    "two-endpoints", "splits", "failure-raises", "master-follows-itself", "followers",
+    "old-masters-dead", "commit-carries-it", "flight-ends", "followers-settled",
+    "collected-followers", "publications-not-newer", "followers-not-newer", "publishers",
+    "recovery-not-older", "commits-not-newer", "failures-decided", "recovered-abandoned",
     "recovery-collects", "recovery-saw-commits", "master-alive", "flight-of-master",
     "one-flight", "unstarted", "request-phase", "commit-phase", "destination-first",
     "decided-once", "ok-lists-after-destination", "rolled-back-stays-failed",
     "commit-not-older")
 
 
-def _lemmas(minimum: int) -> tuple[Lemma, ...]:
+def _lemmas(minimum: int, split: bool) -> tuple[Lemma, ...]:
     out: list[Lemma] = []
 
     def lem(name: str, formula: str, design: str, sorts: Sequence[str],
@@ -908,6 +919,38 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
         "successful; the new master fails only the others", [G],
         lambda f, m: z3.Implies(z3.And(f.recovery_failed[m], f.alive[f.destination[m]]),
                                 z3.Not(f.dest_committed[m])))
+    lem("commit-table", "committing(m) → commit_table(m) = table(master) with m applied",
+        "000 §2.1 steps 1-2: the commit carries a copy of the master's table with the "
+        "migration applied; the master's own table does not change while it waits", [G],
+        lambda f, m: z3.Implies(f.committing[m],
+                                eq(f.commit_table[m], _apply(f, f.table[f.master], m))))
+
+    def given(f: Frame, v: z3.ArithRef, t: Any) -> z3.BoolRef:
+        return eq(t, f.given[v])
+
+    lem("given-tables", "every table a live member holds or can still take (a publication of "
+        "the master it follows, a commit to it from that master, the recovery's best) is the "
+        "table the master last gave its version",
+        "000 §1.1: only the master updates the partition table, and every update raises its "
+        "version; §2.1 step 4: a failed commit raises the version past the commit's", [M, M, G],
+        lambda f, x, w, m: z3.And(
+            z3.Implies(f.alive[x], given(f, f.version[x], f.table[x])),
+            f.u.forall_int(1, lambda k: z3.Implies(
+                z3.And(f.published[w][k], f.alive[x], f.follows[x] == w, x != w),
+                given(f, f.pub_version[w][k], f.pub_table[w][k]))),
+            z3.Implies(z3.And(f.sent_commit[m], f.alive[f.destination[m]],
+                              f.follows[f.destination[m]] == f.started_by[m]),
+                       given(f, f.commit_version[m], f.commit_table[m])),
+            z3.Implies(f.recovering, given(f, f.best_version, f.best_table))))
+    if split:
+        lem("splits", "dest_split(m) → master_rolled_back(m) ∧ sent_commit(m)",
+            "000 §2.1 step 4: the master fails a commit whose destination left during it", [G],
+            lambda f, m: z3.Implies(f.dest_split[m], z3.And(f.master_rolled_back[m],
+                                                            f.sent_commit[m])))
+    else:
+        lem("splits", "¬dest_split(m)",
+            "crash-stop members: a destination leaves a commit only by crashing", [G],
+            lambda f, m: z3.Not(f.dest_split[m]))
     lem("master-alive", "alive(master)",
         "000 §1.2: a crashed master is replaced by a live member", [],
         lambda f: f.alive[f.master])
@@ -1000,20 +1043,24 @@ def _lemmas(minimum: int) -> tuple[Lemma, ...]:
         [G], lambda f, m: z3.Implies(z3.Not(f.dest_committed[m]), z3.And(
             no_ok_elsewhere(f, m), z3.Not(f.completed_ok[f.destination[m]][m]))))
     lem("rolled-back-stays-failed", "master_rolled_back(m) → ¬master_committed(m) ∧ not in "
-        "flight ∧ m successful nowhere but at a crashed destination",
+        "flight ∧ (dest_split(m) ∨ m successful nowhere but at a crashed destination)",
         "000 §2.1 step 4: a failed migration is completed as failed; the destination that may "
         "have committed it has crashed", [G],
         lambda f, m: z3.Implies(f.master_rolled_back[m], z3.And(
-            z3.Not(f.master_committed[m]), z3.Not(inflight(f, m)), no_ok_elsewhere(f, m),
-            z3.Implies(z3.Or(f.sent_commit[m], f.completed_ok[f.destination[m]][m]),
-                       z3.Not(f.alive[f.destination[m]])))))
-    lem("commit-not-older", "sent_commit(m) ∧ ¬dest_committed(m) ∧ alive(dst) → its master's "
+            z3.Not(f.master_committed[m]), z3.Not(inflight(f, m)),
+            z3.Or(f.dest_split[m], z3.And(
+                no_ok_elsewhere(f, m),
+                z3.Implies(z3.Or(f.sent_commit[m], f.completed_ok[f.destination[m]][m]),
+                           z3.Not(f.alive[f.destination[m]])))))))
+    lem("commit-not-older", "sent_commit(m) ∧ ¬dest_committed(m) ∧ alive(dst) ∧ "
+        "¬dest_split(m) → its master's "
         "publications and other commits are older than the commit, and so is dst's table "
         "while it follows it",
         "000 §2.1 steps 1-2: the commit carries version + 1 and the master publishes nothing "
         "while it waits; the destination takes it unless it has a newer table", [G, G],
         lambda f, m, o: z3.Implies(
-            z3.And(f.sent_commit[m], z3.Not(f.dest_committed[m]), f.alive[f.destination[m]]),
+            z3.And(f.sent_commit[m], z3.Not(f.dest_committed[m]), f.alive[f.destination[m]],
+                   z3.Not(f.dest_split[m])),
             z3.And(f.u.forall_int(1, lambda k: z3.Implies(
                 f.published[f.started_by[m]][k],
                 f.pub_version[f.started_by[m]][k] < f.commit_version[m])),

@@ -46,6 +46,13 @@ def module(name: str) -> ModuleType:
     return importlib.import_module(MODELS[name])
 
 
+def variants(name: str) -> dict[str, str | None]:
+    """The variants model ``name`` expresses (each with the spec its flaw breaks) and its design
+    questions (the migration model's 000 §2.1 "+1 or +2")."""
+    mod = module(name)
+    return {**mod.VARIANTS, **getattr(mod, "QUESTIONS", {})}
+
+
 @dataclass
 class SpecVerdict:
     """What `partsafe prove` says of one spec."""
@@ -92,9 +99,10 @@ def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
                 timeout_s: float = 300.0, proof_timeout_s: float = 60.0) -> ModelVerdict:
     """Every spec of model ``name`` in ``variant`` (see the module docstring)."""
     mod = module(name)
-    if variant not in getattr(mod, "VARIANTS", {}):
+    known_variants = variants(name)
+    if variant not in known_variants:
         raise ValueError(f"{name}: no symbolic form of variant {variant!r}; known: "
-                         f"{', '.join(mod.VARIANTS)}")
+                         f"{', '.join(known_variants)}")
     system = mod.system(variant)
     depth = DEFAULT_DEPTH.get(name, 6) if depth is None else depth
     wanted = list(specs) if specs else [p.spec for p in system.properties]

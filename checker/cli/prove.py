@@ -103,8 +103,8 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
 
 
 def _variants(name: str) -> dict[str, Any]:
-    from partsafe.models.prove import module
-    return dict(module(name).VARIANTS)
+    from partsafe.models.prove import variants
+    return variants(name)
 
 
 def _render(verdicts: list[ModelVerdict]) -> None:

@@ -19,7 +19,7 @@ SIZES = {"Member": 3, "Partition": 2, "Migration": 2}
 
 
 @pytest.mark.parametrize("spec", ["PT-VERSION", "MIG-REJECT-STALE", "MIG-COMMIT-ORDER",
-                                  "MIG-ATOMIC", "PT-MOST-RECENT"])
+                                  "MIG-ATOMIC", "PT-MOST-RECENT", "PT-MASTER-ONLY"])
 def test_fixed_proves_for_any_size(spec: str) -> None:
     result = prove(mg.system("fixed"), spec)
     assert result.verdict == "proved", result.reason
@@ -90,6 +90,22 @@ def test_failure_plus_one_breaks_master_only_plus_two_does_not() -> None:
     assert {"destination_commits", "destination_split"} <= set(actions)
     result = bmc(mg.system("fail-plus-two-split"), ["PT-MASTER-ONLY"], small, 6)
     assert result["PT-MASTER-ONLY"].verdict == "bounded"
+
+
+@pytest.mark.parametrize(("question", "proved"), [
+    ("fail-plus-two-split", True),   # 000 §2.1 step 4's +2, a destination that comes back
+    ("fail-plus-one", True),         # +1 with crash-stop members: the destination is gone
+    ("fail-plus-one-split", False),  # +1 and a destination that comes back
+])
+def test_section_2_1_question_for_any_size(question: str, proved: bool) -> None:
+    """Is +2 needed, or does +1 do? One version names one table (PT-MASTER-ONLY) for any size
+    with +2; with +1 only while a failed commit's destination never comes back (the bounded
+    counterexample is in test_failure_plus_one_breaks_master_only_plus_two_does_not)."""
+    result = prove(mg.system(question), "PT-MASTER-ONLY",
+                   timeout_ms=60_000 if proved else 2_000)
+    assert (result.verdict == "proved") is proved, result.reason
+    if not proved:
+        assert "after destination_split" in result.reason
 
 
 def test_variants_name_the_specs_refimpl_says_they_break() -> None:
