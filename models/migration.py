@@ -1297,7 +1297,7 @@ class Refinement:
         before = {n: st for n, st in (before or {}).items()}
         after = {n: st for n, st in (after or {}).items()}
         live_b, live_a = self._live(before), self._live(after)
-        master_b, window_b = self.roles(before)
+        master_b, _ = self.roles(before)
         out: list[tuple[str, dict[str, int]]] = []
         idx = self.index
         kind = action[0]
