@@ -28,7 +28,8 @@ and the table version it starts on are fixed when it starts (``started_by``,
   takes a table only from its master and only with a greater version, and finalises every
   migration of the list it did not know (000 §1.1, §2.1);
 * ``update_table``: the master's other table updates of 000 §1.1 (a left member's replica set
-  to NULL, a lost owner reassigned, repartitioning): any table, version + 1, published;
+  to NULL, a promotion, a lost owner reassigned, repartitioning's clears): any table, the
+  version raised by one per update (``raise``), published once;
 * ``master_crash`` (fault): the master crashes, a live member becomes master and collects
   (``collect``) every live member's table, completed list and active migrations once that
   member follows it; ``finish_recovery`` (every live member collected) takes the most recent
@@ -43,9 +44,10 @@ and the table version it starts on are fixed when it starts (``started_by``,
   (loss is never delivering it, reordering and duplication are delivering in any order, any
   number of times); a publication is named by its sender and version, a commit by its
   migration, each with its payload;
-* a replica index is abstracted to replica ownership: a migration removes the source from the
-  partition's replicas and adds the destination (MOVE; the other types of 000 §3.1 change the
-  same ownership), and the source is the source endpoint (the member that sends the data);
+* a replica index is abstracted to replica ownership: a migration's partition gets the
+  migration's ``target`` owners (fixed when it is planned: a MOVE's source leaves, a COPY's or
+  a SHIFT's stays, the destination joins, 000 §3.1); the source is the source endpoint (the
+  member that sends the data, the owner for a backup's migration);
 * the master is never a migration destination; the new master is the oldest live member
   (``age``, fixed: member ``i`` of a finite universe is the explorer's ``i``-th node), and it
   is master from the crash on, which its members learn from a perfect failure detector;
@@ -54,6 +56,13 @@ and the table version it starts on are fixed when it starts (``started_by``,
 * the new master's ``Fetch`` and the member's reply are one step: a member answers only once
   it follows the new master, and from then on takes nothing from anyone else, who does not
   publish before its recovery ends, so its state is the same when the reply arrives;
+* the differential test's map (``Refinement``) leaves the network free and reads a member's
+  completed list as a lower bound of the model's (the reference evicts entries every member
+  acknowledged); a departed master stays the model's master until the oldest live member
+  notices it (``master_crash``), so a member that notices it first acts on it only then
+  (hz37-local-promotion's and hz37-independent-commit's own steps on that notice are not
+  expressed), and a new master's collection is left free while the answer of a member that
+  crashed after answering may be in flight (``collect`` takes live members);
 * the failure increment is a per-migration integer ``failure_increment``: the current source's
   increment + 1 (at least 2) in ``fixed``, 000 §2.1 step 4's 2 in ``fail-plus-two`` and 1 in
   ``fail-plus-one`` (the design question of §2.1: is +2 needed?).
@@ -711,7 +720,8 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             "the master is never a destination",
             "completed lists only grow (no eviction)",
             "Fetch and its reply are one step",
-            "the master's other table updates change one replica per step",
+            "a migration's table change is its target replica owners",
+            "the master's other table updates give any table, published once",
         ))
 
 
