@@ -63,6 +63,7 @@ from partsafe.models.system import (
     System,
     Var,
     eq,
+    ite,
     member_set,
     store,
 )
@@ -138,10 +139,21 @@ class _Builder:
                       z3.Not(self.has(f.claiming, m)), f.master[m] == m, f.head[m] == m,
                       self.has(f.view[m], m))
 
-    def older_suspected(self, f: Frame, p: z3.ExprRef, of: z3.ExprRef) -> z3.BoolRef:
-        """``p`` suspects every member of its list older than ``of``."""
+    def older_suspected(self, f: Frame, p: z3.ExprRef, of: z3.ExprRef,
+                        susp: Any = None) -> z3.BoolRef:
+        """``p`` suspects (``susp``: its suspects, by default ``susp[p]``) every member of its
+        list older than ``of``."""
+        row = f.susp[p] if susp is None else susp
         return f.u.forall([M], lambda x: z3.Implies(
-            z3.And(self.has(f.view[p], x), f.age[x] < f.age[of]), self.has(f.susp[p], x)))
+            z3.And(self.has(f.view[p], x), f.age[x] < f.age[of]), self.has(row, x)))
+
+    def claims(self, f: Frame, p: z3.ExprRef, susp: Any) -> z3.BoolRef:
+        """A suspicion that leaves ``p`` (not claiming, in its own list) suspecting ``susp``,
+        every member of its list older than itself, starts ``p``'s mastership claim (002
+        Mastership Claim Process: "If a slave suspects all members older than itself in the
+        member list, it starts the mastership claim process")."""
+        return z3.And(z3.Not(self.has(f.claiming, p)), self.has(f.view[p], p),
+                      self.older_suspected(f, p, p, susp))
 
     def publish(self, pre: Frame, m: z3.ExprRef, view: z3.ArrayRef, version: z3.ArithRef
                 ) -> dict[str, z3.ExprRef]:
@@ -245,35 +257,31 @@ class _Builder:
                           p != q, z3.Not(has(f.susp[p], q)))
 
         def suspect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            p, q = a["p"], a["q"]
-            return {"susp": store(pre.susp, p, store(pre.susp[p], q, True)),
-                    "accepted": store(pre.accepted, p, store(pre.accepted[p], q, False))}
+            p, q, u = a["p"], a["q"], pre.u
+            susp = store(pre.susp[p], q, True)
+            claims = self.claims(pre, p, susp)
+            none = u.const(SET, z3.BoolVal(False, u.ctx))
+            return {"susp": store(pre.susp, p, susp),
+                    "accepted": store(pre.accepted, p, ite(
+                        claims, none, store(pre.accepted[p], q, False))),
+                    "claiming": store(pre.claiming, p, z3.Or(pre.claiming[p], claims)),
+                    "claimed": store(pre.claimed, p, z3.Or(pre.claimed[p], claims)),
+                    "master": store(pre.master, p, z3.If(claims, p, pre.master[p])),
+                    "answered": store(pre.answered, p, ite(claims, none, pre.answered[p])),
+                    "best": store(pre.best, p, z3.If(claims, pre.ver[p], pre.best[p]))}
 
         def unsuspect_g(f: Frame, a: Params) -> z3.BoolRef:
             p, q = a["p"], a["q"]
+            # q heartbeats the members of its list it does not suspect (002 Member Suspicion
+            # & Removal: "heartbeat ... messages are not sent to that member")
             return z3.And(has(f.alive, p), has(f.alive, q), has(f.susp[p], q),
                           has(f.view[p], q), z3.Not(has(f.claiming, p)),
-                          f.master[p] == f.head[p])
+                          f.master[p] == f.head[p], has(f.joined, q), has(f.view[q], p),
+                          z3.Not(has(f.susp[q], p)))
 
         def unsuspect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, q = a["p"], a["q"]
             return {"susp": store(pre.susp, p, store(pre.susp[p], q, False))}
-
-        def claim_g(f: Frame, a: Params) -> z3.BoolRef:
-            p = a["p"]
-            return z3.And(has(f.alive, p), has(f.joined, p), z3.Not(self.is_master(f, p)),
-                          z3.Not(has(f.claiming, p)), has(f.view[p], p),
-                          self.older_suspected(f, p, p))
-
-        def claim_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            p, u = a["p"], pre.u
-            none = u.const(SET, z3.BoolVal(False, u.ctx))
-            return {"claiming": store(pre.claiming, p, True),
-                    "claimed": store(pre.claimed, p, True),
-                    "master": store(pre.master, p, p),
-                    "accepted": store(pre.accepted, p, none),
-                    "answered": store(pre.answered, p, none),
-                    "best": store(pre.best, p, pre.ver[p])}
 
         def accept_g(f: Frame, a: Params) -> z3.BoolRef:
             q, p = a["q"], a["p"]
@@ -297,23 +305,32 @@ class _Builder:
             return z3.And(has(f.alive, p), has(f.claiming, p), has(f.answered[p], q),
                           z3.Not(has(f.accepted[p], q)), z3.Not(has(f.susp[p], q)))
 
+        def collected(pre: Frame, p: z3.ExprRef, q: z3.ExprRef, when: z3.BoolRef
+                      ) -> tuple[Any, z3.ArithRef]:
+            """``p``'s acceptances and greatest version seen after it collects ``q``'s answer
+            where ``when`` holds."""
+            seen = pre.respver[p][q]
+            return (store(pre.accepted[p], q, z3.Or(pre.accepted[p][q], when)),
+                    z3.If(z3.And(when, seen > pre.best[p]), seen, pre.best[p]))
+
         def collect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, q = a["p"], a["q"]
-            seen = pre.respver[p][q]
-            return {
-                "accepted": store(pre.accepted, p, store(pre.accepted[p], q, True)),
-                "best": store(pre.best, p, z3.If(seen > pre.best[p], seen, pre.best[p]))}
+            acc, best = collected(pre, p, q, z3.BoolVal(True, pre.u.ctx))
+            return {"accepted": store(pre.accepted, p, acc), "best": store(pre.best, p, best)}
 
         def finalize_g(f: Frame, a: Params) -> z3.BoolRef:
             return z3.And(has(f.alive, a["p"]), has(f.claiming, a["p"]))
 
         def finalize_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            p, u = a["p"], pre.u
-            acc, sus = pre.accepted[p], pre.susp[p]
+            # the answer of `q` that the claimant collects in the same step, where `collect`
+            # is enabled (the last awaited answer; `q` = `p`: none)
+            p, q, u = a["p"], a["q"], pre.u
+            acc, best = collected(pre, p, q, collect_g(pre, {"p": p, "q": q}))
+            sus = pre.susp[p]
             if self.discover:
                 view = u.set_where(M, lambda x: z3.Or(
                     x == p, z3.And(has(acc, x), z3.Not(has(sus, x)))), "fx")
-                version = pre.best[p] + 1
+                version = best + 1
             else:
                 old = pre.view[p]
                 view = u.set_where(M, lambda x: z3.Or(
@@ -322,7 +339,8 @@ class _Builder:
             kept = u.set_where(M, lambda y: z3.And(has(sus, y), has(view, y)), "fy")
             return {**self.publish(pre, p, view, version),
                     "claiming": store(pre.claiming, p, False),
-                    "susp": store(pre.susp, p, kept)}
+                    "susp": store(pre.susp, p, kept),
+                    "accepted": store(pre.accepted, p, acc), "best": store(pre.best, p, best)}
 
         def apply_g(f: Frame, a: Params) -> z3.BoolRef:
             p, m, k = a["p"], a["m"], a["k"]
@@ -384,20 +402,19 @@ class _Builder:
             Action("remove", (("m", M), ("q", M)), remove_g, remove_e, (*self.PUBLISH, "susp"),
                    sec + "Member Suspicion & Removal", fault=false_removal,
                    budget="suspicions"),
-            Action("suspect", (("p", M), ("q", M)), suspect_g, suspect_e, ("susp", "accepted"),
-                   sec + "Member Suspicion & Removal; Explicit Suspicion",
-                   fault=false_suspicion, budget="suspicions"),
+            Action("suspect", (("p", M), ("q", M)), suspect_g, suspect_e,
+                   ("susp", "accepted", "claiming", "claimed", "master", "answered", "best"),
+                   sec + "Member Suspicion & Removal; Explicit Suspicion; Mastership Claim "
+                   "Process", fault=false_suspicion, budget="suspicions"),
             Action("unsuspect", (("p", M), ("q", M)), unsuspect_g, unsuspect_e, ("susp",),
                    sec + "Removing Suspicion"),
-            Action("claim", (("p", M),), claim_g, claim_e,
-                   ("claiming", "claimed", "master", "accepted", "answered", "best"),
-                   sec + "Mastership Claim Process"),
             Action("accept", (("q", M), ("p", M)), accept_g, accept_e,
                    ("master", "answered", "respver"), sec + "Mastership Claim Process"),
             Action("collect", (("p", M), ("q", M)), collect_g, collect_e, ("accepted", "best"),
                    sec + "Mastership Claim Process"),
-            Action("finalize", (("p", M),), finalize_g, finalize_e,
-                   (*self.PUBLISH, "claiming", "susp"), sec + "Mastership Claim Process"),
+            Action("finalize", (("p", M), ("q", M)), finalize_g, finalize_e,
+                   (*self.PUBLISH, "claiming", "susp", "accepted", "best"),
+                   sec + "Mastership Claim Process"),
             Action("apply", (("p", M), ("m", M), ("k", "Int")), apply_g, apply_e,
                    ("view", "ver", "head", "master", "joined", "susp", "last"),
                    sec + "Membership Update Process"),
@@ -432,8 +449,9 @@ class _Builder:
         def master_only(pre: Frame, post: Frame, action: str, a: Params) -> z3.BoolRef:
             if action in ("admit", "remove"):
                 return pre.head[a["m"]] == a["m"]
-            if action == "claim":
-                return self.older_suspected(pre, a["p"], a["p"])
+            if action == "suspect":  # the claim it may start
+                return z3.Implies(post.claiming[a["p"]] != pre.claiming[a["p"]],
+                                  self.older_suspected(post, a["p"], a["p"]))
             return z3.BoolVal(True, pre.u.ctx)
 
         def agreement(f: Frame) -> z3.BoolRef:
@@ -646,13 +664,17 @@ class Refinement:
             elif isinstance(e, ev.SuspicionRemoved):
                 out.append(("unsuspect", {"p": ix[e.member], "q": ix[e.suspect]}))
             elif isinstance(e, ev.MastershipClaimStarted):
-                out.append(("claim", {"p": ix[e.member]}))
+                continue  # part of the suspicion just before it
             elif isinstance(e, ev.MastershipClaimAccepted):
                 out.append(("accept", {"q": ix[e.member], "p": ix[e.candidate]}))
             elif isinstance(e, ev.MastershipAcceptanceReceived):
                 out.append(("collect", {"p": ix[e.member], "q": ix[e.sender]}))
             elif isinstance(e, ev.MastershipClaimed):
-                out.append(("finalize", {"p": ix[e.member]}))
+                # the last awaited answer and the final list are one step
+                p, q = ix[e.member], ix[e.member]
+                if out and out[-1][0] == "collect" and out[-1][1]["p"] == p:
+                    q = out.pop()[1]["q"]
+                out.append(("finalize", {"p": p, "q": q}))
                 installs_own = True
             elif isinstance(e, ev.MemberListInstalled):
                 if installs_own:

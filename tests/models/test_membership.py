@@ -126,3 +126,20 @@ def _without(system, action: str, keep):  # type: ignore[no-untyped-def]
 def test_each_symbolic_spec_catches_its_violation(spec: str, action: str, guard) -> None:  # type: ignore[no-untyped-def]
     weakened = _without(membership.system("fixed"), action, guard)
     assert bmc(weakened, [spec], {}, 3)[spec].verdict == "counterexample"
+
+
+def test_stale_master_list_breaks_view_agreement_and_replays() -> None:
+    """002 Background, problem 3: after the master crashes, a slave that never saw a join claims
+    with its own list at its own version + 1; a member that applied the join holds another list
+    at the same version, and no action but a fault is left (MEM-VIEW-AGREEMENT)."""
+    variant = "hz38-stale-master-list"
+    system = membership.system(variant)
+    found = bmc(system, ["MEM-VIEW-AGREEMENT"], {}, 11, budgets={"suspicions": 0},
+                first=11)["MEM-VIEW-AGREEMENT"]
+    assert found.verdict == "counterexample"
+    steps = [s["action"] for s in found.trace[1:]]
+    assert {"start", "admit", "crash", "accept", "finalize"} <= set(steps)
+    doc = to_artifact("membership", variant, "MEM-VIEW-AGREEMENT", found.trace)
+    _, trace, message = artifact.replay(doc)
+    assert message is not None and "MEM-VIEW-AGREEMENT" in str(doc["spec"])
+    assert len(trace.steps) >= len(steps)
