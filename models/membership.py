@@ -22,11 +22,13 @@ State (one Z3 array per variable, over the sort ``Member``):
 Actions (002's sections): ``start`` a joiner (fault) and ``admit`` it at the master, version + 1
 (Membership Update Process); ``remove`` a suspected member at the master, version + 1 (Member
 Suspicion & Removal; the master never merely suspects); ``suspect`` (a slave, fault: the
-failure detector or an explicit suspicion) and ``unsuspect`` (a heartbeat from a suspected member,
-Removing Suspicion); ``claim``, ``accept``, ``collect`` and ``finalize`` (Mastership Claim
-Process: the claimant publishes itself and the members that accepted at the greatest version it
-saw + 1); ``apply`` a published list (only from the master one follows, only a greater version,
-only a list that holds oneself); ``crash`` (fault).
+failure detector or an explicit suspicion; a suspicion that leaves a slave suspecting every older
+member of its list starts its mastership claim in the same step, as the reference implementation
+does) and ``unsuspect`` (a heartbeat from a suspected member, which heartbeats the members of its
+list it does not suspect: Removing Suspicion); ``accept``, ``collect`` and ``finalize``
+(Mastership Claim Process: the claimant publishes itself and the members that accepted at the
+greatest version it saw + 1); ``apply`` a published list (only from the master one follows,
+only a greater version, only a list that holds oneself); ``crash`` (fault).
 
 Variants: ``hz38-unordered-members`` (lists carry no version: a member applies any list that
 differs from its own) and ``hz38-stale-master-list`` (a new master publishes its own list, less
@@ -40,7 +42,9 @@ Abstractions, each checked edge by edge against the reference implementation
   in the history, so it changes nothing;
 * a claim's bookkeeping of whom it still waits for, retries and timeouts is not kept: the
   claimant may finalize at any time (a timeout gives up on those who did not answer), and a
-  member's acceptance may be collected at any time while the claimant claims;
+  member's acceptance may be collected at any time while the claimant claims; ``finalize(p, q)``
+  may collect ``q``'s answer in the same step (the last awaited answer; ``q = p``: none), a
+  merged step that adds no state (``collect`` then ``finalize`` reaches the same one);
 * the join request's route (a member that is not the master redirects the joiner) is one
   ``admit`` at the master, for a started joiner that has not joined;
 * the members' order is a fixed ``age``: joiners are younger than the initial members (the
@@ -475,8 +479,9 @@ class _Builder:
             Property("MEM-VIEW-INTEGRITY", state=integrity,
                      formula="∀p. alive(p) ∧ joined(p) ⇒ p ∈ view(p)", lemmas=("dormant",)),
             Property("MEM-MASTER-ONLY", step=master_only,
-                     formula="admit(m, _) ∨ remove(m, _) ⇒ head(m) = m; claim(p) ⇒ p suspects "
-                             "every member of its list older than itself"),
+                     formula="admit(m, _) ∨ remove(m, _) ⇒ head(m) = m; a suspect(p, _) "
+                             "that starts p's claim ⇒ p suspects every member of its list older "
+                             "than itself"),
             Property("MEM-VIEW-AGREEMENT", state=agreement, quiescent=True,
                      formula="quiescent ⇒ ∀p, q alive. joined(p) ∧ q ∈ view(p) ⇒ joined(q) ∧ "
                              "view(q) = view(p) ∧ ver(q) = ver(p)"),
