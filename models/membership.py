@@ -370,12 +370,14 @@ class _Builder:
         def false_suspicion(f: Frame, a: Params) -> z3.BoolRef:
             """A suspicion is the protocol's own (not a fault) where the failure detector or a
             heartbeat answered with an explicit suspicion must raise it: ``q`` is in ``p``'s
-            list and has crashed, or is a master whose list leaves ``p`` out (002 Explicit
-            Suspicion)."""
+            list and has crashed, or sends ``p`` no heartbeats (it has not joined, its list
+            leaves ``p`` out, or it suspects ``p``: 002 Member Suspicion & Removal, Explicit
+            Suspicion; the reference's detector also waits for the messages in flight to ``q``,
+            none in a quiescent state)."""
             p, q = a["p"], a["q"]
             return z3.Not(z3.And(has(f.view[p], q), z3.Or(
-                z3.Not(has(f.alive, q)),
-                z3.And(self.is_master(f, q), z3.Not(has(f.view[q], p))))))
+                z3.Not(has(f.alive, q)), z3.Not(has(f.joined, q)),
+                z3.Not(has(f.view[q], p)), has(f.susp[q], p))))
 
         def false_removal(f: Frame, a: Params) -> z3.BoolRef:
             """A removal is the master's own (not a fault) where its failure detector or an
