@@ -7,6 +7,13 @@ on the new frame (a state property, with quiescence where the spec is a quiescen
 new step (a step property). Depths grow by one, so the first violation found is a shortest one,
 and its run is read off the model. A run of the explorer orders interleavings; here they are one
 formula per step, so the cost grows with the depth and not with the number of interleavings.
+
+A long run (a quiescence check after a crash, a claim and a join: MEM-VIEW-AGREEMENT's 11 steps)
+is out of reach depth by depth, since every shorter depth must first be refuted. ``first`` skips
+them: the unrolling then has a *stutter* step (no action, every variable kept), so one query at
+depth K asks for a violation in at most K steps. The bounded verdict stays sound (a violation in
+fewer steps is one in K steps with stutters), the run is read without its stutters, and it is a
+run of at most K steps, not necessarily a shortest one.
 """
 
 from __future__ import annotations
@@ -40,8 +47,10 @@ class Unrolling:
     """A system unrolled step by step, each query on a fresh solver over its constraints."""
 
     def __init__(self, system: System, u: Universe, timeout_ms: int, initial: bool = True,
-                 budgets: Mapping[str, int | None] | None = None) -> None:
+                 budgets: Mapping[str, int | None] | None = None, stutter: bool = False) -> None:
         self.system = system
+        #: a step may be a stutter (selector ``len(system.actions)``: every variable kept)
+        self.stutter = stutter
         self.u = u
         self.timeout_ms = timeout_ms
         #: every constraint so far: each query gets a fresh solver over them, which lets Z3
@@ -92,7 +101,10 @@ class Unrolling:
             if a.relation is not None:
                 step = z3.And(step, a.relation(pre, views[i], params[i]))
             taken.append(z3.And(sel == i, step))
-        self.constraints.append(z3.And(sel >= 0, sel < len(system.actions)))
+        if self.stutter:
+            taken.append(sel == len(system.actions))
+        self.constraints.append(z3.And(sel >= 0,
+                                       sel < len(system.actions) + int(self.stutter)))
         self.constraints.append(z3.Or(*taken))
         for budget, limit in self.budgets.items():
             spend = [z3.If(z3.And(sel == i, system.is_fault(a, pre, params[i])), 1, 0)
@@ -132,15 +144,17 @@ class Unrolling:
         return z3.And(*out) if out else z3.BoolVal(True, self.u.ctx)
 
     def trace(self, model: z3.ModelRef, upto: int) -> list[dict[str, Any]]:
-        """The run ``F0 .. F_upto`` in ``model``, as JSON."""
+        """The run ``F0 .. F_upto`` in ``model``, as JSON, without its stutter steps."""
         out: list[dict[str, Any]] = [{"step": 0, "action": "init",
                                       "state": self.describe(model, self.frames[0])}]
         for t in range(upto):
             index = model.eval(self.selectors[t], model_completion=True).as_long()
+            if index == len(self.system.actions):
+                continue
             action = self.system.actions[index]
             params = {name: value_json(model, c)
                       for name, c in self.params[t][index].items()}
-            out.append({"step": t + 1, "action": action.name, "params": params,
+            out.append({"step": len(out), "action": action.name, "params": params,
                         "state": self.describe(model, self.frames[t + 1])})
         return out
 
@@ -152,25 +166,30 @@ class Unrolling:
 
 
 def bmc(system: System, specs: Iterable[str], sizes: Mapping[str, int], depth: int,
-        timeout_ms: int = 300_000, budgets: Mapping[str, int | None] | None = None
-        ) -> dict[str, BmcResult]:
+        timeout_ms: int = 300_000, budgets: Mapping[str, int | None] | None = None,
+        first: int = 0) -> dict[str, BmcResult]:
     """Bounded model checking of ``specs`` on ``system`` at ``sizes`` up to ``depth`` steps,
-    with the fault ``budgets`` (the system's defaults, a None limit lifting one)."""
+    with the fault ``budgets`` (the system's defaults, a None limit lifting one). With
+    ``first`` > 0 the depths below it are not queried: the first query, at ``first``, asks for a
+    violation in at most that many steps (stutter steps), and a counterexample is then a run of
+    at most ``first`` steps, not necessarily a shortest one."""
     u = system.universe(sizes)
     u.int_range = range(depth + 2)
-    unrolled = Unrolling(system, u, timeout_ms, budgets=budgets)
+    unrolled = Unrolling(system, u, timeout_ms, budgets=budgets, stutter=first > 0)
     open_specs = {s: system.property(s) for s in specs}
     started = time.perf_counter()
     results: dict[str, BmcResult] = {}
     for t in range(depth + 1):
         if t > 0:
             unrolled.extend()
+        if t < first:
+            continue
         for spec, prop in list(open_specs.items()):
             answer, solver = unrolled.check(z3.Not(unrolled.holds_at(prop, t)))
             if answer == z3.sat:
-                results[spec] = BmcResult(spec, "counterexample", t, dict(u.sizes),
-                                          time.perf_counter() - started,
-                                          unrolled.trace(solver.model(), t))
+                run = unrolled.trace(solver.model(), t)
+                results[spec] = BmcResult(spec, "counterexample", len(run) - 1, dict(u.sizes),
+                                          time.perf_counter() - started, run)
                 del open_specs[spec]
             elif answer == z3.unknown:
                 results[spec] = BmcResult(spec, "unknown", t, dict(u.sizes),

@@ -22,11 +22,13 @@ State (one Z3 array per variable, over the sort ``Member``):
 Actions (002's sections): ``start`` a joiner (fault) and ``admit`` it at the master, version + 1
 (Membership Update Process); ``remove`` a suspected member at the master, version + 1 (Member
 Suspicion & Removal; the master never merely suspects); ``suspect`` (a slave, fault: the
-failure detector or an explicit suspicion) and ``unsuspect`` (a heartbeat from a suspected member,
-Removing Suspicion); ``claim``, ``accept``, ``collect`` and ``finalize`` (Mastership Claim
-Process: the claimant publishes itself and the members that accepted at the greatest version it
-saw + 1); ``apply`` a published list (only from the master one follows, only a greater version,
-only a list that holds oneself); ``crash`` (fault).
+failure detector or an explicit suspicion; a suspicion that leaves a slave suspecting every older
+member of its list starts its mastership claim in the same step, as the reference implementation
+does) and ``unsuspect`` (a heartbeat from a suspected member, which heartbeats the members of its
+list it does not suspect: Removing Suspicion); ``accept``, ``collect`` and ``finalize``
+(Mastership Claim Process: the claimant publishes itself and the members that accepted at the
+greatest version it saw + 1); ``apply`` a published list (only from the master one follows,
+only a greater version, only a list that holds oneself); ``crash`` (fault).
 
 Variants: ``hz38-unordered-members`` (lists carry no version: a member applies any list that
 differs from its own) and ``hz38-stale-master-list`` (a new master publishes its own list, less
@@ -40,7 +42,9 @@ Abstractions, each checked edge by edge against the reference implementation
   in the history, so it changes nothing;
 * a claim's bookkeeping of whom it still waits for, retries and timeouts is not kept: the
   claimant may finalize at any time (a timeout gives up on those who did not answer), and a
-  member's acceptance may be collected at any time while the claimant claims;
+  member's acceptance may be collected at any time while the claimant claims; ``finalize(p, q)``
+  may collect ``q``'s answer in the same step (the last awaited answer; ``q = p``: none), a
+  merged step that adds no state (``collect`` then ``finalize`` reaches the same one);
 * the join request's route (a member that is not the master redirects the joiner) is one
   ``admit`` at the master, for a started joiner that has not joined;
 * the members' order is a fixed ``age``: joiners are younger than the initial members (the
@@ -63,6 +67,7 @@ from partsafe.models.system import (
     System,
     Var,
     eq,
+    ite,
     member_set,
     store,
 )
@@ -138,10 +143,21 @@ class _Builder:
                       z3.Not(self.has(f.claiming, m)), f.master[m] == m, f.head[m] == m,
                       self.has(f.view[m], m))
 
-    def older_suspected(self, f: Frame, p: z3.ExprRef, of: z3.ExprRef) -> z3.BoolRef:
-        """``p`` suspects every member of its list older than ``of``."""
+    def older_suspected(self, f: Frame, p: z3.ExprRef, of: z3.ExprRef,
+                        susp: Any = None) -> z3.BoolRef:
+        """``p`` suspects (``susp``: its suspects, by default ``susp[p]``) every member of its
+        list older than ``of``."""
+        row = f.susp[p] if susp is None else susp
         return f.u.forall([M], lambda x: z3.Implies(
-            z3.And(self.has(f.view[p], x), f.age[x] < f.age[of]), self.has(f.susp[p], x)))
+            z3.And(self.has(f.view[p], x), f.age[x] < f.age[of]), self.has(row, x)))
+
+    def claims(self, f: Frame, p: z3.ExprRef, susp: Any) -> z3.BoolRef:
+        """A suspicion that leaves ``p`` (not claiming, in its own list) suspecting ``susp``,
+        every member of its list older than itself, starts ``p``'s mastership claim (002
+        Mastership Claim Process: "If a slave suspects all members older than itself in the
+        member list, it starts the mastership claim process")."""
+        return z3.And(z3.Not(self.has(f.claiming, p)), self.has(f.view[p], p),
+                      self.older_suspected(f, p, p, susp))
 
     def publish(self, pre: Frame, m: z3.ExprRef, view: z3.ArrayRef, version: z3.ArithRef
                 ) -> dict[str, z3.ExprRef]:
@@ -245,35 +261,31 @@ class _Builder:
                           p != q, z3.Not(has(f.susp[p], q)))
 
         def suspect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            p, q = a["p"], a["q"]
-            return {"susp": store(pre.susp, p, store(pre.susp[p], q, True)),
-                    "accepted": store(pre.accepted, p, store(pre.accepted[p], q, False))}
+            p, q, u = a["p"], a["q"], pre.u
+            susp = store(pre.susp[p], q, True)
+            claims = self.claims(pre, p, susp)
+            none = u.const(SET, z3.BoolVal(False, u.ctx))
+            return {"susp": store(pre.susp, p, susp),
+                    "accepted": store(pre.accepted, p, ite(
+                        claims, none, store(pre.accepted[p], q, False))),
+                    "claiming": store(pre.claiming, p, z3.Or(pre.claiming[p], claims)),
+                    "claimed": store(pre.claimed, p, z3.Or(pre.claimed[p], claims)),
+                    "master": store(pre.master, p, z3.If(claims, p, pre.master[p])),
+                    "answered": store(pre.answered, p, ite(claims, none, pre.answered[p])),
+                    "best": store(pre.best, p, z3.If(claims, pre.ver[p], pre.best[p]))}
 
         def unsuspect_g(f: Frame, a: Params) -> z3.BoolRef:
             p, q = a["p"], a["q"]
+            # q heartbeats the members of its list it does not suspect (002 Member Suspicion
+            # & Removal: "heartbeat ... messages are not sent to that member")
             return z3.And(has(f.alive, p), has(f.alive, q), has(f.susp[p], q),
                           has(f.view[p], q), z3.Not(has(f.claiming, p)),
-                          f.master[p] == f.head[p])
+                          f.master[p] == f.head[p], has(f.joined, q), has(f.view[q], p),
+                          z3.Not(has(f.susp[q], p)))
 
         def unsuspect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, q = a["p"], a["q"]
             return {"susp": store(pre.susp, p, store(pre.susp[p], q, False))}
-
-        def claim_g(f: Frame, a: Params) -> z3.BoolRef:
-            p = a["p"]
-            return z3.And(has(f.alive, p), has(f.joined, p), z3.Not(self.is_master(f, p)),
-                          z3.Not(has(f.claiming, p)), has(f.view[p], p),
-                          self.older_suspected(f, p, p))
-
-        def claim_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            p, u = a["p"], pre.u
-            none = u.const(SET, z3.BoolVal(False, u.ctx))
-            return {"claiming": store(pre.claiming, p, True),
-                    "claimed": store(pre.claimed, p, True),
-                    "master": store(pre.master, p, p),
-                    "accepted": store(pre.accepted, p, none),
-                    "answered": store(pre.answered, p, none),
-                    "best": store(pre.best, p, pre.ver[p])}
 
         def accept_g(f: Frame, a: Params) -> z3.BoolRef:
             q, p = a["q"], a["p"]
@@ -297,23 +309,32 @@ class _Builder:
             return z3.And(has(f.alive, p), has(f.claiming, p), has(f.answered[p], q),
                           z3.Not(has(f.accepted[p], q)), z3.Not(has(f.susp[p], q)))
 
+        def collected(pre: Frame, p: z3.ExprRef, q: z3.ExprRef, when: z3.BoolRef
+                      ) -> tuple[Any, z3.ArithRef]:
+            """``p``'s acceptances and greatest version seen after it collects ``q``'s answer
+            where ``when`` holds."""
+            seen = pre.respver[p][q]
+            return (store(pre.accepted[p], q, z3.Or(pre.accepted[p][q], when)),
+                    z3.If(z3.And(when, seen > pre.best[p]), seen, pre.best[p]))
+
         def collect_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
             p, q = a["p"], a["q"]
-            seen = pre.respver[p][q]
-            return {
-                "accepted": store(pre.accepted, p, store(pre.accepted[p], q, True)),
-                "best": store(pre.best, p, z3.If(seen > pre.best[p], seen, pre.best[p]))}
+            acc, best = collected(pre, p, q, z3.BoolVal(True, pre.u.ctx))
+            return {"accepted": store(pre.accepted, p, acc), "best": store(pre.best, p, best)}
 
         def finalize_g(f: Frame, a: Params) -> z3.BoolRef:
             return z3.And(has(f.alive, a["p"]), has(f.claiming, a["p"]))
 
         def finalize_e(pre: Frame, a: Params) -> dict[str, z3.ExprRef]:
-            p, u = a["p"], pre.u
-            acc, sus = pre.accepted[p], pre.susp[p]
+            # the answer of `q` that the claimant collects in the same step, where `collect`
+            # is enabled (the last awaited answer; `q` = `p`: none)
+            p, q, u = a["p"], a["q"], pre.u
+            acc, best = collected(pre, p, q, collect_g(pre, {"p": p, "q": q}))
+            sus = pre.susp[p]
             if self.discover:
                 view = u.set_where(M, lambda x: z3.Or(
                     x == p, z3.And(has(acc, x), z3.Not(has(sus, x)))), "fx")
-                version = pre.best[p] + 1
+                version = best + 1
             else:
                 old = pre.view[p]
                 view = u.set_where(M, lambda x: z3.Or(
@@ -322,7 +343,8 @@ class _Builder:
             kept = u.set_where(M, lambda y: z3.And(has(sus, y), has(view, y)), "fy")
             return {**self.publish(pre, p, view, version),
                     "claiming": store(pre.claiming, p, False),
-                    "susp": store(pre.susp, p, kept)}
+                    "susp": store(pre.susp, p, kept),
+                    "accepted": store(pre.accepted, p, acc), "best": store(pre.best, p, best)}
 
         def apply_g(f: Frame, a: Params) -> z3.BoolRef:
             p, m, k = a["p"], a["m"], a["k"]
@@ -348,12 +370,14 @@ class _Builder:
         def false_suspicion(f: Frame, a: Params) -> z3.BoolRef:
             """A suspicion is the protocol's own (not a fault) where the failure detector or a
             heartbeat answered with an explicit suspicion must raise it: ``q`` is in ``p``'s
-            list and has crashed, or is a master whose list leaves ``p`` out (002 Explicit
-            Suspicion)."""
+            list and has crashed, or sends ``p`` no heartbeats (it has not joined, its list
+            leaves ``p`` out, or it suspects ``p``: 002 Member Suspicion & Removal, Explicit
+            Suspicion; the reference's detector also waits for the messages in flight to ``q``,
+            none in a quiescent state)."""
             p, q = a["p"], a["q"]
             return z3.Not(z3.And(has(f.view[p], q), z3.Or(
-                z3.Not(has(f.alive, q)),
-                z3.And(self.is_master(f, q), z3.Not(has(f.view[q], p))))))
+                z3.Not(has(f.alive, q)), z3.Not(has(f.joined, q)),
+                z3.Not(has(f.view[q], p)), has(f.susp[q], p))))
 
         def false_removal(f: Frame, a: Params) -> z3.BoolRef:
             """A removal is the master's own (not a fault) where its failure detector or an
@@ -384,20 +408,19 @@ class _Builder:
             Action("remove", (("m", M), ("q", M)), remove_g, remove_e, (*self.PUBLISH, "susp"),
                    sec + "Member Suspicion & Removal", fault=false_removal,
                    budget="suspicions"),
-            Action("suspect", (("p", M), ("q", M)), suspect_g, suspect_e, ("susp", "accepted"),
-                   sec + "Member Suspicion & Removal; Explicit Suspicion",
-                   fault=false_suspicion, budget="suspicions"),
+            Action("suspect", (("p", M), ("q", M)), suspect_g, suspect_e,
+                   ("susp", "accepted", "claiming", "claimed", "master", "answered", "best"),
+                   sec + "Member Suspicion & Removal; Explicit Suspicion; Mastership Claim "
+                   "Process", fault=false_suspicion, budget="suspicions"),
             Action("unsuspect", (("p", M), ("q", M)), unsuspect_g, unsuspect_e, ("susp",),
                    sec + "Removing Suspicion"),
-            Action("claim", (("p", M),), claim_g, claim_e,
-                   ("claiming", "claimed", "master", "accepted", "answered", "best"),
-                   sec + "Mastership Claim Process"),
             Action("accept", (("q", M), ("p", M)), accept_g, accept_e,
                    ("master", "answered", "respver"), sec + "Mastership Claim Process"),
             Action("collect", (("p", M), ("q", M)), collect_g, collect_e, ("accepted", "best"),
                    sec + "Mastership Claim Process"),
-            Action("finalize", (("p", M),), finalize_g, finalize_e,
-                   (*self.PUBLISH, "claiming", "susp"), sec + "Mastership Claim Process"),
+            Action("finalize", (("p", M), ("q", M)), finalize_g, finalize_e,
+                   (*self.PUBLISH, "claiming", "susp", "accepted", "best"),
+                   sec + "Mastership Claim Process"),
             Action("apply", (("p", M), ("m", M), ("k", "Int")), apply_g, apply_e,
                    ("view", "ver", "head", "master", "joined", "susp", "last"),
                    sec + "Membership Update Process"),
@@ -432,8 +455,9 @@ class _Builder:
         def master_only(pre: Frame, post: Frame, action: str, a: Params) -> z3.BoolRef:
             if action in ("admit", "remove"):
                 return pre.head[a["m"]] == a["m"]
-            if action == "claim":
-                return self.older_suspected(pre, a["p"], a["p"])
+            if action == "suspect":  # the claim it may start
+                return z3.Implies(post.claiming[a["p"]] != pre.claiming[a["p"]],
+                                  self.older_suspected(post, a["p"], a["p"]))
             return z3.BoolVal(True, pre.u.ctx)
 
         def agreement(f: Frame) -> z3.BoolRef:
@@ -457,8 +481,9 @@ class _Builder:
             Property("MEM-VIEW-INTEGRITY", state=integrity,
                      formula="∀p. alive(p) ∧ joined(p) ⇒ p ∈ view(p)", lemmas=("dormant",)),
             Property("MEM-MASTER-ONLY", step=master_only,
-                     formula="admit(m, _) ∨ remove(m, _) ⇒ head(m) = m; claim(p) ⇒ p suspects "
-                             "every member of its list older than itself"),
+                     formula="admit(m, _) ∨ remove(m, _) ⇒ head(m) = m; a suspect(p, _) "
+                             "that starts p's claim ⇒ p suspects every member of its list older "
+                             "than itself"),
             Property("MEM-VIEW-AGREEMENT", state=agreement, quiescent=True,
                      formula="quiescent ⇒ ∀p, q alive. joined(p) ∧ q ∈ view(p) ⇒ joined(q) ∧ "
                              "view(q) = view(p) ∧ ver(q) = ver(p)"),
@@ -646,13 +671,17 @@ class Refinement:
             elif isinstance(e, ev.SuspicionRemoved):
                 out.append(("unsuspect", {"p": ix[e.member], "q": ix[e.suspect]}))
             elif isinstance(e, ev.MastershipClaimStarted):
-                out.append(("claim", {"p": ix[e.member]}))
+                continue  # part of the suspicion just before it
             elif isinstance(e, ev.MastershipClaimAccepted):
                 out.append(("accept", {"q": ix[e.member], "p": ix[e.candidate]}))
             elif isinstance(e, ev.MastershipAcceptanceReceived):
                 out.append(("collect", {"p": ix[e.member], "q": ix[e.sender]}))
             elif isinstance(e, ev.MastershipClaimed):
-                out.append(("finalize", {"p": ix[e.member]}))
+                # the last awaited answer and the final list are one step
+                p, q = ix[e.member], ix[e.member]
+                if out and out[-1][0] == "collect" and out[-1][1]["p"] == p:
+                    q = out.pop()[1]["q"]
+                out.append(("finalize", {"p": p, "q": q}))
                 installs_own = True
             elif isinstance(e, ev.MemberListInstalled):
                 if installs_own:

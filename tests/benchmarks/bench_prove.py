@@ -5,6 +5,7 @@ Not part of the test suite. Run it with
 
     python tests/benchmarks/bench_prove.py                  # every model, fixed, and every variant
     python tests/benchmarks/bench_prove.py --model membership --depth 4
+    python tests/benchmarks/bench_prove.py --stale-master-list  # 002's third problem, replayed
 
 Targets (docs/prove.md): every inductive query under 60 s; each variant's counterexample in
 under 5 minutes. Memory is the process's peak resident set after each spec (the Z3 solvers live
@@ -23,6 +24,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from partsafe.checker import artifact
+from partsafe.checker.symbolic import to_artifact
+from partsafe.models import membership
+from partsafe.models.bmc import bmc
 from partsafe.models.prove import MODELS, module, prove_model
 
 
@@ -48,13 +53,37 @@ def run(models: list[str], depth: int | None, variants: bool) -> list[dict[str, 
     return rows
 
 
+def stale_master_list() -> dict[str, Any]:
+    """hz38-stale-master-list (002 Background, problem 3) at its zoo scope (no false suspicion):
+    one bounded query for a quiescent state breaking MEM-VIEW-AGREEMENT in at most 11 steps (a
+    join the master published and one member applied, the master's crash, a claim by a member
+    that missed the join, published at its own version + 1), replayed on the reference
+    implementation. Depth by depth, the 10 shorter depths would each have to be refuted first."""
+    variant, spec = "hz38-stale-master-list", "MEM-VIEW-AGREEMENT"
+    started = time.perf_counter()
+    found = bmc(membership.system(variant), [spec], {}, 11, budgets={"suspicions": 0},
+                first=11)[spec]
+    assert found.verdict == "counterexample", found
+    seconds = time.perf_counter() - started
+    _, trace, message = artifact.replay(to_artifact("membership", variant, spec, found.trace))
+    assert message is not None, "the run does not break the spec on the reference implementation"
+    return {"variant": variant, "spec": spec, "depth": found.depth, "seconds": round(seconds, 1),
+            "steps": [s["action"] for s in found.trace[1:]], "explorer_steps": len(trace.steps),
+            "replayed": message, "peak_mb": round(peak_mb())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", choices=sorted(MODELS))
     parser.add_argument("--depth", type=int)
     parser.add_argument("--fixed-only", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--stale-master-list", action="store_true",
+                        help="only hz38-stale-master-list's counterexample, found and replayed")
     args = parser.parse_args()
+    if args.stale_master_list:
+        print(json.dumps(stale_master_list(), indent=2))
+        return
     rows = run(args.model or list(MODELS), args.depth, not args.fixed_only)
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -73,6 +73,9 @@ def test_unversioned_lists_cannot_be_proved() -> None:
     ("fixed", {"members": 2, "joiners": 1, "crashes": 1, "joins": 1, "suspicions": 0}),
     ("hz38-unordered-members", {"members": 3, "joiners": 0, "crashes": 0, "joins": 0,
                                 "suspicions": 1, "publishes": 1}),
+    # claims: a suspicion that starts one, a last answer collected as the claimant publishes
+    ("hz38-stale-master-list", {"members": 3, "joiners": 0, "crashes": 1, "joins": 0,
+                                "suspicions": 1}),
 ])
 def test_every_explored_transition_satisfies_its_transition_formula(
         variant: str, scope: dict[str, int]) -> None:
@@ -126,3 +129,4 @@ def _without(system, action: str, keep):  # type: ignore[no-untyped-def]
 def test_each_symbolic_spec_catches_its_violation(spec: str, action: str, guard) -> None:  # type: ignore[no-untyped-def]
     weakened = _without(membership.system("fixed"), action, guard)
     assert bmc(weakened, [spec], {}, 3)[spec].verdict == "counterexample"
+
