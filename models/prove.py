@@ -96,14 +96,22 @@ class ModelVerdict:
 
 def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
                 specs: list[str] | None = None, proofs: bool = True,
-                timeout_s: float = 300.0, proof_timeout_s: float = 60.0) -> ModelVerdict:
-    """Every spec of model ``name`` in ``variant`` (see the module docstring)."""
+                timeout_s: float = 300.0, proof_timeout_s: float = 60.0, one_query: bool = False,
+                budgets: dict[str, int] | None = None) -> ModelVerdict:
+    """Every spec of model ``name`` in ``variant`` (see the module docstring). With
+    ``one_query``, bounded model checking asks one query for a run of at most ``depth`` steps
+    (models.bmc's ``first``) instead of one per depth: faster for a long run, though the run
+    it finds need not be a shortest one. ``budgets`` change the model's fault budgets."""
     mod = module(name)
     known_variants = variants(name)
     if variant not in known_variants:
         raise ValueError(f"{name}: no symbolic form of variant {variant!r}; known: "
                          f"{', '.join(known_variants)}")
     system = mod.system(variant)
+    for budget in budgets or {}:
+        if budget not in system.budgets:
+            raise ValueError(f"{name} has no fault budget {budget!r}; it has "
+                             f"{', '.join(system.budgets) or 'none'}")
     depth = DEFAULT_DEPTH.get(name, 6) if depth is None else depth
     wanted = list(specs) if specs else [p.spec for p in system.properties]
     timeout_ms = int(timeout_s * 1000)
@@ -114,7 +122,8 @@ def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
             raise ValueError(f"{name} has no symbolic form of {spec}; it has {', '.join(known)}")
     for spec in wanted:
         started = time.perf_counter()
-        found = bmc(system, [spec], {}, depth, timeout_ms)[spec]
+        found = bmc(system, [spec], {}, depth, timeout_ms, budgets=budgets,
+                    first=depth if one_query else 0)[spec]
         prop = system.property(spec)
         verdict = SpecVerdict(spec, found.verdict, dict(found.sizes), found.depth, 0.0,
                               list(prop.lemmas), found.trace, reason=found.reason)
@@ -130,8 +139,8 @@ def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
             verdict.reason = "a quiescence check: bounded model checking only"
         verdict.seconds = time.perf_counter() - started
         out.append(verdict)
-    budgets = {**system.budgets}
-    return ModelVerdict(name, variant, out, budgets, dict(system.sizes))
+    return ModelVerdict(name, variant, out, {**system.budgets, **(budgets or {})},
+                        dict(system.sizes))
 
 
 def z3_forms(spec: str) -> list[dict[str, Any]]:

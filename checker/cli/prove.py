@@ -47,14 +47,20 @@ _STYLE = {"proved": "bold green", "bounded": "green", "counterexample": "bold re
 @click.option("--proof-timeout", "proof_timeout_s", type=click.FloatRange(1, 3600),
               default=60.0, show_default=True,
               help="seconds Z3 may take on one query of a proof (then: no proof)")
+@click.option("--one-query", is_flag=True,
+              help="one bounded query for a run of at most --depth steps, not one per depth "
+                   "(faster for a long run; the run found need not be a shortest one)")
+@click.option("--budget", "budget_args", multiple=True, metavar="NAME=N",
+              help="a fault budget of bounded model checking, e.g. suspicions=0 (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="write JUnit XML (a test case per spec) to this file")
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="save the first counterexample as an artifact `partsafe replay` takes")
 def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ...],
-          no_proof: bool, timeout_s: float, proof_timeout_s: float, as_json: bool,
-          junit_file: str | None, trace_out: str | None) -> None:
+          no_proof: bool, timeout_s: float, proof_timeout_s: float, one_query: bool,
+          budget_args: tuple[str, ...], as_json: bool, junit_file: str | None,
+          trace_out: str | None) -> None:
     """Prove MODEL's specs for any number of members, or check them to a bounded depth with Z3
     (MODEL: membership, migration, ignite-rebalance, planner, or all; default all). A
     counterexample is a shortest run."""
@@ -62,6 +68,7 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
     unknown = [n for n in names if n not in MODELS and n != "planner"]
     if unknown:
         fail(f"no symbolic model {unknown[0]!r}; known: {', '.join([*MODELS, 'planner'])}, all")
+    budgets = _budgets(budget_args)
     started = time.perf_counter()
     verdicts: list[ModelVerdict] = []
     for name in names:
@@ -76,7 +83,8 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
             else:
                 verdicts.append(prove_model(name, variant, depth, list(only_specs) or None,
                                             proofs=not no_proof, timeout_s=timeout_s,
-                                            proof_timeout_s=proof_timeout_s))
+                                            proof_timeout_s=proof_timeout_s,
+                                            one_query=one_query, budgets=budgets))
         except (ValueError, KeyError) as exc:
             fail(str(exc).strip("'\""))
     seconds = time.perf_counter() - started
@@ -100,6 +108,17 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
             detail += f"; known findings: {', '.join(known)}"
         print_verdict(stdout(), f"prove {model} ({variant})", result, seconds, detail)
     raise SystemExit({"ok": EXIT_OK, "violation": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE))
+
+
+def _budgets(args: tuple[str, ...]) -> dict[str, int]:
+    """``--budget NAME=N`` options as a dict; a malformed one is a bad command."""
+    out: dict[str, int] = {}
+    for arg in args:
+        name, sep, value = arg.partition("=")
+        if not sep or not name or not value.isdigit():
+            fail(f"--budget {arg!r}: expected NAME=N with N a count, e.g. suspicions=0")
+        out[name] = int(value)
+    return out
 
 
 def _variants(name: str) -> dict[str, Any]:

@@ -71,6 +71,23 @@ def test_bad_input_exits_2_with_a_message() -> None:
     assert r.exit_code == 2 and "no symbolic form of variant" in r.output
     r = CliRunner().invoke(main, ["prove", "membership", "--spec", "PT-VERSION"])
     assert r.exit_code == 2 and "no symbolic form of PT-VERSION" in r.output
+    r = CliRunner().invoke(main, ["prove", "membership", "--budget", "suspicions"])
+    assert r.exit_code == 2 and "expected NAME=N" in r.output
+    r = CliRunner().invoke(main, ["prove", "membership", "--budget", "losses=1"])
+    assert r.exit_code == 2 and "no fault budget 'losses'" in r.output
+
+
+def test_one_query_and_budgets_reach_bounded_model_checking() -> None:
+    """One query for a run of at most --depth steps finds the unordered-members flaw (at most
+    3 steps); with no false suspicion to spend, no run of 3 steps breaks it."""
+    args = ["prove", "membership", "--variant", "hz38-unordered-members", "--spec",
+            "MEM-VIEW-ORDER", "--depth", "3", "--one-query", "--json"]
+    found = json.loads(invoke(*args).stdout)["models"][0]["specs"][0]
+    assert found["verdict"] == "counterexample" and len(found["trace"]) - 1 <= 3
+    r = invoke(*args, "--budget", "suspicions=0", "--no-proof")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and doc["models"][0]["specs"][0]["verdict"] == "bounded"
+    assert doc["models"][0]["budgets"]["suspicions"] == 0
 
 
 def test_explain_shows_the_z3_form_and_its_lemmas() -> None:
