@@ -62,8 +62,8 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
           budget_args: tuple[str, ...], as_json: bool, junit_file: str | None,
           trace_out: str | None) -> None:
     """Prove MODEL's specs for any number of members, or check them to a bounded depth with Z3
-    (MODEL: membership, migration, ignite-rebalance, planner, or all; default all). A
-    counterexample is a shortest run."""
+    (MODEL: membership, migration, parallel, ignite-rebalance, planner, or all; default all). A
+    counterexample is a shortest run (with --one-query, a run of at most --depth steps)."""
     names = [*MODELS, "planner"] if model == "all" else [model]
     unknown = [n for n in names if n not in MODELS and n != "planner"]
     if unknown:
