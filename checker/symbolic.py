@@ -258,6 +258,39 @@ def to_artifact(name: str, variant: str, spec: str, trace: list[dict[str, Any]],
                         "between two of its actions)")
 
 
+def replay_artifact(name: str, variant: str, spec: str, trace: list[dict[str, Any]],
+                    sizes: dict[str, int] | None = None, depth: int = 12) -> dict[str, Any]:
+    """:func:`to_artifact` of ``trace``; when the reference implementation cannot follow it and
+    the model names the runs it can (``replayable``, the model without its over-approximating
+    steps), the shortest counterexample of ``spec`` there (up to ``depth`` steps, at ``sizes``
+    and then at one more element of each sort, since the reference's planner picks its own
+    migrations) that it follows, instead."""
+    try:
+        return to_artifact(name, variant, spec, trace)
+    except SymbolicError as exc:
+        mod = symbolic.module(name)
+        if not hasattr(mod, "replayable"):
+            raise
+        from partsafe.models.bmc import bmc
+        system = mod.replayable(mod.system(variant))
+        base = dict(sizes or system.sizes)
+        for grown in [base, *({**base, sort: n + 1} for sort, n in base.items())]:
+            found = bmc(system, [spec], grown, depth)[spec]
+            if found.verdict != "counterexample":
+                continue
+            try:
+                doc = to_artifact(name, variant, spec, found.trace)
+            except SymbolicError:
+                continue
+            doc["note"] = (f"the shortest symbolic run ({len(trace) - 1} steps) takes a step "
+                           "the reference implementation does not; this is the shortest run "
+                           f"through the steps it takes ({len(found.trace) - 1}) at sizes "
+                           f"{grown}")
+            return doc
+        raise SymbolicError(f"{exc}; nor does the shortest run of {spec} through the steps "
+                            f"it takes (up to {depth} steps)") from None
+
+
 def _artifact(model: Any, name: str, variant: str, params: dict[str, int], spec: str,
               init_index: int, inits: list[Any], path: Iterable[Any], message: str
               ) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from partsafe.checker.report import (
     print_verdict,
     xml_document,
 )
-from partsafe.checker.symbolic import SymbolicError, planner_verdict, to_artifact
+from partsafe.checker.symbolic import SymbolicError, planner_verdict, replay_artifact
 from partsafe.models.prove import MODELS, ModelVerdict, prove_model
 
 _STYLE = {"proved": "bold green", "bounded": "green", "counterexample": "bold red",
@@ -158,7 +158,8 @@ def _trace_out(path: str, verdicts: list[ModelVerdict]) -> None:
         for s in v.specs:
             if s.verdict == "counterexample" and v.model != "planner":
                 try:
-                    doc = to_artifact(v.model, v.variant, s.spec, s.trace)
+                    sizes = s.size if isinstance(s.size, dict) else None
+                    doc = replay_artifact(v.model, v.variant, s.spec, s.trace, sizes)
                 except SymbolicError as exc:
                     fail(f"--trace-out: {exc}")
                 Path(path).write_text(dumps(doc) + "\n")

@@ -45,6 +45,21 @@ def test_a_counterexample_exits_1_and_replays(tmp_path: Path) -> None:
     assert suite is not None and suite.get("failures") == "1"
 
 
+def test_a_run_the_reference_cannot_take_is_replaced_by_one_it_can(tmp_path: Path) -> None:
+    """hz40-global-order-parallel's shortest run skips a publication, which the explorer's
+    scope spends no loss on; --trace-out saves the shortest run through the steps the reference
+    takes (the commit race) and says so."""
+    artifact = tmp_path / "cx.json"
+    r = invoke("prove", "parallel", "--variant", "hz40-global-order-parallel", "--spec",
+               "PT-MASTER-ONLY", "--trace-out", str(artifact))
+    assert r.exit_code == 1, r.output
+    doc = json.loads(artifact.read_text())
+    assert "the steps it takes" in doc["note"]
+    replayed = invoke("replay", str(artifact), "--json")
+    assert replayed.exit_code == 1
+    assert json.loads(replayed.stdout)["spec"] == "PT-MASTER-ONLY"
+
+
 def test_bounded_only_when_no_proof_is_asked() -> None:
     r = invoke("prove", "membership", "--spec", "MEM-VIEW-ORDER", "--depth", "2", "--no-proof",
                "--json")
