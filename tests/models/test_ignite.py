@@ -77,7 +77,7 @@ def test_one_leader_is_proved_for_any_size() -> None:
 ])
 def test_one_leader_proof_needs_its_lemma(lemma: str, why: str) -> None:
     s = _without(ignite.system("fixed"), "IGN-ONE-LEADER", lemma)
-    r = induction.prove(s, "IGN-ONE-LEADER", timeout_ms=5_000)
+    r = induction.prove(s, "IGN-ONE-LEADER", timeout_ms=2_000)
     assert r.verdict != "proved"
     assert r.reason.startswith(why), r.reason
 
@@ -86,7 +86,7 @@ def test_one_leader_is_not_proved_for_the_variant() -> None:
     """A restarted node that runs at once (ig-restart-keeps-peer) keeps its old votes while its
     new raft node votes again: the lemma on earlier votes fails at the restart."""
     r = induction.prove(ignite.system("ig-restart-keeps-peer"), "IGN-ONE-LEADER",
-                        timeout_ms=5_000)
+                        timeout_ms=2_000)
     assert r.verdict != "proved"
     assert "after restart" in r.reason, r.reason
 
@@ -95,7 +95,7 @@ def test_restart_proof_needs_the_phases() -> None:
     """Without the phases (a restarted peer awaits its removal while it is a peer), a rejoin
     could start a node that is still to be removed."""
     s = _without(ignite.system("fixed"), "IGN-RESTART", "restart-phases")
-    assert induction.prove(s, "IGN-RESTART", timeout_ms=5_000).verdict != "proved"
+    assert induction.prove(s, "IGN-RESTART", timeout_ms=2_000).verdict != "proved"
 
 
 #: peers n0 (the term-1 leader), n1 (a candidate of term 2), n2 and n3 (restarted in turn,

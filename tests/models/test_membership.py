@@ -57,7 +57,7 @@ def test_view_order_needs_its_lemma_on_applied_versions() -> None:
     weaker = dataclasses.replace(prop, lemmas=tuple(n for n in prop.lemmas
                                                     if n != "applied-version"))
     system.properties = tuple(weaker if p is prop else p for p in system.properties)
-    result = prove(system, "MEM-VIEW-ORDER", timeout_ms=5_000)
+    result = prove(system, "MEM-VIEW-ORDER", timeout_ms=2_000)
     # Z3 finds no model of the quantified hypotheses in time: never "proved"
     assert result.verdict in ("failed", "unknown")
     assert "MEM-VIEW-ORDER on apply" in result.reason
@@ -65,7 +65,7 @@ def test_view_order_needs_its_lemma_on_applied_versions() -> None:
 
 def test_unversioned_lists_cannot_be_proved() -> None:
     result = prove(membership.system("hz38-unordered-members"), "MEM-VIEW-ORDER",
-                   timeout_ms=5_000)
+                   timeout_ms=2_000)
     assert result.verdict in ("failed", "unknown")
 
 

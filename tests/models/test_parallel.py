@@ -85,13 +85,13 @@ def test_each_proof_needs_its_lemma(spec: str, lemma: str, where: str) -> None:
     prop = system.property(spec)
     weaker = dataclasses.replace(prop, lemmas=tuple(n for n in prop.lemmas if n != lemma))
     system.properties = tuple(weaker if p is prop else p for p in system.properties)
-    result = prove(system, spec, timeout_ms=5_000)
+    result = prove(system, spec, timeout_ms=2_000)
     assert result.verdict in ("failed", "unknown")
     assert where in result.reason
 
 
 def test_global_order_cannot_be_proved() -> None:
-    result = prove(parallel.system(HZ40), "PT-MASTER-ONLY", timeout_ms=5_000)
+    result = prove(parallel.system(HZ40), "PT-MASTER-ONLY", timeout_ms=2_000)
     assert result.verdict in ("failed", "unknown")
 
 
