@@ -402,17 +402,23 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
             z3.And(f.committing[m], f.sent_ack[m]),
             z3.And(f.destination[m] == f.master, f.sent_done[m])))
 
+    def publish_partition(pre: Frame, out: dict[str, Any], w: z3.ExprRef, p: z3.ExprRef
+                          ) -> dict[str, Any]:
+        """003 §1.2: the master publishes partition ``p`` only, with the versions the step
+        left it (the global version under hz40-global-order-parallel)."""
+        if glob:
+            rows, versions, gv = out["table"][w], pre.version[w], out["gversion"][w]
+        else:
+            rows, versions, gv = out["table"][w], out["version"][w], pre.gversion[w]
+        return publish(pre, rows, versions, gv, only(pre.u, p))
+
     def e_master_commit(pre: Frame, a: Params) -> dict[str, Any]:
         m = a["m"]
         w, p = pre.master, pre.partition[m]
         out = bump(pre, w, p, pre.inc_ok[m], 1, pre.target[m])
         out.update(end_flight(pre, m))
         out["pending"] = _add(pre.pending, p, False)
-        if glob:
-            rows, versions, gv = out["table"][w], pre.version[w], out["gversion"][w]
-        else:
-            rows, versions, gv = out["table"][w], out["version"][w], pre.gversion[w]
-        out.update(publish(pre, rows, versions, gv, only(pre.u, p)))
+        out.update(publish_partition(pre, out, w, p))
         return out
 
     act("master_commits", (("m", G),), g_master_commit, e_master_commit,
@@ -426,11 +432,7 @@ def system(variant: str = "fixed", members: int = DEFAULT_SIZES["members"],
         w, p = pre.master, pre.partition[m]
         out = bump(pre, w, p, pre.inc_fail[m], pre.inc_fail[m], pre.table[w][p])
         out.update(end_flight(pre, m))
-        if glob:
-            rows, versions, gv = out["table"][w], pre.version[w], out["gversion"][w]
-        else:
-            rows, versions, gv = out["table"][w], out["version"][w], pre.gversion[w]
-        out.update(publish(pre, rows, versions, gv, only(pre.u, p)))
+        out.update(publish_partition(pre, out, w, p))
         return out
 
     act("fail", (("m", G),),
