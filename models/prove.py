@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from partsafe.models.bmc import bmc
-from partsafe.models.induction import ProofResult, prove
+from partsafe.models.induction import ProofResult, k_induction, prove
 
 #: the symbolic models, by the name `partsafe check` gives the same protocol
 MODELS: dict[str, str] = {
@@ -97,11 +97,12 @@ class ModelVerdict:
 def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
                 specs: list[str] | None = None, proofs: bool = True,
                 timeout_s: float = 300.0, proof_timeout_s: float = 60.0, one_query: bool = False,
-                budgets: dict[str, int] | None = None) -> ModelVerdict:
+                budgets: dict[str, int] | None = None, k: int = 1) -> ModelVerdict:
     """Every spec of model ``name`` in ``variant`` (see the module docstring). With
     ``one_query``, bounded model checking asks one query for a run of at most ``depth`` steps
     (models.bmc's ``first``) instead of one per depth: faster for a long run, though the run
-    it finds need not be a shortest one. ``budgets`` change the model's fault budgets."""
+    it finds need not be a shortest one. ``budgets`` change the model's fault budgets. With
+    ``k`` > 1, a state property the induction does not prove is tried by ``k``-induction."""
     mod = module(name)
     known_variants = variants(name)
     if variant not in known_variants:
@@ -129,6 +130,10 @@ def prove_model(name: str, variant: str = "fixed", depth: int | None = None,
                               list(prop.lemmas), found.trace, reason=found.reason)
         if found.verdict == "bounded" and proofs and not prop.quiescent:
             proof = prove(system, spec, int(proof_timeout_s * 1000))
+            if proof.verdict != "proved" and k > 1 and prop.state is not None:
+                deeper = k_induction(system, spec, k, int(proof_timeout_s * 1000))
+                if deeper.verdict == "proved":
+                    proof = deeper
             verdict.proof = _proof_json(proof)
             verdict.slowest = proof.slowest
             if proof.verdict == "proved":
@@ -165,6 +170,8 @@ def z3_forms(spec: str) -> list[dict[str, Any]]:
 
 
 def _proof_json(proof: ProofResult) -> dict[str, Any]:
-    return {"verdict": proof.verdict, "seconds": round(proof.seconds, 3),
+    method = next((c["check"].split(" ")[0] for c in proof.checks
+                   if c["check"].endswith("-induction step of " + proof.spec)), "induction")
+    return {"verdict": proof.verdict, "method": method, "seconds": round(proof.seconds, 3),
             "slowest_query": round(proof.slowest, 3), "checks": proof.checks,
             "reason": proof.reason}

@@ -47,6 +47,9 @@ _STYLE = {"proved": "bold green", "bounded": "green", "counterexample": "bold re
 @click.option("--proof-timeout", "proof_timeout_s", type=click.FloatRange(1, 3600),
               default=60.0, show_default=True,
               help="seconds Z3 may take on one query of a proof (then: no proof)")
+@click.option("--k", "k", type=click.IntRange(1, 8), default=1, show_default=True,
+              help="a state property the induction does not prove is tried by k-induction "
+                   "(for any size, as the induction)")
 @click.option("--one-query", is_flag=True,
               help="one bounded query for a run of at most --depth steps, not one per depth "
                    "(faster for a long run; the run found need not be a shortest one)")
@@ -58,7 +61,7 @@ _STYLE = {"proved": "bold green", "bounded": "green", "counterexample": "bold re
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="save the first counterexample as an artifact `partsafe replay` takes")
 def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ...],
-          no_proof: bool, timeout_s: float, proof_timeout_s: float, one_query: bool,
+          no_proof: bool, timeout_s: float, proof_timeout_s: float, k: int, one_query: bool,
           budget_args: tuple[str, ...], as_json: bool, junit_file: str | None,
           trace_out: str | None) -> None:
     """Prove MODEL's specs for any number of members, or check them to a bounded depth with Z3
@@ -84,7 +87,7 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
                 verdicts.append(prove_model(name, variant, depth, list(only_specs) or None,
                                             proofs=not no_proof, timeout_s=timeout_s,
                                             proof_timeout_s=proof_timeout_s,
-                                            one_query=one_query, budgets=budgets))
+                                            one_query=one_query, budgets=budgets, k=k))
         except (ValueError, KeyError) as exc:
             fail(str(exc).strip("'\""))
     seconds = time.perf_counter() - started

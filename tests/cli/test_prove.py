@@ -27,6 +27,7 @@ def test_a_proof_for_any_size_exits_0_and_says_so() -> None:
         ("MEM-VIEW-INTEGRITY", "proved", "any", 2)
     assert spec["lemmas"] == ["dormant"]
     assert spec["proof"]["verdict"] == "proved"
+    assert spec["proof"]["method"] == "induction"
 
 
 def test_a_counterexample_exits_1_and_replays(tmp_path: Path) -> None:
@@ -86,6 +87,8 @@ def test_bad_input_exits_2_with_a_message() -> None:
     assert r.exit_code == 2 and "no symbolic form of variant" in r.output
     r = CliRunner().invoke(main, ["prove", "membership", "--spec", "PT-VERSION"])
     assert r.exit_code == 2 and "no symbolic form of PT-VERSION" in r.output
+    r = CliRunner().invoke(main, ["prove", "membership", "--k", "0"])
+    assert r.exit_code == 2 and "--k" in r.output
     r = CliRunner().invoke(main, ["prove", "membership", "--budget", "suspicions"])
     assert r.exit_code == 2 and "expected NAME=N" in r.output
     r = CliRunner().invoke(main, ["prove", "membership", "--budget", "losses=1"])
