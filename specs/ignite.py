@@ -46,38 +46,69 @@ def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
     return assign(keys, e.key, frozenset(e.nodes))
 
 
+class PerGroup(Monitor):
+    """A monitor whose state is one raft group's, or one partition's (the model has one; a real
+    log has many, named by the events' `group`): keyed by the group, so that the validator runs
+    one shard of it per group. The explorer runs it whole, on its one group."""
+
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.group,)  # type: ignore[attr-defined]
+
+
 # --- IGN-ONE-LEADER -------------------------------------------------------------------------------
 
 
-class OneLeader(Monitor):
+class _Leaders(NamedTuple):
+    #: term -> its leader
+    leaders: Pairs
+    #: nodes whose raft node a log shows starting empty (``RaftStarted`` ``empty``) since the
+    #: group's latest leader was elected (always empty in the explorer)
+    empties: frozenset[str]
+
+
+class OneLeader(PerGroup):
     """IGN-ONE-LEADER (invariant S1): at most one raft leader per term. A full partition
     restart (every peer of stable restarted in memory and reports EMPTY, design 001) starts the
-    group again from term 0 with nothing of the old one left, so it forgets the old leaders."""
+    group again from term 0 with nothing of the old one left, so it forgets the old leaders.
+
+    A log shows a full restart as JRaft shows it: every node of the new leader's configuration
+    started its raft node empty (term 0) after the group's latest leader was elected; then the
+    group starts again as well."""
 
     spec = "IGN-ONE-LEADER"
     observes = frozenset({RaftLeader.TYPE, RaftStarted.TYPE})
 
     def initial(self) -> Hashable:
-        return NO_PAIRS
+        return _Leaders(NO_PAIRS, frozenset())
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        st = cast(_Leaders, state)
         if isinstance(event, RaftStarted):
-            return (NO_PAIRS if event.reason == "full-restart" else state), None
+            if event.reason == "full-restart":
+                return _Leaders(NO_PAIRS, st.empties), None
+            if event.reason == "empty":
+                return st._replace(empties=st.empties | {event.member}), None
+            return st, None
         assert isinstance(event, RaftLeader)
-        leaders: Pairs = state  # type: ignore[assignment]
+        leaders = st.leaders
+        if event.peers and st.empties.issuperset(event.peers):  # a log's full restart
+            return _Leaders(frozenset({(event.term, event.member)}), frozenset()), None
         other = lookup(leaders, event.term)
         if other is None:
-            return assign(leaders, event.term, event.member), None
+            return _Leaders(assign(leaders, event.term, event.member), frozenset()), None
         if other != event.member:
-            return leaders, (f"{event.member} became leader in term {event.term}, in which "
-                             f"{other} is leader already")
-        return leaders, None
+            return _Leaders(leaders, frozenset()), (
+                f"{event.member} became leader in term {event.term}, in which {other} is "
+                "leader already")
+        return _Leaders(leaders, frozenset()), None
 
 
 # --- IGN-ONE-VOTE ---------------------------------------------------------------------------------
 
 
-class OneVote(Monitor):
+class OneVote(PerGroup):
     """IGN-ONE-VOTE: a raft node grants at most one vote per term, and never one in a term older
     than a term it voted in: Raft's ``votedFor`` is the vote of the current term, and the
     current term only grows (Raft, Figure 2), so one vote per term needs both.
@@ -123,7 +154,7 @@ class OneVote(Monitor):
 # --- IGN-QUORUM-LEADER ----------------------------------------------------------------------------
 
 
-class QuorumLeader(Monitor):
+class QuorumLeader(PerGroup):
     """IGN-QUORUM-LEADER: a node becomes leader of a term only with votes granted to it in that
     term, and only if they make a majority of its configuration, of both halves of a joint one
     (Raft §5.2 and §6; JRaft's ``electSelf`` initialises its ballot with the configuration and
@@ -170,7 +201,7 @@ class QuorumLeader(Monitor):
 RESTARTED, REMOVED = 1, 2
 
 
-class Restart(Monitor):
+class Restart(PerGroup):
     """IGN-RESTART (invariant S2): no leader counts a vote that a node restarted with
     in-memory storage granted after its restart, until a configuration without it and then one
     with it were put in place. A node that restarts outside the peers (the latest configuration
@@ -183,42 +214,51 @@ class Restart(Monitor):
     no longer counts (as for IGN-ONE-LEADER). The node may grant votes
     before that, to a candidate whose configuration still lists it: the joint quorum keeps such
     a vote from electing anyone, and this monitor checks that it never does. A vote granted
-    before the restart and delivered after it is the old incarnation's, and counts."""
+    before the restart and delivered after it is the old incarnation's, and counts.
+
+    A log shows a full restart as JRaft shows it: every node of the new leader's configuration
+    restarted in memory and started its raft node empty (``RaftStarted`` ``empty``, which only
+    logs give) since; that leader's election then counts no vote of before."""
 
     spec = "IGN-RESTART"
     observes = frozenset({NodeRestarted.TYPE, RaftPeersChanged.TYPE, RaftLeader.TYPE,
                           RaftStarted.TYPE, RaftVote.TYPE})
 
     def initial(self) -> Hashable:
-        return _Restarts(None, NO_PAIRS, frozenset())
+        return _Restarts(None, NO_PAIRS, frozenset(), frozenset())
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         # the latest configuration put in place, node -> (phase, votes (term, candidate) it
         # granted since its restart), and the nodes restarted whose raft node has not started
-        peers, nodes, idle = cast(_Restarts, state)
+        st = cast(_Restarts, state)
+        peers, nodes, idle, fresh = st
         if isinstance(event, NodeRestarted):
             if not event.in_memory or event.member in idle:
                 return state, None
             outside = peers is not None and event.member not in peers
             phase = REMOVED if outside else RESTARTED
             return _Restarts(peers, assign(nodes, event.member, (phase, frozenset())),
-                             idle | {event.member}), None
+                             idle | {event.member}, fresh - {event.member}), None
         if isinstance(event, RaftStarted):
             if event.reason == "full-restart":
-                return _Restarts(frozenset(event.peers), NO_PAIRS, idle - {event.member}), None
-            if event.reason == "start" and peers is None:
-                return _Restarts(frozenset(event.peers), nodes, idle - {event.member}), None
+                return _Restarts(frozenset(event.peers), NO_PAIRS, idle - {event.member},
+                                 fresh), None
+            if event.reason == "empty" and event.member in idle:
+                fresh = fresh | {event.member}
+            if event.reason in ("start", "empty") and peers is None:
+                return _Restarts(frozenset(event.peers), nodes, idle - {event.member},
+                                 fresh), None
             if event.member in idle:
-                return _Restarts(peers, nodes, idle - {event.member}), None
+                return _Restarts(peers, nodes, idle - {event.member}, fresh), None
             return state, None
         if isinstance(event, RaftVote):
             entry = lookup(nodes, event.member)
             if entry is None:
                 return state, None
             phase, votes = entry
-            return _Restarts(peers, assign(nodes, event.member,
-                                           (phase, votes | {(event.term, event.candidate)})),
-                             idle), None
+            return st._replace(nodes=assign(nodes, event.member,
+                                            (phase, votes | {(event.term, event.candidate)}))
+                               ), None
         if isinstance(event, RaftPeersChanged):
             now = frozenset(event.peers)
             out = []
@@ -229,8 +269,11 @@ class Restart(Monitor):
                     continue  # added back
                 else:
                     out.append((node, (phase, votes)))
-            return _Restarts(now, frozenset(out), idle), None
+            return _Restarts(now, frozenset(out), idle, fresh & {n for n, _ in out}), None
         assert isinstance(event, RaftLeader)
+        if event.peers and fresh.issuperset(event.peers):
+            # a log's full restart: every peer restarted in memory and started empty
+            return _Restarts(frozenset(event.peers), NO_PAIRS, idle, frozenset()), None
         for voter in event.votes:
             entry = lookup(nodes, voter)
             if entry is None or (event.term, event.member) not in entry[1]:
@@ -248,6 +291,9 @@ class _Restarts(NamedTuple):
     nodes: Pairs
     #: nodes restarted in memory whose raft node has not started since
     idle: frozenset[str]
+    #: nodes restarted in memory whose raft node a log shows starting empty since (always empty
+    #: in the explorer)
+    fresh: frozenset[str]
 
 
 # --- IGN-NO-LOST-REDUCTION ------------------------------------------------------------------------
@@ -268,7 +314,7 @@ def _carried(keys: Pairs, node: str) -> bool:
             or (planned is not None and node not in planned))
 
 
-class NoLostReduction(Monitor):
+class NoLostReduction(PerGroup):
     """IGN-NO-LOST-REDUCTION (invariant S8): once a node's removal is requested, it stays
     recorded (in switch.reduce, or in a pending or planned assignment without the node) until a
     stable assignment without the node is written; no write may drop it.
@@ -320,7 +366,7 @@ class NoLostReduction(Monitor):
 # --- IGN-STALE-TRIGGER ----------------------------------------------------------------------------
 
 
-class StaleTrigger(Monitor):
+class StaleTrigger(PerGroup):
     """IGN-STALE-TRIGGER (invariant S5): every write of the change trigger is strictly
     greater than its previous value: a stale trigger event never writes."""
 
@@ -344,7 +390,7 @@ class StaleTrigger(Monitor):
 # --- IGN-CAS --------------------------------------------------------------------------------------
 
 
-class Cas(Monitor):
+class Cas(PerGroup):
     """IGN-CAS: an invoke whose revision guards do not hold (a key changed since it was read)
     changes nothing."""
 
@@ -385,7 +431,7 @@ class _Converge(NamedTuple):
     down: frozenset[str]
 
 
-class Converge(Monitor):
+class Converge(PerGroup):
     """IGN-CONVERGE (invariant L1): once faults stop, while a live leader of the latest
     configuration exists and the configuration keeps a live majority, stable equals the
     calculated assignments of the data nodes, and pending, planned and both switch keys are

@@ -52,6 +52,17 @@ class Event:
         return self.TYPE
 
 
+#: a field only logs need (the raft group or partition a log names; the model has one): it is
+#: left out of an event's JSON while it has its default, so the model's events read as before
+LOG_FIELD = {"omit_default": True}
+
+
+def group_field() -> Any:
+    """The raft group (``0_part_19``, a table partition, the metastore's group) an Ignite log
+    names the event in; ``""`` for the model's one partition and for a log line that names none."""
+    return field(default="", metadata=LOG_FIELD)
+
+
 _REGISTRY: dict[str, type[Event]] = {}
 
 
@@ -406,6 +417,7 @@ class MetastoreInvoke(Event):
     ok: bool
     revision: int
     expected: tuple[tuple[str, int], ...] = ()
+    group: str = group_field()
 
 
 @_ev("assignments_changed")
@@ -419,6 +431,7 @@ class AssignmentsChanged(Event):
     revision: int
     removed: bool = False
     value: int | None = None
+    group: str = group_field()
 
 
 @_ev("raft_vote")
@@ -427,6 +440,7 @@ class RaftVote(Event):
 
     term: int
     candidate: str
+    group: str = group_field()
 
 
 @_ev("raft_leader")
@@ -434,13 +448,17 @@ class RaftLeader(Event):
     """`member` becomes leader in `term`; `votes` are the votes it counted, when known, and
     `peers` the configuration it counted them against (with `old`, the old half of a joint
     configuration), when known: JRaft's ``becomeLeader`` logs "Node {} become leader of group,
-    term={}, conf={}, oldConf={}"."""
+    term={}, conf={}, oldConf={}". A log shows no granted vote but the leader's own (JRaft's
+    ``electSelf`` grants it), so a leader read from a log counts that one alone: its `votes` are
+    a part of those it counted, enough for IGN-RESTART and IGN-ONE-LEADER, not for
+    IGN-QUORUM-LEADER, which logs do not judge."""
 
     term: int
     votes: tuple[str, ...] = ()
     peers: tuple[str, ...] = ()
     #: empty unless the configuration is joint
     old: tuple[str, ...] = ()
+    group: str = group_field()
 
 
 @_ev("raft_peers_changed")
@@ -449,21 +467,25 @@ class RaftPeersChanged(Event):
 
     peers: tuple[str, ...]
     term: int | None = None
+    group: str = group_field()
 
 
 @_ev("raft_started")
 class RaftStarted(Event):
     """`member` starts its raft node for the partition with configuration `peers`; `reason` is
     ``start`` (storage kept), ``full-restart`` (every peer was empty), ``joining`` (a pending
-    rebalance adds it)."""
+    rebalance adds it), or, read from a log, ``empty``: the raft node started with no raft meta
+    (JRaft's "Node {} init, term=0, ..."), which a log shows without saying why."""
 
     peers: tuple[str, ...]
     reason: str
+    group: str = group_field()
 
 
 @_ev("node_restarted")
 class NodeRestarted(Event):
     in_memory: bool
+    group: str = group_field()
 
 
 @_ev("reduction_requested")
@@ -471,6 +493,7 @@ class ReductionRequested(Event):
     """`member` recorded the request that `node` be removed from the partition's group."""
 
     node: str
+    group: str = group_field()
 
 
 EVENT_TYPES: dict[str, type[Event]] = _REGISTRY
@@ -495,6 +518,8 @@ def to_dict(ev: Event) -> dict[str, Any]:
         if f.name in ("member", "order", "source"):
             continue
         value = getattr(ev, f.name)
+        if f.metadata.get("omit_default") and value == f.default:
+            continue
         if isinstance(value, tuple):
             value = [list(v) if isinstance(v, tuple) else v for v in value]
         out[f.name] = value
