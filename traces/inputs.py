@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from partsafe.traces import layout
+from partsafe.traces import ignite, layout
 from partsafe.traces.events import EVENT_TYPES
 
 #: how much of a file's content the binary test and the format test look at (bytes)
@@ -77,7 +77,8 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Sniff:
-    """What the head of a file says: its format (``log`` or ``jsonl``), whether it is gzip data,
+    """What the head of a file says: its format (``log``, a Hazelcast log in any layout;
+    ``ignite``, an Apache Ignite 3 log; ``jsonl``, canonical events), whether it is gzip data,
     and why it is skipped, when it is."""
 
     fmt: str
@@ -154,7 +155,8 @@ def sniff(path: Path, fmt: str = "auto", explicit: bool = True) -> Sniff:
     is gzip data), NUL holes set aside. It is skipped when it cannot be read, when it is binary
     data (`binary`), and, unless `explicit`, when it is not a log by its content (``.json`` that
     is not JSON Lines; text in which no line looks like a log record). `fmt` ``auto`` picks
-    ``jsonl`` for canonical event JSON Lines, else ``log``."""
+    ``jsonl`` for canonical event JSON Lines, ``ignite`` for an Ignite 3 log (`looks_ignite`),
+    else ``log``."""
     try:
         with path.open("rb") as raw:
             compressed = raw.read(3) == GZIP_MAGIC
@@ -173,7 +175,8 @@ def sniff(path: Path, fmt: str = "auto", explicit: bool = True) -> Sniff:
     if what is not None:
         return Sniff("log", compressed, what)
     head = head.replace(b"\x00", b"")
-    kind = fmt if fmt != "auto" else ("jsonl" if looks_like_events(head) else "log")
+    kind = fmt if fmt != "auto" else ("jsonl" if looks_like_events(head) else
+                                      "ignite" if looks_ignite(head) else "log")
     if explicit or fmt != "auto":
         return Sniff(kind, compressed)
     if _suffix(path) == ".json" and not _json_lines(head):
@@ -237,6 +240,19 @@ def _first_json(head: bytes) -> object:
         except ValueError:
             return None
     return None
+
+
+def looks_ignite(head: bytes) -> bool:
+    """Whether `head` is an Apache Ignite 3 log: a line of it is a record in one of Ignite's
+    layouts (`partsafe.traces.ignite.record`: JavaLoggerFormatter's, or log4j2-test.xml's) and no
+    line carries a Hazelcast member prefix."""
+    found = False
+    for raw in head.splitlines()[:2000]:
+        text = layout.peel(raw.decode("utf-8", "replace")).text
+        if layout.PREFIX.search(text):
+            return False
+        found = found or ignite.looks_like_ignite(text)
+    return found
 
 
 def looks_like_log(head: bytes) -> bool:

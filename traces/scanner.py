@@ -38,7 +38,7 @@ from typing import IO
 
 import ahocorasick_rs
 
-from partsafe.traces import layout
+from partsafe.traces import ignite, layout
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     Event,
@@ -112,6 +112,8 @@ class FileTally:
     skipped: str | None = None
     #: events no member can be named for (judged by no spec)
     without_member: int = 0
+    #: what it was read as (`partsafe.traces.inputs.Sniff`): ``log``, ``ignite`` or ``jsonl``
+    fmt: str = "log"
 
 
 @dataclass
@@ -148,13 +150,14 @@ def _open(path: Path, compressed: bool) -> IO[bytes]:
 class Scanner:
     """Scan files into events; `accounting` adds up across files.
 
-    `fmt` is ``auto`` (canonical event JSON Lines when the first record is one, else a log in any
-    layout), ``log`` or ``jsonl``.
+    `fmt` is ``auto`` (canonical event JSON Lines when the first record is one, an Ignite 3 log
+    when its lines are in Ignite's layouts, else a Hazelcast log in any layout), ``log``,
+    ``ignite`` or ``jsonl``.
     """
 
     def __init__(self, fmt: str = "auto",
                  progress: Callable[[int], None] | None = None) -> None:
-        if fmt not in ("auto", "log", "jsonl"):
+        if fmt not in ("auto", "log", "ignite", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")
         self.fmt = fmt
         self.accounting = Accounting()
@@ -170,6 +173,7 @@ class Scanner:
         tally = FileTally(shown)
         acc.files.append(tally)
         head = sniff(path, self.fmt, explicit)
+        tally.fmt = head.fmt
         if head.skipped:
             tally.skipped = head.skipped
             return
@@ -177,6 +181,7 @@ class Scanner:
         with _open(path, head.compressed) as f:
             try:
                 found = (self._scan_events(enumerate(f, start=1), shown) if head.fmt == "jsonl"
+                         else self._scan_ignite(f, shown) if head.fmt == "ignite"
                          else _LogFile(self, shown).scan(f))
                 for ev in found:
                     if ev.member == UNKNOWN_MEMBER:
@@ -213,6 +218,28 @@ class Scanner:
             yield ev
 
 
+    def _scan_ignite(self, f: IO[bytes], name: str) -> Iterator[Event]:
+        """An Ignite 3 log (`partsafe.traces.ignite`): one record a line, the lines with a
+        keyword read, NUL bytes reported as for any log."""
+        reader = NulSkipper(f)
+        log = ignite.IgniteFile(name, reader.found)
+        yield from log.scan(reader)
+        log.finish(reader.take(None))
+        self._account(log, whole=True)
+        if self._progress:
+            self._progress(reader.consumed)
+
+    def _account(self, log: ignite.IgniteFile, whole: bool) -> None:
+        """Add an Ignite file's tally to the accounting (its lines too when it was read
+        `whole`)."""
+        acc, tally = self.accounting, log.tally
+        acc.lines += tally.lines
+        acc.parsed_lines += tally.parsed
+        acc.events += tally.events
+        acc.malformed.extend(Malformed(log.name, n, reason) for n, reason in tally.malformed)
+        if whole and tally.lines == 0:
+            acc.notes.append(Note(log.name, 0, "", "empty file"))
+
     def scan_needed(self, name: str, lines: Iterable[tuple[int, bytes]],
                     fmt: str = "log") -> Iterator[Event]:
         """The events of one file from the lines it needs (`partsafe.traces.sieve`; all of them
@@ -222,6 +249,11 @@ class Scanner:
         them."""
         if fmt == "jsonl":
             yield from self._scan_events(lines, name)
+            return
+        if fmt == "ignite":
+            found = ignite.IgniteFile(name)
+            yield from found.scan_lines(lines)
+            self._account(found, whole=False)
             return
         log = _LogFile(self, name)
         for first, data in _islands(log.without_nuls(lines)):

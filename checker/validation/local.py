@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from partsafe.checker.validation import ignite
 from partsafe.checker.validation.shards import (
     DEFAULT_STUCK_MS,
     LOG_SPECS,
@@ -71,6 +72,14 @@ NOT_JUDGED: dict[str, str] = {
 
 #: what `validate` looks for, in the words its reports use
 PROTOCOL = "Hazelcast's membership or migration protocol"
+#: ... per format of a file read (`partsafe.traces.inputs.Sniff`)
+PROTOCOLS = {"log": PROTOCOL, "jsonl": PROTOCOL, "ignite": ignite.PROTOCOL}
+
+
+def judged_specs(formats: Sequence[str]) -> list[str]:
+    """The specs judged on files of these formats: Hazelcast's, and Ignite's when an Ignite 3
+    log is among them."""
+    return list(LOG_SPECS) + (list(ignite.LOG_SPECS) if "ignite" in formats else [])
 #: a file's status in a report: events were judged; it was read and gave none; it was not read
 JUDGED, NOTHING, SKIPPED = "judged", "nothing recognised", "skipped"
 
@@ -124,7 +133,7 @@ def file_status(tally: FileTally) -> FileStatus:
         reason = (f"no event: {tally.malformed:,} of its {tally.lines:,} lines are malformed, "
                   "the others are not of the protocol")
     else:
-        reason = f"no line of {PROTOCOL} in its {tally.lines:,} lines"
+        reason = f"no line of {PROTOCOLS.get(tally.fmt, PROTOCOL)} in its {tally.lines:,} lines"
     return FileStatus(name, NOTHING, reason, tally.lines, 0, tally.malformed)
 
 
@@ -162,6 +171,8 @@ class Report:
     events_without_member: int = 0
     #: every input file with its status, in command-line order (skipped ones too)
     inputs: list[FileStatus] = field(default_factory=list)
+    #: the specs judged (`judged_specs`)
+    specs: list[str] = field(default_factory=lambda: list(LOG_SPECS))
 
     @property
     def result(self) -> str:
@@ -188,6 +199,9 @@ class Report:
             out = (f"the {found:,} event{'' if one else 's'} found in the {files} read "
                    f"name{'s' if one else ''} no member (no record line or `this` marker does), "
                    f"so no spec judged {'it' if one else 'them'}: {_listed(read)}")
+        elif all(t.fmt == "ignite" for t in self.accounting.files if t.skipped is None):
+            out = (f"no event of {ignite.PROTOCOL} was found in the {files} read: "
+                   f"{_listed(read)} ({ignite.WHERE})")
         else:
             out = (f"no event of {PROTOCOL} was found in the {files} read: {_listed(read)} (a "
                    "Hazelcast member logs them at INFO, after its prefix [host]:port [cluster] "
@@ -214,7 +228,7 @@ class Report:
             "incarnations": dict(sorted(self.members.items())),
             "views": self.views,
             "migrations": self.migrations,
-            "specs": list(LOG_SPECS),
+            "specs": list(self.specs),
             "violations": [v.as_dict() for v in self.violations],
             "warnings": [w.as_dict() for w in self.warnings],
             "seconds": round(self.seconds, 3),
@@ -247,9 +261,11 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     report.inputs = statuses(candidates, scanner.accounting.files)
     order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
-    report.violations = judge(events)
+    report.specs = judged_specs([t.fmt for t in scanner.accounting.files])
+    report.violations = judge(events, report.specs)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
-    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms),
+    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms)
+                                             + ignite.warnings_of(events),
                                              key=lambda pair: pair[0])]
     tallies: dict[str, Tally] = {}
     views: set[str] = set()
