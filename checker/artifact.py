@@ -5,8 +5,8 @@ An artifact names the model, variant and scope, the initial state, and each step
 canonical id) and events. Replay (`partsafe replay`) rebuilds the model, follows the actions,
 checks that every step is enabled and emits the same events, and judges the spec on the final
 state: deterministic, with no search. Export (`partsafe export`) turns the events into canonical
-JSON Lines and into Hazelcast log text, one file per member, which `partsafe validate` reads
-back.
+JSON Lines and into log text, one file per member (Hazelcast's, or Apache Ignite 3's for the
+Ignite model's events), which `partsafe validate` reads back.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from partsafe.checker.engine.model import Model
 from partsafe.checker.protocols import catalog
 from partsafe.checker.report import artifact, canonical, dumps, event_json
 from partsafe.traces.events import Event, EventFormatError, from_dict, write_jsonl
+from partsafe.traces.ignite_writer import IgniteLogWriter, is_ignite
 from partsafe.traces.writer import LogWriter
 
 
@@ -153,8 +154,11 @@ def write_events(found: Sequence[Event], path: str) -> None:
 
 
 def write_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:
-    """`found` as Hazelcast log text in `folder`, one ``member-HOST-PORT.log`` a member; the
-    lines and the files written."""
+    """`found` as log text in `folder`: Apache Ignite 3 text, one ``ignite3db-NODE.log`` a node,
+    when the events are Ignite's (`write_ignite_logs`), else Hazelcast text, one
+    ``member-HOST-PORT.log`` a member; the lines and the files written."""
+    if is_ignite(found):
+        return write_ignite_logs(found, folder)
     writer = LogWriter()
     folder.mkdir(parents=True, exist_ok=True)
     streams: dict[str, IO[str]] = {}
@@ -163,6 +167,26 @@ def write_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:
         if member not in streams:
             name = writer.address(member).replace(":", "-")
             streams[member] = (folder / f"member-{name}.log").open("w")
+        return streams[member]
+
+    try:
+        written = writer.write(found, stream)
+    finally:
+        for f in streams.values():
+            f.close()
+    return written, len(streams)
+
+
+def write_ignite_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:
+    """`found` (the Ignite model's events) as Ignite 3 log text in `folder`, one
+    ``ignite3db-NODE.log`` a node; the lines and the files written."""
+    writer = IgniteLogWriter()
+    folder.mkdir(parents=True, exist_ok=True)
+    streams: dict[str, IO[str]] = {}
+
+    def stream(member: str) -> IO[str]:
+        if member not in streams:
+            streams[member] = (folder / f"ignite3db-{member}.log").open("w")
         return streams[member]
 
     try:

@@ -449,7 +449,8 @@ def replay(file: str, profile: str | None, as_json: bool) -> None:
 @click.option("--events", "events_file", type=click.Path(dir_okay=False, writable=True),
               help="write the trace's events as canonical JSON Lines to this file")
 @click.option("--log", "log_dir", type=click.Path(file_okay=False, writable=True),
-              help="write the trace as Hazelcast log text, one file per member, in this directory")
+              help="write the trace as log text, one file per member, in this directory "
+                   "(Apache Ignite 3 text for the Ignite model, else Hazelcast text)")
 def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
     """Export a counterexample (from `check --trace-out`) as events and as log text, which
     `partsafe validate` reads back."""
