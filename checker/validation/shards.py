@@ -20,12 +20,13 @@ member applied), so it reads the same whichever engine found it.
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.specs import registry
+from partsafe.specs import forms, registry
 from partsafe.specs.monitor import Monitor
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
@@ -36,15 +37,13 @@ from partsafe.traces.events import (
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
+    Quiescent,
     Repartitioning,
     Source,
 )
 
-#: the specs a log can show a violation of
-LOG_SPECS: tuple[str, ...] = (
-    "MEM-VIEW-ORDER", "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY",
-    "PT-VERSION", "MIG-STATS", "SHUT-ONLY-SOURCE",
-)
+#: the specs a Hazelcast log can show a violation of (`partsafe.specs.forms`)
+LOG_SPECS: tuple[str, ...] = forms.specs_judged("hazelcast-log")
 #: a rebalance still running this long after it started is worth a warning (milliseconds)
 DEFAULT_STUCK_MS = 10 * 60 * 1000
 
@@ -55,14 +54,17 @@ OrderKey = tuple[int, int, int, int]
 # --- order ----------------------------------------------------------------------------------------
 
 
-def stamped(file_index: int, events: Iterable[Event]) -> Iterator[tuple[OrderKey, Event]]:
+def stamped(file_index: int, events: Iterable[Event], one_stream: bool = False
+            ) -> Iterator[tuple[OrderKey, Event]]:
     """The events of one file (in file order) with their order keys. A stream is a member's
-    events in this file; an event without a timestamp, or with one earlier than its stream's
-    latest, takes that latest (a stream's order is certain, its clock is not)."""
+    events in this file (a log's members each write their own), or the whole file when
+    `one_stream` (an event file: its order is the order the run took); an event without a
+    timestamp, or with one earlier than its stream's latest, takes that latest (a stream's order
+    is certain, its clock is not)."""
     first: dict[str, int] = {}
     latest: dict[str, int] = {}
     for position, ev in enumerate(events):
-        member = ev.member
+        member = "" if one_stream else ev.member
         start = first.setdefault(member, position)
         when = latest.get(member, 0)
         if ev.order is not None and ev.order > when:
@@ -83,20 +85,86 @@ class Part:
     monitor: Monitor
 
 
-def parts(specs: Sequence[str] = LOG_SPECS) -> list[Part]:
+def parts(specs: Sequence[str] = LOG_SPECS, config: dict[str, Any] | None = None
+          ) -> list[Part]:
+    """The parts of the monitors of `specs`, numbered; each monitor built for the cluster's
+    settings `config` (`configured`)."""
     out: list[Part] = []
     for spec_id in specs:
         build = registry.get(spec_id).monitor
         assert build is not None, spec_id
-        for monitor in build().parts():
+        for monitor in configured(build, config or {}).parts():
             out.append(Part(len(out), spec_id, monitor))
+    return out
+
+
+def configured(build: Any, config: dict[str, Any]) -> Monitor:
+    """A monitor from its builder, given the settings of `config` its constructor takes by name
+    (`backups`, `max_parallel`, `serial`, `replicas`: `partsafe.traces.events.CONFIG`); the
+    others keep their defaults."""
+    if not config or not isinstance(build, type):
+        return build()  # type: ignore[no-any-return]
+    takes = inspect.signature(build.__init__).parameters
+    return build(**{k: v for k, v in config.items() if k in takes})
+
+
+def judged_specs(present: Iterable[str]) -> tuple[str, ...]:
+    """The specs some recorded form of `present` judges (`partsafe.specs.forms`), in catalogue
+    order: what a validation of files of those forms runs."""
+    kinds = set(present)
+    return tuple(s.id for s in registry.all_specs()
+                 if any(forms.judges(form, s.id) for form in kinds))
+
+
+def quiescence_part(part: Part) -> bool:
+    """Whether `part` judges something at quiescence (`Monitor.at_quiescence`)."""
+    return type(part.monitor).at_quiescence is not Monitor.at_quiescence
+
+
+def allowed(kind: str, declared: Sequence[str] | None = None) -> frozenset[str]:
+    """The specs that judge a file of recorded form `kind` whose header declares its events
+    complete for `declared` (None: an instrumented cluster's file, or a log)."""
+    judged = frozenset(forms.specs_judged(kind))
+    return judged if declared is None else judged & frozenset(declared)
+
+
+def dispatch(ps: Sequence[Part], judged: frozenset[str]) -> dict[str, list[Part]]:
+    """Per event type, the parts an event of that type reaches in a file judged by the specs
+    `judged` (`allowed`): the parts of those specs that observe the type. A `Quiescent` record
+    reaches the quiescence parts (event files only say so)."""
+    table: dict[str, list[Part]] = {}
+    for p in ps:
+        if p.spec not in judged:
+            continue
+        for kind in p.monitor.observes:
+            table.setdefault(kind, []).append(p)
+        if quiescence_part(p):
+            table.setdefault(Quiescent.TYPE, []).append(p)
+    return table
+
+
+def dispatchers(ps: Sequence[Part], kinds: Sequence[str],
+                declared: Sequence[Sequence[str] | None] | None = None
+                ) -> list[dict[str, list[Part]]]:
+    """`dispatch` for each file, by index (files of one form and declaration share one)."""
+    made: dict[frozenset[str], dict[str, list[Part]]] = {}
+    out = []
+    for i, kind in enumerate(kinds):
+        judged = allowed(kind, declared[i] if declared else None)
+        if judged not in made:
+            made[judged] = dispatch(ps, judged)
+        out.append(made[judged])
     return out
 
 
 def routes(part: Part, ev: Event) -> tuple[str, bool] | None:
     """Where `ev` goes for `part`: the shard key (its components, each followed by US) and
     whether the event is routed (a crashed or restarted member, `Monitor.key`'s ``()``); None when
-    the event changes nothing for the part, as one whose member is unknown."""
+    the event changes nothing for the part, as one whose member is unknown. A `Quiescent`
+    record goes to the one shard of a quiescence part (whose state is one piece)."""
+    if isinstance(ev, Quiescent):
+        assert part.monitor.key_size == 0, f"{part.spec}: a keyed quiescence check"
+        return ("", False) if quiescence_part(part) else None
     if ev.member == UNKNOWN_MEMBER:  # unknown: changes nothing (`Monitor.step`)
         return None
     key = part.monitor.key(ev)
@@ -141,6 +209,12 @@ class Shard:
         self.state = self.part.monitor.initial()
 
     def step(self, at: OrderKey, ev: Event, routed: bool = False) -> Violation | None:
+        if isinstance(ev, Quiescent):  # the run is quiescent here: judge, change nothing
+            message = self.part.monitor.at_quiescence(self.state)
+            if message is None:
+                return None
+            return Violation(self.part.spec, ev.member, _src(ev),
+                             f"at quiescence: {message}", at, self.part.index)
         self.state, message = self.part.monitor.step(self.state, ev)
         if routed:
             assert message is None, f"{self.part.spec}: a routed event raised {message!r}"
@@ -164,23 +238,25 @@ def run_shard(part: Part, events: Iterable[tuple[OrderKey, Event, bool]]) -> lis
     return found
 
 
-def judge(events: Iterable[tuple[OrderKey, Event]], specs: Sequence[str] = LOG_SPECS
-          ) -> list[Violation]:
-    """Run every part of the monitors of `specs`, per key, over `events` in order key order:
-    every violation, in report order. A routed event reaches the shards that name its member and
-    those its member has had events in (`Monitor.key`; one its member has no later events in is
-    not changed in any way that matters, which is why the Spark engine may leave it out)."""
-    ps = parts(specs)
-    by_type: dict[str, list[Part]] = {}
-    for p in ps:
-        for kind in p.monitor.observes:
-            by_type.setdefault(kind, []).append(p)
+def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
+          declared: Sequence[Sequence[str] | None] | None = None,
+          config: dict[str, Any] | None = None) -> list[Violation]:
+    """Run every part of the monitors of the specs judged on files of recorded forms `kinds`
+    (the form of file i is ``kinds[i]``, what its header declares ``declared[i]``; an event's
+    order key names its file), per key, over `events` in order key order: every violation, in
+    report order, each monitor built for the cluster's settings `config`. An event reaches the
+    parts of the specs its file judges (`dispatchers`). A
+    routed event reaches the shards that name its member and those its member has had events in
+    (`Monitor.key`; one its member has no later events in is not changed in any way that
+    matters, which is why the Spark engine may leave it out)."""
+    ps = parts(judged_specs(kinds), config)
+    tables = dispatchers(ps, kinds, declared)
     shards: list[dict[str, Shard]] = [{} for _ in ps]
     #: per part, member -> the keys of the shards it has events in or that name it
     involved: list[dict[str, set[str]]] = [{} for _ in ps]
     found: list[Violation] = []
     for at, ev in events:
-        for p in by_type.get(ev.TYPE, ()):
+        for p in tables[at[1]].get(ev.TYPE, ()):
             route = routes(p, ev)
             if route is None:
                 continue

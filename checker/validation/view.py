@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.report import char_escape, verdict_line, xml_text
-from partsafe.checker.validation.local import JUDGED, LOG_SPECS, SKIPPED, Report, statuses
+from partsafe.checker.validation.local import JUDGED, SKIPPED, Report, statuses
 from partsafe.traces.events import Source
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting
@@ -69,7 +69,8 @@ def render_report(console: Console, report: Report) -> None:
                   + ("; migrations: " + ", ".join(f"{k} {v}" for k, v in
                                                   report.migrations.items())
                      if report.migrations else ""))
-    console.print(f"specs judged: {', '.join(LOG_SPECS)}")
+    console.print(f"specs judged ({len(report.specs)}): {', '.join(report.specs)}")
+    render_not_judged(console, report)
     # a violation or warning is a block, not a table row: its identifiers and its message get
     # the console's whole width, so that neither is broken in the middle of a name
     for title, style, notices in (("violations", "bold red", report.violations),
@@ -112,6 +113,19 @@ def print_accounting(console: Console, acc: Accounting, candidates: Sequence[Can
                   f"ignored + {len(acc.malformed):,} malformed; {acc.events:,} events")
 
 
+def render_not_judged(console: Console, report: Report) -> None:
+    """The specs this input cannot judge, grouped by the reason (one sentence each)."""
+    by_reason: dict[str, list[str]] = {}
+    for spec, reason in report.not_judged.items():
+        by_reason.setdefault(reason, []).append(spec)
+    if not by_reason:
+        return
+    console.print(f"not judged on this input ({len(report.not_judged)}):")
+    for reason, specs in by_reason.items():
+        console.print(Padding(Text.assemble((", ".join(specs), "dim"), ": ", reason),
+                              (0, 0, 0, 2)))
+
+
 def render_inputs(console: Console, report: Report) -> None:
     """Each input file's status: one line for a single file whose events were judged, else a
     table (file, status, lines, events, why). Names are log text (`log_text`), never markup."""
@@ -142,7 +156,7 @@ def verdict_of(report: Report) -> tuple[str, str, float, str]:
     the seconds, the detail."""
     acc = report.accounting
     read = len(report.files)
-    what = (f"{len(LOG_SPECS)} specs over {read:,} file{'' if read == 1 else 's'}, "
+    what = (f"{len(report.specs)} specs over {read:,} file{'' if read == 1 else 's'}, "
             f"{acc.lines:,} lines, {acc.events:,} events")
     skipped = sum(1 for s in report.inputs if s.status == SKIPPED)
     result = report.result
@@ -171,7 +185,7 @@ def validate_junit(report: Report) -> str:
     failures = 0
     errors = 0
     incomplete = report.incomplete_reason
-    for spec in LOG_SPECS:
+    for spec in report.specs:
         found = [v for v in report.violations if v.spec == spec]
         body = ""
         if incomplete is not None:
@@ -185,9 +199,13 @@ def validate_junit(report: Report) -> str:
                     f"{escape(xml_text(text), _CR)}</failure>")
         cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
                      f"{body}</testcase>")
+    for spec, reason in report.not_judged.items():
+        cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
+                     f"<skipped message={quoteattr(f'not judged: {reason}')}/></testcase>")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuite name="partsafe validate" tests="{len(LOG_SPECS)}" '
-            f'failures="{failures}" errors="{errors}" time="{report.seconds:.3f}">\n'
+            f'<testsuite name="partsafe validate" tests="{len(cases)}" '
+            f'failures="{failures}" errors="{errors}" skipped="{len(report.not_judged)}" '
+            f'time="{report.seconds:.3f}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")
 
 

@@ -11,13 +11,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from partsafe.checker.validation.local import Report, notes_as_warnings, summarize
+from partsafe.checker.validation.local import (
+    Report,
+    declared_specs,
+    merged_config,
+    notes_as_warnings,
+    summarize,
+)
 from partsafe.checker.validation.shards import (
     DEFAULT_STUCK_MS,
-    LOG_SPECS,
     Notice,
     Tally,
     Violation,
+    judged_specs,
 )
 from partsafe.checker.validation.spark.files import Input, inputs, number_splits, statuses
 from partsafe.checker.validation.spark.runtime import SparkFailed, failure_reason, session
@@ -25,6 +31,7 @@ from partsafe.checker.validation.spark.workers import (
     MEMBERS,
     SCANNED,
     VIOLATIONS,
+    file_forms,
     run_members,
     run_shards,
     scan_batches,
@@ -89,7 +96,7 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
         names = [(i.name, i.fmt) for i in files]
         scanned = (needed.repartition(max(1, min(len(files), 64)), "file")
                    .sortWithinPartitions("file", "line")
-                   .mapInArrow(scan_batches(names, LOG_SPECS), SCANNED)
+                   .mapInArrow(scan_batches(names), SCANNED)
                    .persist())
         try:
             report = _report(spark, scanned, files, totals, stuck_ms)
@@ -109,10 +116,16 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     acc = Accounting()
     acc.lines = sum(totals.values())
     acc.files = [FileTally(name, totals.get(n, 0)) for n, name in enumerate(names)]
-    small = scanned.where(F.col("kind").isin("parsed", "malformed", "note")).collect()
+    small = scanned.where(F.col("kind").isin("parsed", "malformed", "note", "declared")).collect()
     notes: list[Note] = []
+    declared: list[tuple[str, ...] | None] = [None] * len(names)
     for r in small:
-        if r["kind"] == "parsed":
+        if r["kind"] == "declared":
+            head = json.loads(r["json"])
+            if head["specs"] is not None:
+                declared[r["file"]] = tuple(head["specs"])
+            acc.files[r["file"]].config = head["config"] or {}
+        elif r["kind"] == "parsed":
             acc.parsed_lines += r["line"]
         elif r["kind"] == "malformed":
             acc.malformed.append(Malformed(names[r["file"]], r["line"], r["text"]))
@@ -133,8 +146,13 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
         acc.files[r["file"]].without_member = r["unknown"]
         unknown += r["unknown"]
     acc.events = sum(t.events for t in acc.files)
-    report = Report(names, acc, events_without_member=unknown)
-    report.violations = _violations(scanned)
+    kinds = file_forms([(i.name, i.fmt) for i in files])
+    for n, tally in enumerate(acc.files):
+        tally.declared = declared[n]
+    report = Report(names, acc, events_without_member=unknown, kinds=kinds,
+                    declared=[declared_specs(t) for t in acc.files],
+                    config=merged_config(acc.files))
+    report.violations = _violations(scanned, judged_specs(kinds), report.config)
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}
     found: list[tuple[tuple[int, int, int, int], Notice]] = []
@@ -161,7 +179,8 @@ def _sources(r: Any) -> tuple[Source, ...]:
     return tuple(Source(f, n) for f, n in zip(r["files"], r["lines"], strict=True))
 
 
-def _violations(scanned: DataFrame) -> list[Violation]:
+def _violations(scanned: DataFrame, specs: Sequence[str], config: dict[str, Any]
+                ) -> list[Violation]:
     """Stage 4's shards: the routes grouped by (part, key), each group one shard, the
     violations sorted by where they were raised."""
     from pyspark.sql import functions as F
@@ -184,7 +203,7 @@ def _violations(scanned: DataFrame) -> list[Violation]:
     delivered = to_named.unionByName(to_spans).dropDuplicates(
         ["part", "key", "fi", "first", "pos"])
     shards = keyed.unionByName(delivered.select(*keyed.columns))
-    rows = shards.groupBy("part", "key").applyInArrow(run_shards(LOG_SPECS), VIOLATIONS)
+    rows = shards.groupBy("part", "key").applyInArrow(run_shards(specs, config), VIOLATIONS)
     found = [Violation(x["spec"], x["member"], _sources(x), x["message"],
                        (x["t"], x["fi"], x["first"], x["pos"]), x["part"])
              for x in rows.collect()]
