@@ -49,7 +49,8 @@ def _mirror(keys: Pairs, e: AssignmentsChanged) -> Pairs:
 class PerGroup(Monitor):
     """A monitor whose state is one raft group's, or one partition's (the model has one; a real
     log has many, named by the events' `group`): keyed by the group, so that the validator runs
-    one shard of it per group. The explorer runs it whole, on its one group."""
+    one shard of it per group. The explorer runs it whole, on its one group. (The quiescence
+    checks stay one piece: an event file's `Quiescent` record reaches their one shard.)"""
 
     key_size = 1
 
@@ -431,7 +432,7 @@ class _Converge(NamedTuple):
     down: frozenset[str]
 
 
-class Converge(PerGroup):
+class Converge(Monitor):
     """IGN-CONVERGE (invariant L1): once faults stop, while a live leader of the latest
     configuration exists and the configuration keeps a live majority, stable equals the
     calculated assignments of the data nodes, and pending, planned and both switch keys are

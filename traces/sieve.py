@@ -30,15 +30,17 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from partsafe.traces import layout
+from partsafe.traces import ignite, layout
 from partsafe.traces.payload import KEYWORDS
 from partsafe.traces.scanner import SCANNER_KEYWORDS, STACK_PATTERN
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-#: every keyword the scanner looks for
-ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys((*KEYWORDS, *SCANNER_KEYWORDS)))
+#: every keyword the scanner looks for (in Hazelcast logs, and in Ignite 3 logs, whose records
+#: are one line each: a line with none of `ignite.KEYWORDS` gives nothing)
+ALL_KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys((*KEYWORDS, *SCANNER_KEYWORDS,
+                                                     *ignite.KEYWORDS)))
 #: the same test with fewer substrings: those that contain another keyword are left out
 _MINIMAL_KEYWORDS = tuple(k for k in ALL_KEYWORDS
                           if not any(o != k and o in k for o in ALL_KEYWORDS))

@@ -56,6 +56,9 @@ from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Sca
 PROTOCOL = "Hazelcast's membership or migration protocol"
 #: ... per format of a file read (`partsafe.traces.inputs.Sniff`)
 PROTOCOLS = {"log": PROTOCOL, "jsonl": PROTOCOL, "ignite": ignite.PROTOCOL}
+#: ... and where the product logs it
+WHERE = {"log": "a Hazelcast member logs them at INFO, after its prefix [host]:port [cluster] "
+                "[version]", "ignite": ignite.WHERE}
 #: a file's status in a report: events were judged; it was read and gave none; it was not read
 JUDGED, NOTHING, SKIPPED = "judged", "nothing recognised", "skipped"
 
@@ -209,13 +212,13 @@ class Report:
             out = (f"the {found:,} event{'' if one else 's'} found in the {files} read "
                    f"name{'s' if one else ''} no member (no record line or `this` marker does), "
                    f"so no spec judged {'it' if one else 'them'}: {_listed(read)}")
-        elif all(t.fmt == "ignite" for t in self.accounting.files if t.skipped is None):
-            out = (f"no event of {ignite.PROTOCOL} was found in the {files} read: "
-                   f"{_listed(read)} ({ignite.WHERE})")
         else:
-            out = (f"no event of {PROTOCOL} was found in the {files} read: {_listed(read)} (a "
-                   "Hazelcast member logs them at INFO, after its prefix [host]:port [cluster] "
-                   "[version])")
+            # what each kind of file read holds when it holds something, in file order
+            fmts = dict.fromkeys("ignite" if t.fmt == "ignite" else "log"
+                                 for t in self.accounting.files if t.skipped is None)
+            what = " or ".join(PROTOCOLS[f] for f in fmts)
+            where = "; ".join(WHERE[f] for f in fmts)
+            out = f"no event of {what} was found in the {files} read: {_listed(read)} ({where})"
         if skipped:
             out += f"; {len(skipped):,} skipped: {_listed(skipped)}"
         return out

@@ -702,11 +702,14 @@ def test_block_boundaries_change_nothing(tmp_path: Path, monkeypatch: pytest.Mon
 
 # --- what a run reads, and a run that judges nothing ----------------------------------------------
 
-IGNITE = ("2022-06-23 13:18:27:798 +0300 [INFO][Thread-242][TableManager] Received update for "
-          "replicas number [table=T1, replicas=3]\n"
-          "2022-06-23 13:18:28:011 +0300 [INFO][%node1%metastorage-watch-executor-2][Rebalance"
-          "Util] Update metastore pending partitions key [key=p0, partition=0, table=T1, "
-          "newVal=[node1, node2]]\n")
+#: an Ignite 3 log (JavaLoggerFormatter's layout) with no rebalance or raft message: the node's
+#: start (IgniteImpl) and a table created (TableManager)
+IGNITE = ("2022-06-23 13:18:27:798 +0300 [INFO][main][IgniteImpl] Apache Ignite started "
+          "successfully!\n"
+          "2022-06-23 13:18:28:011 +0300 [INFO][%node1%tableManager-io-2][TableManager] "
+          "Table created [name=T1]\n")
+IGNITE_SPECS = ["IGN-ONE-LEADER", "IGN-RESTART", "IGN-NO-LOST-REDUCTION", "IGN-STALE-TRIGGER",
+                "IGN-CONVERGE"]
 PASSWD = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
 
 
@@ -717,9 +720,11 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_a_run_that_judges_nothing_is_incomplete_not_clean(tmp_path: Path) -> None:
-    """An Ignite log and a text that is no log, named on the command line: both are read, no
-    event is found, and the run says so: exit 3, result incomplete, each file's status, JUnit
-    errors instead of passes, a human report that ends with the one verdict line."""
+    """An Ignite 3 log without rebalance or raft lines and a text that is no log, named on the
+    command line: both are read (the second as a Hazelcast log), no event is found, and the run
+    says so, naming what each kind of file was searched for: exit 3, result incomplete, each
+    file's status, JUnit errors instead of passes, a human report that ends with the one verdict
+    line."""
     (tmp_path / "ignite.log").write_text(IGNITE)
     (tmp_path / "passwd").write_text(PASSWD)
     paths = [str(tmp_path / "ignite.log"), str(tmp_path / "passwd")]
@@ -728,20 +733,22 @@ def test_a_run_that_judges_nothing_is_incomplete_not_clean(tmp_path: Path) -> No
     assert code == 3 and doc["result"] == "incomplete" and doc["events"] == 0
     assert doc["files"] == paths
     assert doc["incomplete_reason"].startswith(
-        "no event of Hazelcast's membership or migration protocol was found in the 2 files "
-        f"read: {paths[0]} (2 lines), {paths[1]} (2 lines)")
+        "no event of Ignite 3's rebalance or raft messages or Hazelcast's membership or "
+        f"migration protocol was found in the 2 files read: {paths[0]} (2 lines), {paths[1]} "
+        "(2 lines) (an Ignite 3 node logs them at INFO")
     assert [(i["file"], i["status"], i["lines"], i["events"]) for i in doc["inputs"]] == [
         (paths[0], "nothing recognised", 2, 0), (paths[1], "nothing recognised", 2, 0)]
     suite = ET.parse(tmp_path / "j.xml").getroot()
-    assert suite.get("errors") == str(len(v.LOG_SPECS)) and suite.get("failures") == "0"
+    assert doc["specs"] == [*IGNITE_SPECS, *v.LOG_SPECS]
+    assert suite.get("errors") == str(len(doc["specs"])) and suite.get("failures") == "0"
     judged = [c for c in suite.iter("testcase") if c.find("skipped") is None]
-    assert [c.get("name") for c in judged] == list(v.LOG_SPECS)
+    assert [c.get("name") for c in judged] == doc["specs"]
     assert all(c.find("error") is not None
                and c.find("error").get("message") == "incomplete: nothing judged"
                for c in judged)
     code, out, _ = run("validate", *paths)
     assert code == 3
-    assert out.rstrip().splitlines()[-1].startswith("verdict: INCOMPLETE, 7 specs over 2 files")
+    assert out.rstrip().splitlines()[-1].startswith("verdict: INCOMPLETE, 12 specs over 2 files")
     assert "nothing recognised" in out and out.count("verdict:") == 1
     _, _, err = run("parse", *paths)
     assert f"{paths[0]}: nothing recognised" in err and f"{paths[1]}: nothing recognised" in err

@@ -32,11 +32,12 @@ from partsafe.checker.validation.spark.workers import (
     SCANNED,
     VIOLATIONS,
     file_forms,
+    run_groups,
     run_members,
     run_shards,
     scan_batches,
 )
-from partsafe.traces.events import UNKNOWN_MEMBER, PartitionLost, Source
+from partsafe.traces.events import UNKNOWN_MEMBER, AssignmentsChanged, PartitionLost, Source
 from partsafe.traces.scanner import Accounting, FileTally, Malformed, Note
 
 if TYPE_CHECKING:
@@ -115,7 +116,8 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     names = [i.name for i in files]
     acc = Accounting()
     acc.lines = sum(totals.values())
-    acc.files = [FileTally(name, totals.get(n, 0)) for n, name in enumerate(names)]
+    acc.files = [FileTally(name, totals.get(n, 0), fmt=i.fmt) for n, (name, i)
+                 in enumerate(zip(names, files, strict=True))]
     small = scanned.where(F.col("kind").isin("parsed", "malformed", "note", "declared")).collect()
     notes: list[Note] = []
     declared: list[tuple[str, ...] | None] = [None] * len(names)
@@ -160,7 +162,12 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     per_member = (events.where((F.col("member") != UNKNOWN_MEMBER)
                                | (F.col("type") == PartitionLost.TYPE))
                   .groupBy("member").applyInArrow(run_members(stuck_ms), MEMBERS))
-    for r in per_member.collect():
+    # IGN-CONVERGE's warnings, per raft group (`partsafe.checker.validation.ignite`)
+    per_group = (events.where(F.col("type") == AssignmentsChanged.TYPE)
+                 .withColumn("group", F.coalesce(F.get_json_object("json", "$.group"),
+                                                 F.lit("")))
+                 .groupBy("group").applyInArrow(run_groups(), MEMBERS))
+    for r in [*per_member.collect(), *per_group.collect()]:
         if r["kind"] == "tally":
             t = Tally(r["starts"], set(r["uuids"]))
             t.migrations.update(json.loads(r["migrations"]))

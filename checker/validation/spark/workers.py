@@ -198,6 +198,28 @@ def run_members(stuck_ms: int) -> Callable[[pa.Table], pa.Table]:
     return run
 
 
+def run_groups() -> Callable[[pa.Table], pa.Table]:
+    """The applyInArrow function per raft group of an Ignite 3 log: IGN-CONVERGE's warning
+    (`partsafe.checker.validation.ignite.warnings_of`), to MEMBERS rows."""
+    def run(table: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        from partsafe.checker.validation import ignite
+
+        rows = sorted(zip(table.column("t").to_pylist(), table.column("fi").to_pylist(),
+                          table.column("first").to_pylist(), table.column("pos").to_pylist(),
+                          table.column("json").to_pylist(), strict=True))
+        events = [((t, fi, first, pos), from_dict(json.loads(text)))
+                  for t, fi, first, pos, text in rows]
+        out = [{"member": n.member, "kind": n.kind, "message": n.message,
+                "files": [s.file for s in n.sources], "lines": [s.line for s in n.sources],
+                "t": t, "fi": fi, "first": first, "pos": pos}
+               for (t, fi, first, pos), n in ignite.warnings_of(events)]
+        return pa.Table.from_pylist(out, schema=arrow_schema(MEMBERS))
+
+    return run
+
+
 def arrow_schema(ddl: str) -> pa.Schema:
     """The Arrow schema of one of the DDL strings above (workers have no Spark session)."""
     import pyarrow as pa
