@@ -213,8 +213,8 @@ def peer_member(peer: str) -> str:
 
 
 def node_id(text: str) -> tuple[str, str]:
-    """A JRaft ``NodeId`` ``<groupId/peerId>`` (its brackets taken off): (group, member)."""
-    group, _, peer = text.rpartition("/")
+    """A JRaft ``NodeId`` ``<groupId/peerId>``: (group, member)."""
+    group, _, peer = text.strip("<>").rpartition("/")
     return group, peer_member(peer)
 
 
@@ -498,7 +498,7 @@ _TABLE_OR_ZONE = r"(?P<fields>\[.*\])\.?$"
 #: the class that logs it (the class and era in each handler's docstring, or the comment)
 MESSAGES: tuple[tuple[str, str, Handler], ...] = (
     # the trigger: ZoneRebalanceUtil (zone era), RebalanceUtil (table eras), GroupUpdateRequest
-    ("partitions key", r"(?P<force>Force u)?(?:U|u)pdate metastore pending partitions key "
+    ("partitions key", r"(?:(?P<force>Force u)|U)pdate metastore pending partitions key "
      + _TABLE_OR_ZONE, _pending),
     ("partitions key", r"Update metastore pending partitions key=(?P<key>\S+) for partition="
      r"\d+, table=.*? to (?P<val>.*)$", _pending_2022),

@@ -193,6 +193,7 @@ class IgniteLogWriter:
             return () if c is None or c.removed else c.nodes
 
         stamp = changes[TRIGGER].value if TRIGGER in changes else None
+        stamp = None if stamp is None else int(stamp)  # the model's revisions print as r<n>
         if STABLE in changes:
             applied, planned = nodes(STABLE), nodes(PENDING)
             fields = (f"zonePartitionId={group}, appliedPeers={assignments_set(applied)}")
