@@ -24,6 +24,8 @@ from partsafe.checker.validation.simulate import generate, simulate
 
 spark_mod = pytest.importorskip("partsafe.checker.validation.spark")
 DATA = Path(__file__).parents[1] / "data" / "logs"
+#: an Ignite 3 log: both layouts, the rebalance and raft messages, a throwable, a malformed line
+IGNITE_SAMPLE = Path(__file__).parents[1] / "traces" / "ignite_sample.log"
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +83,7 @@ def test_the_jvm_sieve_keeps_exactly_the_lines_the_python_sieve_keeps(spark: Any
     pieces = sieve_pieces()
     base = [line for p in DATA.glob("*.log") for line in p.read_text().split("\n")]
     base += [line for piece in pieces.PIECES for line in piece.split("\n")]
+    base += IGNITE_SAMPLE.read_text().split("\n")
     corpus = set(base)
     for line in base:  # every wrapper and ending the sieve looks through
         corpus |= {line + "\r", line + "\u2003 ", "2023-11-14T10:00:09.5+01:00 " + line,
@@ -129,6 +132,30 @@ def test_bytes_that_are_not_utf8_are_read_alike(spark: Any, tmp_path: Path) -> N
     a, b = both([str(tmp_path)], spark)
     assert a == b
     assert a["events"] > 0 and a["malformed"]
+
+
+def test_ignite_logs_give_the_same_report(spark: Any, tmp_path: Path) -> None:
+    """Ignite 3 logs (each file sieved on the JVM and scanned per file): a random walk of the
+    fixed design written as Ignite text, one node's log gzip-compressed and split many times, and
+    a log with a violation, a malformed line and a throwable, next to a Hazelcast log."""
+    import dataclasses
+    import random
+
+    from partsafe.checker import artifact
+    from partsafe.checker.validation.simulate.walk import Walk
+
+    walk = Walk("ignite-rebalance", {}, random.Random(5), 300, strict=False)
+    found = [dataclasses.replace(e, order=step) for step, events, _, _ in walk for e in events]
+    artifact.write_ignite_logs(found * 40, tmp_path / "walk")
+    first = sorted((tmp_path / "walk").iterdir())[0]
+    first.with_suffix(".log.gz").write_bytes(gzip.compress(first.read_bytes()))
+    first.unlink()
+    (tmp_path / "sample.log").write_text(IGNITE_SAMPLE.read_text())
+    paths = [str(tmp_path / "walk"), str(tmp_path / "sample.log"), str(DATA / "hz_05.log")]
+    a, b = both(paths, spark)
+    assert a == b
+    assert a["result"] == "violation" and a["malformed"] and a["warnings"]
+    assert {v["spec"] for v in a["violations"]} >= {"IGN-ONE-LEADER"}
 
 
 def test_every_layout_gives_the_same_report(spark: Any, tmp_path: Path) -> None:
