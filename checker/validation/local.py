@@ -46,6 +46,7 @@ from partsafe.checker.validation.shards import (
     view_key,
     warnings_of,
 )
+from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.specs import forms
 from partsafe.specs.registry import all_specs
 from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Source
@@ -156,6 +157,20 @@ class Report:
     declared: list[tuple[str, ...] | None] = field(default_factory=list)
     #: the cluster's settings the event files' headers give (the monitors are built for them)
     config: dict[str, Any] = field(default_factory=dict)
+    #: the bound on the members' clocks the skew verdicts assumed (`skew`)
+    max_skew_ms: int = DEFAULT_MAX_SKEW_MS
+    #: possible violations fail the run too (`validate --strict`)
+    strict: bool = False
+
+    @property
+    def definite(self) -> list[Violation]:
+        """The violations every order the log allows shows (and those of one member's order)."""
+        return [v for v in self.violations if v.certainty == "definite"]
+
+    @property
+    def possible(self) -> list[Violation]:
+        """The violations some order the log allows shows: findings, unless `strict`."""
+        return [v for v in self.violations if v.certainty != "definite"]
 
     def _present(self) -> list[tuple[str, tuple[str, ...] | None]]:
         kinds = self.kinds or ["hazelcast-log"]
@@ -191,7 +206,7 @@ class Report:
     def result(self) -> str:
         """``violation``, ``ok``, or ``incomplete`` when no event was judged (a run that judged
         nothing is not clean: exit status 3, like a search that stopped at a bound)."""
-        if self.violations:
+        if self.definite or (self.strict and self.possible):
             return "violation"
         return "incomplete" if self.accounting.events == self.events_without_member else "ok"
 
@@ -244,7 +259,10 @@ class Report:
             "specs": list(self.specs),
             **({"config": self.config} if self.config else {}),
             "not_judged": self.not_judged,
-            "violations": [v.as_dict() for v in self.violations],
+            "max_skew_ms": self.max_skew_ms,
+            "strict": self.strict,
+            "violations": [v.as_dict() for v in self.definite],
+            "possible_violations": [v.as_dict() for v in self.possible],
             "warnings": [w.as_dict() for w in self.warnings],
             "seconds": round(self.seconds, 3),
             "engine": self.engine,
@@ -256,6 +274,7 @@ class Report:
 
 
 def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT_STUCK_MS,
+             max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
              progress: Callable[[int], None] | None = None) -> Report:
     """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
@@ -278,11 +297,11 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
             declared.append(declared_specs(tally))
     events.sort(key=lambda pair: pair[0])
     report = Report(files, scanner.accounting, kinds=kinds, declared=declared,
-                    config=merged_config(scanner.accounting.files))
+                    config=merged_config(scanner.accounting.files), max_skew_ms=max_skew_ms)
     report.inputs = statuses(candidates, scanner.accounting.files)
     order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
-    report.violations = judge(events, kinds, declared, report.config)
+    report.violations = judge(events, kinds, declared, report.config, max_skew_ms)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
     report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms)
                                              + ignite.warnings_of(events),

@@ -20,6 +20,7 @@ member applied), so it reads the same whichever engine found it.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -189,11 +190,26 @@ class Violation:
     #: the order key of the event that raised it, and the part: how reports sort violations
     at: OrderKey = (0, 0, 0, 0)
     part: int = 0
+    #: the key of the shard that raised it
+    key: str = ""
+    #: what the log proves (`skew`): ``definite`` (every order the log allows breaks the spec,
+    #: or the violation rests on one member's order) or ``possible`` (some order does)
+    certainty: str = "definite"
+    #: for a violation across members: the events of the window in the order that breaks the
+    #: spec, each a dict with its file, line, member, type and real time (`skew.Placed`)
+    order: tuple[dict[str, Any], ...] = ()
+    #: why a verdict was left at ``possible`` without deciding it, if so
+    note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "member": self.member,
-                "events": [{"file": s.file, "line": s.line} for s in self.sources],
-                "message": self.message}
+        out = {"spec": self.spec, "member": self.member,
+               "events": [{"file": s.file, "line": s.line} for s in self.sources],
+               "message": self.message, "certainty": self.certainty}
+        if self.order:
+            out["order"] = list(self.order)
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass
@@ -201,6 +217,7 @@ class Shard:
     """One part's state for one key, fed that key's events in order."""
 
     part: Part
+    key: str = ""
     state: Hashable = None
     #: each member's previous event this shard saw (not counting routed ones)
     previous: dict[str, Event] = field(default_factory=dict)
@@ -214,7 +231,7 @@ class Shard:
             if message is None:
                 return None
             return Violation(self.part.spec, ev.member, _src(ev),
-                             f"at quiescence: {message}", at, self.part.index)
+                             f"at quiescence: {message}", at, self.part.index, self.key)
         self.state, message = self.part.monitor.step(self.state, ev)
         if routed:
             assert message is None, f"{self.part.spec}: a routed event raised {message!r}"
@@ -224,28 +241,53 @@ class Shard:
         if message is None:
             return None
         sources = tuple(e.source for e in (before, ev) if e is not None and e.source is not None)
-        return Violation(self.part.spec, ev.member, sources, message, at, self.part.index)
+        return Violation(self.part.spec, ev.member, sources, message, at, self.part.index,
+                         self.key)
 
 
-def run_shard(part: Part, events: Iterable[tuple[OrderKey, Event, bool]]) -> list[Violation]:
-    """Run one shard over its events (order key, event, routed), sorted by order key."""
-    shard = Shard(part)
+def run_shard(part: Part, events: Sequence[tuple[OrderKey, Event, bool]], key: str = "",
+              max_skew_ms: int | None = None) -> list[Violation]:
+    """Run one shard over its events (order key, event, routed), sorted by order key; with
+    `max_skew_ms`, each violation carries what the log proves of it (`skewed`)."""
+    shard = Shard(part, key)
     found = []
     for at, ev, routed in events:
         v = shard.step(at, ev, routed)
         if v is not None:
             found.append(v)
-    return found
+    if max_skew_ms is None or not found:
+        return found
+    return skewed(part, events, found, max_skew_ms)
 
 
-def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
+def skewed(part: Part, steps: Sequence[tuple[OrderKey, Event, bool]],
+           found: Sequence[Violation], max_skew_ms: int) -> list[Violation]:
+    """`found`, violations of one shard whose events are `steps`, each with its verdict under
+    clock skew (`partsafe.checker.validation.skew`: definite, or possible with the order that
+    breaks the spec); one that no order the log allows shows is dropped."""
+    from partsafe.checker.validation import skew
+
+    out = []
+    for v in found:
+        verdict = skew.decide(part, steps, v.at, max_skew_ms)
+        if verdict is None:
+            continue
+        out.append(dataclasses.replace(
+            v, certainty=verdict.certainty, note=verdict.note,
+            order=tuple(p.as_dict() for p in verdict.order) if verdict.members > 1 else ()))
+    return out
+
+
+def judge(events: Sequence[tuple[OrderKey, Event]], kinds: Sequence[str],
           declared: Sequence[Sequence[str] | None] | None = None,
-          config: dict[str, Any] | None = None) -> list[Violation]:
+          config: dict[str, Any] | None = None, max_skew_ms: int | None = None
+          ) -> list[Violation]:
     """Run every part of the monitors of the specs judged on files of recorded forms `kinds`
     (the form of file i is ``kinds[i]``, what its header declares ``declared[i]``; an event's
     order key names its file), per key, over `events` in order key order: every violation, in
     report order, each monitor built for the cluster's settings `config`. An event reaches the
-    parts of the specs its file judges (`dispatchers`). A
+    parts of the specs its file judges (`dispatchers`). With `max_skew_ms`, each violation
+    carries what the log proves of it under that bound on the members' clocks (`skewed`). A
     routed event reaches the shards that name its member and those its member has had events in
     (`Monitor.key`; one its member has no later events in is not changed in any way that
     matters, which is why the Spark engine may leave it out)."""
@@ -268,14 +310,50 @@ def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
                 continue
             shard = mine.get(key)
             if shard is None:
-                shard = mine[key] = Shard(p)
+                shard = mine[key] = Shard(p, key)
                 for name in names(key):
                     involved[p.index].setdefault(name, set()).add(key)
             involved[p.index].setdefault(ev.member, set()).add(key)
             v = shard.step(at, ev)
             if v is not None:
                 found.append(v)
+    if max_skew_ms is not None and found:
+        found = _skewed_all(ps, tables, events, found, max_skew_ms)
     return sorted(found, key=violation_order)
+
+
+def _skewed_all(ps: Sequence[Part], tables: Sequence[dict[str, list[Part]]],
+                events: Iterable[tuple[OrderKey, Event]], found: Sequence[Violation],
+                max_skew_ms: int) -> list[Violation]:
+    """`skewed` for the violations of every shard that raised one: one more pass over the
+    events gathers those shards' events (as `judge` routed them), and nothing else."""
+    wanted = {(v.part, v.key) for v in found}
+    steps: dict[tuple[int, str], list[tuple[OrderKey, Event, bool]]] = {w: [] for w in wanted}
+    parts_wanted = {p for p, _ in wanted}
+    involved: dict[int, dict[str, set[str]]] = {p: {} for p in parts_wanted}
+    for at, ev in events:
+        for p in tables[at[1]].get(ev.TYPE, ()):
+            if p.index not in parts_wanted:
+                continue
+            route = routes(p, ev)
+            if route is None:
+                continue
+            key, routed = route
+            if routed:
+                for k in involved[p.index].get(ev.member, ()):
+                    if (p.index, k) in steps:
+                        steps[(p.index, k)].append((at, ev, True))
+                continue
+            for name in names(key):
+                involved[p.index].setdefault(name, set()).add(key)
+            involved[p.index].setdefault(ev.member, set()).add(key)
+            if (p.index, key) in steps:
+                steps[(p.index, key)].append((at, ev, False))
+    out: list[Violation] = []
+    for (index, key), mine in steps.items():
+        out += skewed(ps[index], mine, [v for v in found if (v.part, v.key) == (index, key)],
+                      max_skew_ms)
+    return out
 
 
 def violation_order(v: Violation) -> tuple[OrderKey, int, str]:

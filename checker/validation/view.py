@@ -73,11 +73,15 @@ def render_report(console: Console, report: Report) -> None:
     render_not_judged(console, report)
     # a violation or warning is a block, not a table row: its identifiers and its message get
     # the console's whole width, so that neither is broken in the middle of a name
-    for title, style, notices in (("violations", "bold red", report.violations),
-                                  ("warnings", "yellow", report.warnings)):
+    skew = (f"under a clock skew of at most {report.max_skew_ms:,} ms: findings"
+            + ("" if report.strict else ", failing with --strict"))
+    for title, note, style, notices in (("violations", "", "bold red", report.definite),
+                                        ("possible violations", skew, "yellow", report.possible),
+                                        ("warnings", "", "yellow", report.warnings)):
         if not notices:
             continue
-        console.print(Text(f"{title} ({len(notices):,})", style="bold"))
+        console.print(Text(f"{title} ({len(notices):,})" + (f", {note}" if note else ""),
+                           style="bold"))
         for n in notices:
             kind = getattr(n, "spec", None) or getattr(n, "kind", "")
             head = Text.assemble((kind, style), "  ", log_text(n.member or "member unknown"))
@@ -87,6 +91,17 @@ def render_report(console: Console, report: Report) -> None:
                 head.append_text(log_text(where))
             console.print(head)
             console.print(Padding(log_text(n.message), (0, 0, 0, 2)))
+            order = getattr(n, "order", ())
+            if order:
+                console.print(Padding(Text("an order the log allows that breaks it "
+                                           "(real times, µs on a common clock):", style="dim"),
+                                      (0, 0, 0, 2)))
+                for p in order:
+                    console.print(Padding(log_text(
+                        f"{p['time_us']:>14,}  {p['member']}  {p['type']}  "
+                        f"{p['file']}:{p['line']}"), (0, 0, 0, 4)))
+            if getattr(n, "note", ""):
+                console.print(Padding(log_text(n.note), (0, 0, 0, 2)))
     if acc.malformed:
         table = Table(title=f"malformed lines ({len(acc.malformed):,})")
         table.add_column("line", overflow="fold")
@@ -163,11 +178,16 @@ def verdict_of(report: Report) -> tuple[str, str, float, str]:
     if result == "incomplete":
         detail = report.incomplete_reason or ""
     elif result == "violation":
-        specs = list(dict.fromkeys(v.spec for v in report.violations))
-        n = len(report.violations)
+        failing = report.violations if report.strict else report.definite
+        specs = list(dict.fromkeys(v.spec for v in failing))
+        n = len(failing)
         detail = f"{n:,} violation{'' if n == 1 else 's'} of {', '.join(specs)}"
     else:
         detail = ""
+    possible = len(report.possible)
+    if possible and not report.strict:
+        detail += (f"{'; ' if detail else ''}{possible:,} possible violation"
+                   f"{'' if possible == 1 else 's'} under clock skew (findings)")
     if skipped and result != "incomplete":
         detail += f"{'; ' if detail else ''}{skipped:,} file{'' if skipped == 1 else 's'} skipped"
     return what, result, report.seconds, log_text(detail).plain  # file names: escaped
@@ -186,7 +206,9 @@ def validate_junit(report: Report) -> str:
     errors = 0
     incomplete = report.incomplete_reason
     for spec in report.specs:
-        found = [v for v in report.violations if v.spec == spec]
+        failing = report.violations if report.strict else report.definite
+        found = [v for v in failing if v.spec == spec]
+        findings = [v for v in report.possible if v.spec == spec and not report.strict]
         body = ""
         if incomplete is not None:
             errors += 1
@@ -197,6 +219,10 @@ def validate_junit(report: Report) -> str:
             text = "\n".join(f"{_where(v.sources)}: {v.member}: {v.message}" for v in found)
             body = (f"<failure message={quoteattr(f'{len(found)} violation(s)')}>"
                     f"{escape(xml_text(text), _CR)}</failure>")
+        elif findings:  # possible violations: reported, not failing (a finding)
+            text = "\n".join(f"possible violation: {_where(v.sources)}: {v.member}: {v.message}"
+                             for v in findings)
+            body = f"<system-out>{escape(xml_text(text), _CR)}</system-out>"
         cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
                      f"{body}</testcase>")
     for spec, reason in report.not_judged.items():

@@ -126,7 +126,8 @@ class _Rows:
 
 
 VIOLATIONS = ("spec string, member string, message string, files array<string>, "
-              "lines array<long>, t long, fi int, first long, pos long, part int")
+              "lines array<long>, t long, fi int, first long, pos long, part int, key string, "
+              "certainty string, order string, note string")
 MEMBERS = ("member string, kind string, message string, files array<string>, "
            "lines array<long>, t long, fi int, first long, pos long, starts int, "
            "uuids array<string>, migrations string")
@@ -137,12 +138,13 @@ def file_forms(files: Sequence[tuple[str, str]]) -> list[str]:
     return [forms.form_of(fmt) for _, fmt in files]
 
 
-def run_shards(specs: Sequence[str], config: dict[str, Any] | None = None
-               ) -> Callable[[pa.Table], pa.Table]:
+def run_shards(specs: Sequence[str], config: dict[str, Any] | None = None,
+               max_skew_ms: int | None = None) -> Callable[[pa.Table], pa.Table]:
     """The applyInArrow function of stage 4 per (part, key): one `Shard` of that part's
     monitor over the group's routes in order-key order, to VIOLATIONS rows; `specs` are those
     of the validation (`shards.judged_specs` of its files' forms), so part numbers agree, and
-    each monitor is built for the cluster's settings `config`."""
+    each monitor is built for the cluster's settings `config`; each violation carries its
+    verdict under clock skew (`shards.skewed`, over this group's events alone)."""
     def run(table: pa.Table) -> pa.Table:
         import pyarrow as pa
 
@@ -152,8 +154,10 @@ def run_shards(specs: Sequence[str], config: dict[str, Any] | None = None
                           table.column("routed").to_pylist(), table.column("json").to_pylist(),
                           table.column("part").to_pylist(), strict=True))
         part = ps[rows[0][6]]
-        found = run_shard(part, (((t, fi, first, pos), from_dict(json.loads(text)), routed)
-                                 for t, fi, first, pos, routed, text, _ in rows))
+        key = table.column("key")[0].as_py()
+        found = run_shard(part, [((t, fi, first, pos), from_dict(json.loads(text)), routed)
+                                 for t, fi, first, pos, routed, text, _ in rows], key,
+                          max_skew_ms)
         return pa.Table.from_pylist([_violation_row(v) for v in found],
                                     schema=arrow_schema(VIOLATIONS))
 
@@ -165,7 +169,8 @@ def _violation_row(v: Violation) -> dict[str, Any]:
     t, fi, first, pos = v.at
     return {"spec": v.spec, "member": v.member, "message": v.message,
             "files": [s.file for s in v.sources], "lines": [s.line for s in v.sources],
-            "t": t, "fi": fi, "first": first, "pos": pos, "part": v.part}
+            "t": t, "fi": fi, "first": first, "pos": pos, "part": v.part, "key": v.key,
+            "certainty": v.certainty, "order": json.dumps(list(v.order)), "note": v.note}
 
 
 def run_members(stuck_ms: int) -> Callable[[pa.Table], pa.Table]:
