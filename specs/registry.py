@@ -9,6 +9,7 @@ or only where nothing but faults can happen (`quiescence check`), or on the stat
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -63,12 +64,20 @@ class Spec:
 
 
 _SPECS: dict[str, Spec] = {}
+#: the catalogue's order: by module, in this order, then as each module registers them. It must
+#: not depend on which spec module a process happens to import first: the validator's engines
+#: number monitor parts by it in several processes (the Spark workers), and the numbers must agree
+MODULE_ORDER = ("membership", "partition", "data", "planner", "ignite", "twophase")
+_RANK: dict[str, tuple[int, int]] = {}
 
 
 def register(spec: Spec) -> Spec:
     if spec.id in _SPECS:
         raise ValueError(f"spec {spec.id} registered twice")
+    module = sys._getframe(1).f_globals.get("__name__", "").rpartition(".")[2]
+    rank = MODULE_ORDER.index(module) if module in MODULE_ORDER else len(MODULE_ORDER)
     _SPECS[spec.id] = spec
+    _RANK[spec.id] = (rank, len(_RANK))
     return spec
 
 
@@ -78,8 +87,9 @@ def _load() -> None:
 
 
 def all_specs() -> Iterator[Spec]:
+    """Every spec, in the catalogue's order (`MODULE_ORDER`)."""
     _load()
-    yield from _SPECS.values()
+    yield from sorted(_SPECS.values(), key=lambda s: _RANK[s.id])
 
 
 def get(spec_id: str) -> Spec:

@@ -154,7 +154,7 @@ def test_ignite_logs_give_the_same_report(spark: Any, tmp_path: Path) -> None:
     paths = [str(tmp_path / "walk"), str(tmp_path / "sample.log"), str(DATA / "hz_05.log")]
     a, b = both(paths, spark)
     assert a == b
-    assert a["result"] == "violation" and a["malformed"] and a["warnings"]
+    assert a["result"] == "violation" and a["malformed"]
     assert {v["spec"] for v in a["violations"]} >= {"IGN-ONE-LEADER"}
 
 

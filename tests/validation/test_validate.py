@@ -739,7 +739,7 @@ def test_a_run_that_judges_nothing_is_incomplete_not_clean(tmp_path: Path) -> No
     assert [(i["file"], i["status"], i["lines"], i["events"]) for i in doc["inputs"]] == [
         (paths[0], "nothing recognised", 2, 0), (paths[1], "nothing recognised", 2, 0)]
     suite = ET.parse(tmp_path / "j.xml").getroot()
-    assert doc["specs"] == [*IGNITE_SPECS, *v.LOG_SPECS]
+    assert doc["specs"] == [*v.LOG_SPECS, *IGNITE_SPECS]
     assert suite.get("errors") == str(len(doc["specs"])) and suite.get("failures") == "0"
     judged = [c for c in suite.iter("testcase") if c.find("skipped") is None]
     assert [c.get("name") for c in judged] == doc["specs"]
