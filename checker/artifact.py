@@ -196,11 +196,17 @@ def write_events(found: Sequence[Event], path: str, specs: Sequence[str] | None 
         write_jsonl(found, out, with_header=True, specs=specs, config=config)
 
 
-def write_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:
+#: the models whose traces are written as Apache Ignite 3 log text
+IGNITE_MODELS = ("ignite-rebalance",)
+
+
+def write_logs(found: Sequence[Event], folder: Path, model: str | None = None
+               ) -> tuple[int, int]:
     """`found` as log text in `folder`: Apache Ignite 3 text, one ``ignite3db-NODE.log`` a node,
-    when the events are Ignite's (`write_ignite_logs`), else Hazelcast text, one
-    ``member-HOST-PORT.log`` a member; the lines and the files written."""
-    if is_ignite(found):
+    for the Ignite model's trace (`model`, the artifact's; without it, when the events are
+    Ignite's: `write_ignite_logs`), else Hazelcast text, one ``member-HOST-PORT.log`` a member;
+    the lines and the files written."""
+    if model in IGNITE_MODELS or (model is None and is_ignite(found)):
         return write_ignite_logs(found, folder)
     writer = LogWriter()
     folder.mkdir(parents=True, exist_ok=True)

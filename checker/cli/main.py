@@ -468,7 +468,7 @@ def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
         artifact.write_events(events, events_file, specs, config)
     written = files = 0
     if log_dir:
-        written, files = artifact.write_logs(events, Path(log_dir))
+        written, files = artifact.write_logs(events, Path(log_dir), doc.get("model"))
     click.echo(f"{len(events)} events"
                + (f" -> {events_file}" if events_file else "")
                + (f"; {written} log lines in {files} member file(s) -> {log_dir}"
