@@ -67,7 +67,7 @@ _SPECS: dict[str, Spec] = {}
 #: the catalogue's order: by module, in this order, then as each module registers them. It must
 #: not depend on which spec module a process happens to import first: the validator's engines
 #: number monitor parts by it in several processes (the Spark workers), and the numbers must agree
-MODULE_ORDER = ("membership", "partition", "data", "planner", "ignite", "twophase")
+MODULE_ORDER = ("planner", "ignite", "membership", "data", "partition", "twophase")
 _RANK: dict[str, tuple[int, int]] = {}
 
 
