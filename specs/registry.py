@@ -64,20 +64,17 @@ class Spec:
 
 
 _SPECS: dict[str, Spec] = {}
-#: the catalogue's order: by module, in this order, then as each module registers them. It must
-#: not depend on which spec module a process happens to import first: the validator's engines
-#: number monitor parts by it in several processes (the Spark workers), and the numbers must agree
-MODULE_ORDER = ("planner", "ignite", "membership", "data", "partition", "twophase")
-_RANK: dict[str, tuple[int, int]] = {}
+#: the module that registered each spec
+_MODULE: dict[str, str] = {}
+#: the spec modules, in the order the catalogue lists them
+MODULES = ("data", "ignite", "membership", "partition", "planner", "twophase")
 
 
 def register(spec: Spec) -> Spec:
     if spec.id in _SPECS:
         raise ValueError(f"spec {spec.id} registered twice")
-    module = sys._getframe(1).f_globals.get("__name__", "").rpartition(".")[2]
-    rank = MODULE_ORDER.index(module) if module in MODULE_ORDER else len(MODULE_ORDER)
     _SPECS[spec.id] = spec
-    _RANK[spec.id] = (rank, len(_RANK))
+    _MODULE[spec.id] = sys._getframe(1).f_globals["__name__"].rsplit(".", 1)[-1]
     return spec
 
 
@@ -87,9 +84,14 @@ def _load() -> None:
 
 
 def all_specs() -> Iterator[Spec]:
-    """Every spec, in the catalogue's order (`MODULE_ORDER`)."""
+    """Every spec, in one order whatever order the spec modules were imported in (`MODULES`,
+    then each module's own): processes that number specs alike (the Spark workers and their
+    driver) agree."""
     _load()
-    yield from sorted(_SPECS.values(), key=lambda s: _RANK[s.id])
+    rank = {m: i for i, m in enumerate(MODULES)}
+    position = {spec_id: i for i, spec_id in enumerate(_SPECS)}
+    yield from sorted(_SPECS.values(),
+                      key=lambda s: (rank.get(_MODULE[s.id], len(rank)), position[s.id]))
 
 
 def get(spec_id: str) -> Spec:

@@ -44,6 +44,7 @@ from partsafe.traces.events import (
     Event,
     EventFormatError,
     MemberListInstalled,
+    Quiescent,
     Source,
     UnknownVersion,
     check_header,
@@ -197,7 +198,7 @@ class Scanner:
                          else self._scan_ignite(f, shown) if head.fmt == "ignite"
                          else _LogFile(self, shown).scan(f))
                 for ev in found:
-                    if ev.member == UNKNOWN_MEMBER:
+                    if ev.member == UNKNOWN_MEMBER and not isinstance(ev, Quiescent):
                         tally.without_member += 1
                     yield ev
             except (OSError, EOFError, zlib.error) as exc:
