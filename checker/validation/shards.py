@@ -240,7 +240,9 @@ class Shard:
         self.previous[ev.member] = ev
         if message is None:
             return None
-        sources = tuple(e.source for e in (before, ev) if e is not None and e.source is not None)
+        # one line may give two events (an Ignite line naming two leaders): each line once
+        sources = tuple(dict.fromkeys(e.source for e in (before, ev)
+                                      if e is not None and e.source is not None))
         return Violation(self.part.spec, ev.member, sources, message, at, self.part.index,
                          self.key)
 
