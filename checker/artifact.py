@@ -20,7 +20,15 @@ from partsafe.checker.engine.bfs import DEADLOCK, Result, Trace
 from partsafe.checker.engine.model import Model
 from partsafe.checker.protocols import catalog
 from partsafe.checker.report import artifact, canonical, dumps, event_json
-from partsafe.traces.events import Event, EventFormatError, from_dict, write_jsonl
+from partsafe.traces.events import (
+    CONFIG,
+    UNKNOWN_MEMBER,
+    Event,
+    EventFormatError,
+    Quiescent,
+    from_dict,
+    write_jsonl,
+)
 from partsafe.traces.writer import LogWriter
 
 
@@ -33,10 +41,11 @@ class ReplayError(ArtifactError):
     """The artifact is malformed or does not replay; the message says where."""
 
 
-def write(path: str, model: Model[Any], result: Result, params: dict[str, int]) -> None:
-    """The shortest counterexample of `result` (it has a violation) as an artifact in the file
-    `path`; OSError if it cannot be written."""
-    Path(path).write_text(dumps(artifact(model, result, params)) + "\n")
+def write(path: str, model: Model[Any], result: Result, params: dict[str, int],
+          spec: str | None = None) -> None:
+    """The shortest counterexample of `result` (it has a violation), of `spec` when given and
+    found, as an artifact in the file `path`; OSError if it cannot be written."""
+    Path(path).write_text(dumps(artifact(model, result, params, spec)) + "\n")
 
 
 def read(path: str) -> Any:
@@ -146,10 +155,44 @@ def events(doc: Any, where: str) -> list[Event]:
     return found
 
 
-def write_events(found: Sequence[Event], path: str) -> None:
-    """`found` as canonical JSON Lines in the file `path`."""
+def model_specs(model: Model[Any]) -> tuple[str, ...]:
+    """The specs `model` judges with a monitor: those its exported events are complete for (an
+    event file's header declares them, so that what the model abstracts is not judged)."""
+    return tuple(dict.fromkeys(p.spec for p in model.properties() if p.spec != DEADLOCK))
+
+
+def model_config(model: Model[Any]) -> dict[str, Any]:
+    """The cluster's settings `model`'s monitors were built for (`partsafe.traces.events.CONFIG`:
+    the backup count, the parallel migrations, serial migrations, the replica count), read from
+    the monitors that take them, so that validation builds the same monitors."""
+    out: dict[str, Any] = {}
+    for monitor in getattr(model, "monitors", ()):
+        for key in CONFIG:
+            if hasattr(monitor, key):
+                out[key] = getattr(monitor, key)
+    return out
+
+
+def exported(doc: Any, where: str) -> tuple[list[Event], tuple[str, ...], dict[str, Any]]:
+    """The events of artifact `doc` (`events`), followed by a `Quiescent` record when its run
+    ends quiescent (nothing but faults enabled: the quiescence checks then judge the exported
+    events as the explorer judged the run), the specs of its model (`model_specs`) and the
+    settings of its monitors (`model_config`). The run is replayed to know them."""
+    found = events(doc, where)
+    model, trace, _ = replay(doc, where)
+    state = trace.steps[-1][1] if trace.steps else trace.init
+    if model.quiescent(state, model.successors(state)):
+        last = max((e.order for e in found if e.order is not None), default=0)
+        found.append(Quiescent(member=UNKNOWN_MEMBER, order=last))
+    return found, model_specs(model), model_config(model)
+
+
+def write_events(found: Sequence[Event], path: str, specs: Sequence[str] | None = None,
+                 config: dict[str, Any] | None = None) -> None:
+    """`found` as an event file in the file `path`: the format's header (declaring `specs` and
+    `config`, when given), then canonical JSON Lines."""
     with open(path, "w") as out:
-        write_jsonl(found, out)
+        write_jsonl(found, out, with_header=True, specs=specs, config=config)
 
 
 def write_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:

@@ -93,9 +93,11 @@ def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
     }
 
 
-def artifact(model: Model[Any], result: Result, params: dict[str, int]) -> dict[str, Any]:
-    """The replayable counterexample of the first (shortest) violation."""
-    v = result.violations[0]
+def artifact(model: Model[Any], result: Result, params: dict[str, int],
+             spec: str | None = None) -> dict[str, Any]:
+    """The replayable counterexample of the first (shortest) violation, of `spec` when given and
+    found (`partsafe check --until SPEC`)."""
+    v = next((x for x in result.violations if x.spec == spec), result.violations[0])
     return {
         "partsafe": "counterexample",
         "model": result.model,

@@ -24,6 +24,7 @@ DESIGNS = {
     "002": 'Hazelcast 3.9 "Cluster Service Consistency Improvements"',
     "003": 'Hazelcast 4.1 "Parallel Independent Migrations"',
     "004": 'Hazelcast 3.7 "Graceful Shutdown Improvements"',
+    "TwoPhase": 'Gray and Lamport\'s two-phase commit (TLA+ TwoPhase), the calibration model',
 }
 
 
@@ -73,7 +74,7 @@ def register(spec: Spec) -> Spec:
 
 def _load() -> None:
     # Importing the spec modules registers their specs.
-    from partsafe.specs import data, ignite, membership, partition, planner  # noqa: F401
+    from partsafe.specs import data, ignite, membership, partition, planner, twophase  # noqa: F401
 
 
 def all_specs() -> Iterator[Spec]:

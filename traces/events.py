@@ -503,10 +503,118 @@ class ReductionRequested(Event):
     node: str
 
 
+# --- TwoPhase (Gray and Lamport's two-phase commit, the explorer's calibration) ---------------
+
+
+@_ev("rm_state_changed")
+class RmStateChanged(Event):
+    """Resource manager `member` moves to `state` (``prepared``, ``committed``, ``aborted``):
+    TwoPhase's ``rmState[rm]``."""
+
+    state: str
+
+
+@_ev("tm_state_changed")
+class TmStateChanged(Event):
+    """The transaction manager `member` decides: `state` is ``committed`` or ``aborted``
+    (TwoPhase's ``tmState``)."""
+
+    state: str
+
+
+@_ev("tm_prepared_received")
+class TmPreparedReceived(Event):
+    """The transaction manager `member` receives resource manager `rm`'s ``Prepared`` message
+    (TwoPhase's ``tmPrepared``)."""
+
+    rm: str
+
+
+# --- the run's end ------------------------------------------------------------------------------
+
+
+@_ev("quiescent")
+class Quiescent(Event):
+    """The run is quiescent here: nothing but faults can happen any more (the explorer's
+    quiescence, or an instrumented cluster that has settled). An event file says so with this
+    record, and the quiescence checks of the catalogue are judged at it; a log that merely stops
+    never says so. `member` is who declared it (`UNKNOWN_MEMBER` for the run as a whole)."""
+
+
 EVENT_TYPES: dict[str, type[Event]] = _REGISTRY
 
 
 # --- JSON Lines -------------------------------------------------------------------------------
+
+
+#: the canonical event format: its name, the version this partsafe writes, the versions it
+#: reads. A file may say which it is in a first line ``{"format": "partsafe-events",
+#: "version": 1}`` (`HEADER`); a file without that line is read as the current version. The
+#: shape of every event type is `SCHEMA_FILE`, a JSON Schema generated from the classes above
+#: (`schema`).
+FORMAT = "partsafe-events"
+VERSION = 1
+KNOWN_VERSIONS = (1,)
+SCHEMA_FILE = "events.schema.json"
+
+
+#: the cluster's settings a header may give, which some monitors need (`CONFIG` names them as
+#: the monitors' parameters): Hazelcast's backup count, its parallel migrations per member
+#: (``hazelcast.partition.max.parallel.migrations``), whether migrations run one at a time
+#: (3.7, before 4.1's parallel migrations), Ignite's partition replica count
+CONFIG: dict[str, type] = {"backups": int, "max_parallel": int, "serial": bool, "replicas": int}
+
+
+def header(specs: Iterable[str] | None = None,
+           config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The first line of an event file this partsafe writes. `specs`, when given, are the specs
+    whose evidence the file is complete for: the run of a model that abstracts part of the
+    protocol (the migration model's membership, say) is judged by that model's specs only. A file
+    without them (an instrumented cluster's) is judged by every spec with a monitor. `config`
+    holds the cluster's settings (`CONFIG`)."""
+    out: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+    if specs is not None:
+        out["specs"] = list(specs)
+    if config:
+        out["config"] = dict(config)
+    return out
+
+
+def is_header(obj: Any) -> bool:
+    """Whether a JSON Lines record is a format header (it has ``format`` and no ``type``)."""
+    return isinstance(obj, dict) and "format" in obj and "type" not in obj
+
+
+def check_header(obj: dict[str, Any], where: str) -> None:
+    """Raise `UnknownVersion` unless `obj` is a header of a version this partsafe reads."""
+    if obj.get("format") != FORMAT:
+        raise UnknownVersion(where, f"format {obj.get('format')!r} is not {FORMAT!r}; this "
+                                    f"partsafe reads {FORMAT} version "
+                                    f"{', '.join(map(str, KNOWN_VERSIONS))}")
+    version = obj.get("version")
+    if version not in KNOWN_VERSIONS:
+        raise UnknownVersion(where, f"{FORMAT} version {version!r} is not one this partsafe "
+                                    f"reads ({', '.join(map(str, KNOWN_VERSIONS))}); the "
+                                    f"shape of each version is the JSON Schema {SCHEMA_FILE}")
+    specs = obj.get("specs")
+    if specs is not None and not (isinstance(specs, list)
+                                  and all(isinstance(x, str) for x in specs)):
+        raise UnknownVersion(where, "the header's 'specs' must be a list of spec ids")
+    config = obj.get("config", {})
+    if not isinstance(config, dict):
+        raise UnknownVersion(where, "the header's 'config' must be an object")
+    for key, value in config.items():
+        kind = CONFIG.get(key)
+        if kind is None:
+            raise UnknownVersion(where, f"the header's config has unknown setting {key!r} "
+                                        f"(known: {', '.join(CONFIG)})")
+        if type(value) is not kind:
+            raise UnknownVersion(where, f"the header's config setting {key!r} must be "
+                                        f"{'true or false' if kind is bool else 'an integer'}")
+    extra = set(obj) - {"format", "version", "specs", "config"}
+    if extra:
+        raise UnknownVersion(where, f"the header has unknown field(s) {', '.join(sorted(extra))}"
+                                    f" (it holds format, version, specs and config)")
 
 
 class EventFormatError(ValueError):
@@ -516,6 +624,11 @@ class EventFormatError(ValueError):
         super().__init__(f"{where}: {reason}")
         self.where = where
         self.reason = reason
+
+
+class UnknownVersion(EventFormatError):
+    """An event file whose header names a format or version this partsafe does not read: the
+    whole file cannot be read (bad input), unlike one malformed record."""
 
 
 def to_dict(ev: Event) -> dict[str, Any]:
@@ -579,8 +692,14 @@ def dumps(ev: Event) -> str:
     return json.dumps(to_dict(ev), separators=(",", ":"), ensure_ascii=False)
 
 
-def write_jsonl(events: Iterable[Event], out: IO[str]) -> int:
-    """Write events as JSON Lines; returns the count written."""
+def write_jsonl(events: Iterable[Event], out: IO[str], *, with_header: bool = False,
+                specs: Iterable[str] | None = None, config: dict[str, Any] | None = None
+                ) -> int:
+    """Write events as JSON Lines, after the format `header` (declaring `specs` and `config`,
+    when given) when `with_header` (an event file should say its version; `partsafe parse`'s
+    stream of events does not); returns the count of events written."""
+    if with_header:
+        out.write(json.dumps(header(specs, config), separators=(",", ":")) + "\n")
     n = 0
     for ev in events:
         out.write(dumps(ev))
@@ -599,4 +718,63 @@ def read_jsonl(lines: Iterable[str], file: str = "<stdin>") -> Iterator[Event]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EventFormatError(where, f"not JSON ({exc.msg})") from None
+        if is_header(obj):
+            check_header(obj, where)
+            continue
         yield from_dict(obj, where)
+
+
+# --- the JSON Schema of the format ----------------------------------------------------------------
+
+
+def _json_type(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of one field's type hint."""
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_json_type(a) for a in typing.get_args(hint)]}
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": _json_type(args[0])}
+        return {"type": "array", "prefixItems": [_json_type(a) for a in args],
+                "minItems": len(args), "maxItems": len(args)}
+    simple = {str: "string", int: "integer", bool: "boolean", type(None): "null"}
+    return {"type": simple[hint]}
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of one line of an event file of this `VERSION`: the header, or
+    an event of one of `EVENT_TYPES` with exactly its fields (`to_dict`'s shape)."""
+    import typing
+
+    source = {"type": "object", "additionalProperties": False, "required": ["file", "line"],
+              "properties": {"file": {"type": "string"}, "line": {"type": "integer"}}}
+    variants: list[dict[str, Any]] = [{
+        "title": "header", "type": "object", "additionalProperties": False,
+        "required": ["format", "version"],
+        "properties": {"format": {"const": FORMAT}, "version": {"const": VERSION},
+                       "specs": {"type": "array", "items": {"type": "string"}},
+                       "config": {"type": "object", "additionalProperties": False,
+                                  "properties": {k: _json_type(t) for k, t in CONFIG.items()}}}}]
+    for name, cls in sorted(_REGISTRY.items()):
+        hints = typing.get_type_hints(cls)
+        props: dict[str, Any] = {"type": {"const": name}, "member": {"type": "string"}}
+        required = ["type", "member"]
+        for f in dataclasses.fields(cls):
+            if f.name in ("member", "order", "source"):
+                continue
+            props[f.name] = _json_type(hints[f.name])
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                required.append(f.name)
+        props["order"] = {"type": "integer"}
+        props["source"] = source
+        variants.append({"title": name, "description": " ".join((cls.__doc__ or "").split()),
+                         "type": "object", "additionalProperties": False,
+                         "required": required, "properties": props})
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"{FORMAT}-{VERSION}.json",
+            "title": f"{FORMAT} version {VERSION}: one line of an event file",
+            "oneOf": variants}

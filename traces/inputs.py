@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from partsafe.traces import layout
-from partsafe.traces.events import EVENT_TYPES
+from partsafe.traces.events import EVENT_TYPES, is_header
 
 #: how much of a file's content the binary test and the format test look at (bytes)
 WINDOW = 64 << 10
@@ -215,11 +215,12 @@ def binary(head: bytes) -> str | None:
 
 
 def looks_like_events(head: bytes) -> bool:
-    """Whether a file is canonical event JSON Lines: its first non-blank line is a JSON object
-    with a known event ``type`` and a ``member``."""
+    """Whether a file is canonical event JSON Lines: its first non-blank line is the format's
+    header (whatever version it names: reading it says whether that version is known) or a JSON
+    object with a known event ``type`` and a ``member``."""
     obj = _first_json(head)
-    return (isinstance(obj, dict) and obj.get("type") in EVENT_TYPES
-            and isinstance(obj.get("member"), str))
+    return is_header(obj) or (isinstance(obj, dict) and obj.get("type") in EVENT_TYPES
+                              and isinstance(obj.get("member"), str))
 
 
 def _json_lines(head: bytes) -> bool:

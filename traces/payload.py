@@ -52,8 +52,10 @@ from partsafe.traces.events import (
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
+    PartitionTableApplied,
     PartitionTableConflict,
     PartitionTableFetch,
+    PartitionTablePublished,
     PartitionVersionApplied,
     PromotionCommitted,
     Repartitioning,
@@ -114,6 +116,7 @@ KEYWORDS: tuple[str, ...] = (
     "partitionId=",  # §10 promotions and partition loss
     "LOST partitions",  # §10
     "latest partition",  # §7 "Issue while determining latest partition..."
+    "partition state",  # §8 3.x "Publishing partition state, version", "Applied partition ..."
     "cluster state",  # §12
 )
 
@@ -317,6 +320,12 @@ _RX_REPLICA_LOST = re.compile(
     r"Partition replica is lost![ \t]+partitionId=(?P<p>\d+)[^\n]*?lost replicaIndex=(?P<i>-?\d+)"
 )
 _RX_SHUTDOWN = re.compile(rf"Shutdown request of {_MEMBER} is handled")
+_RX_COMMIT_RESULT = re.compile(
+    rf"Migration commit result (?P<result>true|false) from {_A}(?:[ \t]+-[ \t]+{_U})?"
+    r"[ \t]+for[ \t]+(?=MigrationInfo\{)")
+_RX_TABLE_VERSION = re.compile(
+    r"(?:Publishing partition state,|Applied partition state update with) version:[ \t]*"
+    r"(?P<v>-?\d+)\s*\Z")
 _RX_RECEIVED_FROM = re.compile(rf"\s*is received from[ \t]+(?P<addr>{_A})")
 _RX_ASKING = re.compile(rf"Asking MembersView of[ \t]+(?P<addr>{_A})")
 #: §1 ``AbstractInternalPartition.toString``: ``Partition {ID: P, Version: V} [`` then a
@@ -783,18 +792,44 @@ def _finished_migration(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _task_completed(text: str, end: int, origin: Origin) -> list[Event]:
-    """``AsyncMigrationTask completed: MigrationInfo{... status=SUCCESS|FAILED}``
-    (``MigrationManager``'s ``MigrationPlanTask``, on the master, FINE, family §9, 4.1+): the
-    master's decision, taken when the commit to the destination answered (``SUCCESS``) or the
-    migration or its commit failed (``FAILED``); any other status, no decision: the migration is
-    over for the plan task all the same."""
+    """``AsyncMigrationTask completed: MigrationInfo{...}`` (``MigrationManager``'s
+    ``MigrationPlanTask``, on the master, FINE, family §9, 4.1+): the migration is over for the
+    plan task. Not the master's decision: it took it before (``Migration commit result``,
+    ``Migration failed``), and the source may have finalized since."""
     mig, _tail = _lead_migration(text, end)
-    fields = {**_meta(origin), "migration": mig.uuid, "partition": mig.partition}
-    if mig.status == "SUCCESS":
-        return [MigrationCommitted(**fields, role="master")]
-    if mig.status == "FAILED":
-        return [MigrationRolledBack(**fields, role="master")]
-    return [MigrationFinished(**fields)]
+    return [MigrationFinished(**_meta(origin), migration=mig.uuid, partition=mig.partition)]
+
+
+def _commit_result(text: str, _end: int, origin: Origin) -> list[Event]:
+    """``Migration commit result true|false from [h]:p - uuid for MigrationInfo{...}``
+    (``MigrationManager``, on the master, FINE in 5.x, FINEST before): the destination answered
+    the commit, and the master commits the migration (``true``: it applies it to its table next)
+    or rolls it back (``false``)."""
+    m = _RX_COMMIT_RESULT.match(text)
+    if m is None:
+        raise PayloadError("migration commit result names no readable result or destination")
+    mig, _tail = _lead_migration(text, m.end())
+    kind = MigrationCommitted if m["result"] == "true" else MigrationRolledBack
+    return [kind(**_meta(origin), role="master", migration=mig.uuid, partition=mig.partition)]
+
+
+def _table_version(kind: str) -> _Handler:
+    """The partition table versions of 3.x (one per table, family §8,
+    ``InternalPartitionServiceImpl``, FINE): the master publishes its table (``Publishing
+    partition state, version: V``) and a member applies the master's (``Applied partition state
+    update with version: V``). 4.x and later print stamps instead: no event."""
+
+    def handler(text: str, _end: int, origin: Origin) -> list[Event]:
+        m = _RX_TABLE_VERSION.match(text)
+        if m is None:
+            return []
+        version = int(m["v"])
+        if kind == "published":
+            return [PartitionTablePublished(**_meta(origin), version=version)]
+        return [PartitionTableApplied(**_meta(origin), version=version)]
+
+    handler.__doc__ = _table_version.__doc__
+    return handler
 
 
 def _role(mig: _Migration, member: str) -> str | None:
@@ -817,10 +852,10 @@ def _participant_start(role: str) -> _Handler:
     no event). Only the member the ``MigrationInfo`` names in that role starts it (the owner
     that sends a backup's data is not its source)."""
 
-    def handler(text: str, _end: int, origin: Origin) -> list[Event] | None:
+    def handler(text: str, _end: int, origin: Origin) -> list[Event]:
         at = text.find("MigrationInfo{")
         if at < 0:
-            return None
+            return []
         mig, _tail = _lead_migration(text, at)
         if _role(mig, origin.member) != role:
             return []
@@ -893,12 +928,14 @@ def _applying_completed(text: str, end: int, origin: Origin) -> list[Event]:
     ]
 
 
-def _failure(reason: str) -> _Handler:
+def _failure(reason: str, decides: bool = False) -> _Handler:
     """Migration failures and commit errors (``MigrationManager``, family §9): ``Failed migration
     from {member} for MigrationInfo{...}``, ``Migration failed: ...``, ``Error during ...``,
     ``Cannot commit ...``, ``Migration commit failed for ... since destination ... left the
     cluster`` (or ``since this node is shutting down.``), ``Migration commit to [h]:p failed for
-    ...``."""
+    ...``. ``Migration failed`` (the migration operation failed) and ``Cannot commit`` (the
+    destination left before the commit) are also the master's decision to roll the migration
+    back (`decides`): it marks it FAILED right after them."""
 
     def handler(text: str, end: int, origin: Origin) -> list[Event] | None:
         at = text.find("MigrationInfo{", end)
@@ -910,11 +947,9 @@ def _failure(reason: str) -> _Handler:
             why = "commit failed: this node is shutting down"
         elif reason == "commit failed" and "left the cluster" in tail[:200]:
             why = "commit failed: destination left the cluster"
-        return [
-            MigrationFailed(
-                **_meta(origin), migration=mig.uuid, partition=mig.partition, reason=why
-            )
-        ]
+        fields = {**_meta(origin), "migration": mig.uuid, "partition": mig.partition}
+        failed: list[Event] = [MigrationFailed(**fields, reason=why)]
+        return [*failed, MigrationRolledBack(**fields, role="master")] if decides else failed
 
     handler.__doc__ = _failure.__doc__
     return handler
@@ -1014,6 +1049,9 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
     ("determined", r"Most recent partition table (?:is determined|version)", _fetch("determined")),
     ("applying", r"Applying the most recent of partition state", _fetch("applying")),
     ("latest_partition", r"Issue while determining latest partition\.\.\.", _latest_partition),
+    ("published_version", r"Publishing partition state, version:", _table_version("published")),
+    ("applied_version", r"Applied partition state update with version:",
+     _table_version("applied")),
     ("marking", r"Marking active migration[ \t]+(?=MigrationInfo\{)", _marking),
     ("repartitioning", r"Re-?partitioning cluster data", _repartitioning),
     ("balanced", r"Partition balance is ok, no need to repartition", _balanced),
@@ -1033,14 +1071,15 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
         _applying_completed,
     ),
     ("failed_from", r"Failed migration from ", _failure("failed migration")),
-    ("migration_failed", r"Migration failed:", _failure("migration failed")),
+    ("migration_failed", r"Migration failed:", _failure("migration failed", decides=True)),
     ("error_during", r"Error during ", _failure("error during migration")),
     (
         "cannot_commit",
         r"Cannot commit (?=MigrationInfo\{)",
-        _failure("destination is not a member anymore"),
+        _failure("destination is not a member anymore", decides=True),
     ),
     ("commit_failed", r"Migration commit failed for ", _failure("commit failed")),
+    ("commit_result", r"Migration commit result (?:true|false) from ", _commit_result),
     (
         "commit_to_failed",
         rf"Migration commit to[ \t]+{_A}[ \t]+failed for ",

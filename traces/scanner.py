@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import ahocorasick_rs
 
@@ -44,7 +44,11 @@ from partsafe.traces.events import (
     Event,
     EventFormatError,
     MemberListInstalled,
+    Source,
+    UnknownVersion,
+    check_header,
     from_dict,
+    is_header,
 )
 from partsafe.traces.inputs import (
     InputError,
@@ -112,6 +116,12 @@ class FileTally:
     skipped: str | None = None
     #: events no member can be named for (judged by no spec)
     without_member: int = 0
+    #: how the file was read: ``jsonl`` (canonical events) or ``log``
+    fmt: str = "log"
+    #: the specs an event file's header says its events are complete for (None: every spec)
+    declared: tuple[str, ...] | None = None
+    #: the cluster's settings an event file's header gives (`partsafe.traces.events.CONFIG`)
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,6 +169,10 @@ class Scanner:
         self.fmt = fmt
         self.accounting = Accounting()
         self._progress = progress
+        #: per event file, the specs its header declares its events complete for, and the
+        #: cluster's settings it gives
+        self.declared: dict[str, tuple[str, ...]] = {}
+        self.configs: dict[str, dict[str, Any]] = {}
 
     def scan(self, path: Path, name: str | None = None, explicit: bool = True
              ) -> Iterator[Event]:
@@ -170,6 +184,7 @@ class Scanner:
         tally = FileTally(shown)
         acc.files.append(tally)
         head = sniff(path, self.fmt, explicit)
+        tally.fmt = head.fmt
         if head.skipped:
             tally.skipped = head.skipped
             return
@@ -184,6 +199,8 @@ class Scanner:
                     yield ev
             except (OSError, EOFError, zlib.error) as exc:
                 raise InputError(f"{path}: cannot be read ({exc})") from None
+        tally.declared = self.declared.get(shown)
+        tally.config = self.configs.get(shown, {})
         tally.lines = acc.lines - lines
         tally.events = acc.events - events
         tally.malformed = len(acc.malformed) - malformed
@@ -199,7 +216,20 @@ class Scanner:
             if not text.strip():
                 continue
             try:
-                ev = from_dict(json.loads(text), f"{name}:{number}")
+                obj = json.loads(text)
+                if is_header(obj):  # the format's header: its version must be one we read
+                    check_header(obj, f"{name}:{number}")
+                    if obj.get("specs") is not None:
+                        self.declared[name] = tuple(obj["specs"])
+                    if obj.get("config"):
+                        self.configs[name] = dict(obj["config"])
+                    acc.parsed_lines += 0 if nuls else 1
+                    continue
+                ev = from_dict(obj, f"{name}:{number}")
+                if ev.source is None:  # where the event is: this file and line
+                    ev = dataclasses.replace(ev, source=Source(name, number))
+            except UnknownVersion as exc:
+                raise InputError(str(exc)) from None
             except EventFormatError as exc:
                 if not nuls:
                     acc.malformed.append(Malformed(name, number, exc.reason))

@@ -105,7 +105,11 @@ class LogWriter:
         return str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"partsafe:{member}"))
 
     def member(self, name: str, uid: str | None = None) -> str:
-        return f"Member {self.bracketed(name)} - {uid or self.uuid(name)}"
+        return f"Member {self.replica(name, uid)}"
+
+    def replica(self, name: str, uid: str | None = None) -> str:
+        """``PartitionReplica.toString``: ``[host]:port - uuid``."""
+        return f"{self.bracketed(name)} - {uid or self.uuid(name)}"
 
     def _infos(self, members: Iterable[str]) -> str:
         return ", ".join(f"MemberInfo{{address={self.bracketed(m)}, uuid={self.uuid(m)}, "
@@ -118,7 +122,7 @@ class LogWriter:
                    source: str | None = None, destination: str | None = None,
                    initial: int = 0, increment: int = 1) -> str:
         def replica(m: str | None) -> str:
-            return "null" if m is None else f"{self.bracketed(m)} - {self.uuid(m)}"
+            return "null" if m is None else self.replica(m)
 
         migration = getattr(e, "migration", "")
         start = self.started.get(migration) if migration else None
@@ -156,7 +160,7 @@ class LogWriter:
 
     def _partition(self, partition: int, version: int, replicas: tuple[str | None, ...]) -> str:
         """``AbstractInternalPartition.toString``: a line per replica that is set."""
-        lines = "".join(f"\t{i}:{self.bracketed(r)} - {self.uuid(r)}\n"
+        lines = "".join(f"\t{i}:{self.replica(r)}\n"
                         for i, r in enumerate(replicas) if r is not None)
         return f"Partition {{ID: {partition}, Version: {version}}} [\n{lines}]"
 
@@ -185,9 +189,15 @@ class LogWriter:
             return None
         if isinstance(e, ev.MigrationCommitted | ev.MigrationRolledBack):
             status = "SUCCESS" if isinstance(e, ev.MigrationCommitted) else "FAILED"
-            if e.role == "master":
-                return ("FINE", "migration", "AsyncMigrationTask completed: "
+            if e.role == "master" and status == "SUCCESS":
+                start = self.started.get(e.migration)
+                destination = start.destination if start is not None else None
+                to = self.replica(destination) if destination else "null"
+                return ("FINE", "migration", f"Migration commit result true from {to} for "
                         + self._migration(e, status, e.partition))
+            if e.role == "master":
+                return ("WARNING", "migration",
+                        "Migration failed: " + self._migration(e, "ACTIVE", e.partition))
             if e.role in ("source", "destination"):
                 return "FINE", "migration", "Finalizing " + self._migration(e, status, e.partition)
             return None
@@ -323,7 +333,14 @@ class LogWriter:
             return ("INFO", "migration", f"{head} ({stats})") if head else None
         if isinstance(e, ev.MigrationFailed):
             return ("WARNING", "migration",
-                    "Migration failed: " + self._migration(e, "FAILED", e.partition))
+                    "Migration failed: " + self._migration(e, "ACTIVE", e.partition))
+        if isinstance(e, ev.PartitionTablePublished) and e.version is not None \
+                and e.partition_versions is None:
+            return "FINE", "partition", f"Publishing partition state, version: {e.version}"
+        if isinstance(e, ev.PartitionTableApplied) and e.version is not None \
+                and e.partition_versions is None and e.sender != e.member:
+            return ("FINE", "partition",
+                    f"Applied partition state update with version: {e.version}")
         if isinstance(e, ev.PartitionVersionApplied):
             return ("FINE", "partition", "Applying completed migration " + self._migration(
                 e, "SUCCESS", e.partition, initial=e.version - 1))

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import click
 
-from partsafe.checker.cli.options import fail, parse_size
+from partsafe.checker.cli.options import fail, parse_duration_ms, parse_size
 from partsafe.checker.cli.views import stderr, stdout
 from partsafe.checker.report import VERDICT_EXIT, dumps
+from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.traces.events import dumps as event_line
 
 
@@ -39,6 +40,13 @@ from partsafe.traces.events import dumps as event_line
               help="log: a Hazelcast log in any layout; jsonl: canonical events")
 @click.option("--stuck-after", type=float, default=600.0, show_default=True,
               help="seconds after which a rebalance with no end is reported (a warning)")
+@click.option("--max-skew", "max_skew", default=f"{DEFAULT_MAX_SKEW_MS}ms", show_default=True,
+              help="the most two members' clocks may differ (0, 200ms, 1.5s): a violation "
+                   "across members is definite when every order of events these clocks allow "
+                   "breaks the spec, possible when some order does")
+@click.option("--strict", is_flag=True,
+              help="fail on possible violations too (by default they are findings: reported, "
+                   "exit 0)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="also write a JUnit XML report to this file")
@@ -46,15 +54,18 @@ from partsafe.traces.events import dumps as event_line
               help="a progress display on stderr (default: when stderr is a terminal)")
 @click.option("--spark-log", is_flag=True, help="show Spark's own logging (quiet by default)")
 def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir: str | None,
-             fmt: str, stuck_after: float, as_json: bool, junit_file: str | None,
-             progress: bool | None, spark_log: bool) -> None:
+             fmt: str, stuck_after: float, max_skew: str, strict: bool, as_json: bool,
+             junit_file: str | None, progress: bool | None, spark_log: bool) -> None:
     """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
 
     Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
     malformed with file and line; every file is judged, found to hold nothing recognised, or
     skipped with the reason (binary data; in a directory or a glob, a file that is not a log by
-    its name or its content). Both engines give the same report. Exit status: 0 no violation, 1 a
-    violation, 2 bad input (a path that does not exist), 3 incomplete: no event was judged.
+    its name or its content). Both engines give the same report. A violation across members
+    is definite (every order the members' clocks allow breaks the spec, `--max-skew`) or
+    possible (some order does: a finding, reported with that order). Exit status: 0 no definite
+    violation, 1 a definite violation (or a possible one with --strict), 2 bad input (a path
+    that does not exist), 3 incomplete: no event was judged.
     """
     # imported here for start-up time: the log scanner (see the module's docstring)
     from partsafe.checker.validation.engines import choose_engine, input_bytes
@@ -65,6 +76,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
 
     if stuck_after <= 0:
         fail("--stuck-after must be positive")
+    skew_ms = parse_duration_ms(max_skew)
     if engine == "local" and (output_dir or master):
         fail(f"{'--output' if output_dir else '--master'} needs --engine spark")
     try:
@@ -73,15 +85,16 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         if engine == "spark":
             shown = stderr().is_terminal if progress is None else progress
             report = validate_spark(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
-                                    master=master, output=output_dir,
+                                    max_skew_ms=skew_ms, master=master, output=output_dir,
                                     progress=shown and not as_json, verbose=spark_log)
         else:
             with byte_progress(stderr(), lambda: input_bytes(paths),
                                progress if not as_json else False) as advance:
                 report = run_validate(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
-                                      progress=advance)
+                                      max_skew_ms=skew_ms, progress=advance)
     except (InputError, SparkUnavailable, SparkFailed) as exc:
         fail(str(exc))
+    report.strict = strict
     if junit_file:
         Path(junit_file).write_text(validate_junit(report))
     if as_json:

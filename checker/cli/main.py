@@ -58,6 +58,7 @@ from partsafe.checker.engine.checkpoint import (
     read_header,
     rehash_environment,
 )
+from partsafe.checker.forms import judged
 from partsafe.checker.planner.check import DEFAULT_REPLICAS as PLANNER_DEFAULT_REPLICAS
 from partsafe.checker.planner.check import MAX_REPLICAS as PLANNER_MAX_REPLICAS
 from partsafe.checker.planner.check import check_json, check_planner, check_scope, plan_json
@@ -231,7 +232,7 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
     except Interrupted as exc:
         _interrupted(exc, checkpoint)
     if trace_out:
-        _write_trace(trace_out, report.runs[0])
+        _write_trace(trace_out, report.runs[0], until)
     if junit_file:
         Path(junit_file).write_text(report.junit())
     if as_json:
@@ -251,18 +252,19 @@ def _interrupted(exc: Interrupted, checkpoint: Checkpoint | None) -> NoReturn:
     sys.exit(130)
 
 
-def _write_trace(path: str, run: CheckRun) -> None:
-    """`--trace-out`: the shortest counterexample as a replayable artifact, and a line on stderr
-    that says where it went (or why nothing was written)."""
+def _write_trace(path: str, run: CheckRun, until: str | None = None) -> None:
+    """`--trace-out`: the shortest counterexample (of the `--until` spec, when it was found) as a
+    replayable artifact, and a line on stderr that says where it went (or why nothing was
+    written)."""
     if not run.result.violations:
         stderr().print(Text(f"--trace-out {path}: no violation, so no counterexample was "
                             "written"), soft_wrap=True)
         return
     try:
-        artifact.write(path, run.model, run.result, run.params)
+        artifact.write(path, run.model, run.result, run.params, until)
     except OSError as exc:
         fail(f"--trace-out {path}: cannot write: {exc.strerror or exc}")
-    v = run.result.violations[0]
+    v = next((x for x in run.result.violations if x.spec == until), run.result.violations[0])
     stderr().print(Text(f"counterexample of {v.spec} ({v.trace.depth} steps) written to {path}; "
                         f"replay it with: partsafe replay {path}"), soft_wrap=True)
 
@@ -456,11 +458,13 @@ def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
     if not events_file and not log_dir:
         fail("give --events FILE, --log DIR or both")
     try:
-        events = artifact.events(artifact.read(trace), trace)
+        doc = artifact.read(trace)
+        artifact.events(doc, trace)  # what is wrong in a malformed artifact, said first
+        events, specs, config = artifact.exported(doc, trace)
     except ArtifactError as exc:
         fail(str(exc))
     if events_file:
-        artifact.write_events(events, events_file)
+        artifact.write_events(events, events_file, specs, config)
     written = files = 0
     if log_dir:
         written, files = artifact.write_logs(events, Path(log_dir))
@@ -506,12 +510,15 @@ def plan(current: str, target: str, variant: str, as_json: bool) -> None:
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the catalogue as JSON")
 def specs(as_json: bool) -> None:
-    """The invariant catalogue: id, title, statement, design and section, kind."""
+    """The invariant catalogue: id, title, statement, design and section, kind, and where each
+    spec is judged (explored, proved, on event files, on Hazelcast and Ignite 3 logs, with the
+    messages that carry its evidence), or why not."""
     catalogue = _catalogue()
+    where = {s.id: judged(s) for s in catalogue}
     if as_json:
-        click.echo(dumps([s.as_dict() for s in catalogue]))
+        click.echo(dumps([{**s.as_dict(), **where[s.id]} for s in catalogue]))
         return
-    render_specs(stdout(), catalogue)
+    render_specs(stdout(), catalogue, where)
 
 
 def _catalogue() -> list[Spec]:

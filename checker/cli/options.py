@@ -97,3 +97,16 @@ def parse_size(text: str) -> int:
         raise click.BadParameter(f"{text!r} is not a size: give bytes, or a number with K, M, G "
                                  "or T (2G, 500M, 64k)", param_hint="--size")
     return int(float(m.group(1)) * _SIZE_UNITS[unit])
+
+
+_DURATION_UNITS = {"": 1, "MS": 1, "S": 1000, "M": 60_000, "MIN": 60_000}
+
+
+def parse_duration_ms(text: str, option: str = "--max-skew") -> int:
+    """``200ms``, ``1.5s``, ``2m`` or a plain number of milliseconds, as whole milliseconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).upper() if m else ""
+    if m is None or unit not in _DURATION_UNITS:
+        raise click.BadParameter(f"{text!r} is not a duration: give milliseconds, or a number "
+                                 "with ms, s or m (0, 200ms, 1.5s)", param_hint=option)
+    return round(float(m.group(1)) * _DURATION_UNITS[unit])

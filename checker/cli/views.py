@@ -10,6 +10,7 @@ their progress bars) in checker/validation/view.py.
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from partsafe.checker.zoo import check_command
 from partsafe.refimpl import profiles
 from partsafe.refimpl.profiles import Rule
 from partsafe.refimpl.variants import Variant
+from partsafe.specs.forms import FORMS
 from partsafe.specs.registry import Spec
 
 if TYPE_CHECKING:  # the console imports rich.status when a live display starts
@@ -204,16 +206,26 @@ def render_zoo(console: Console, doc: dict[str, Any]) -> None:
 # --- specs ------------------------------------------------------------------------------------
 
 
-def render_specs(console: Console, catalogue: list[Spec]) -> None:
-    """`partsafe specs`: a row per spec, its title, statement and design section."""
+def render_specs(console: Console, catalogue: list[Spec],
+                 where: dict[str, dict[str, Any]]) -> None:
+    """`partsafe specs`: a row per spec, its title, statement and design section, and the forms
+    that judge it (`partsafe.checker.forms.judged`); the totals per form end the table."""
     table = Table(title="partsafe specs", title_justify="left", show_lines=True)
     table.add_column("id", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
+    table.add_column("kind")
     table.add_column("spec", overflow="fold")
+    table.add_column("judged by")
+    totals: Counter[str] = Counter()
     for s in catalogue:
+        by = where[s.id]["judged_by"]
+        totals.update(by)
         table.add_row(s.id, s.kind, Text.assemble((s.title, "bold"), "\n", s.statement, "\n",
-                                                  (f"design {s.seed} {s.section}", "dim")))
+                                                  (f"design {s.seed} {s.section}", "dim")),
+                      "\n".join(by))
     console.print(table)
+    console.print("judged: " + ", ".join(f"{totals[f]} by {f}" for f in FORMS)
+                  + f" (of {len(catalogue)}); `partsafe specs --json` gives each spec's evidence "
+                  "and why a form does not judge it", markup=False)
 
 
 def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]],

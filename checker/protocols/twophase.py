@@ -22,6 +22,7 @@ from partsafe.checker.engine.model import Action, Goal, Model, Property
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.refimpl.profiles import check_rules
 from partsafe.refimpl.variants import Variant, variant_table
+from partsafe.traces.events import Event, RmStateChanged, TmPreparedReceived, TmStateChanged
 
 WORKING, PREPARED, COMMITTED, ABORTED = 0, 1, 2, 3  # rmState
 INIT, TM_COMMITTED, TM_ABORTED = 0, 1, 2  # tmState
@@ -140,6 +141,17 @@ class TwoPhase(Model[int]):
         for i, (st, p, m) in enumerate(rows):
             out |= st << 2 * i | p << (self.tp_shift + i) | m << (self.msg_shift + i)
         return out
+
+    def step_events(self, s: int, action: Action, t: int) -> tuple[Event, ...]:
+        """TwoPhase's variables a step changes, as events (`partsafe.traces.events`): an RM's
+        state, the TM's decision, the TM's receipt of a Prepared message."""
+        kind = action[0]
+        if kind in ("TMCommit", "TMAbort"):
+            return (TmStateChanged(member="tm", state=TM_NAMES[(t >> self.tm_shift) & 3]),)
+        rm = f"rm{action[1]}"
+        if kind == "TMRcvPrepared":
+            return (TmPreparedReceived(member="tm", rm=rm),)
+        return (RmStateChanged(member=rm, state=RM_NAMES[(t >> 2 * action[1]) & 3]),)
 
     def describe_action(self, action: Action) -> tuple[str, str | None]:
         if len(action) == 1:

@@ -39,35 +39,18 @@ from partsafe.checker.validation.shards import (
     OrderKey,
     Tally,
     Violation,
+    allowed,
     judge,
     stamped,
     view_key,
     warnings_of,
 )
+from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
+from partsafe.specs import forms
+from partsafe.specs.registry import all_specs
 from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Source
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Scanner, expand
-
-#: the specs a Hazelcast log cannot show, and why
-NOT_JUDGED: dict[str, str] = {
-    "MEM-VIEW-AGREEMENT": "judged at quiescence, and a log that stops is not quiescent; the "
-                          "agreement a log shows (one version, one list) is MEM-VERSION's",
-    "MEM-CRASH-REMOVAL": "judged at quiescence, and a log that stops is not quiescent",
-    "MEM-CLAIM-RESULT": "needs every acceptance the claimant counts, which it logs at FINE "
-                        "and only for lists later than the latest it knew",
-    "MEM-CLAIM-DISCOVER": "needs the members the claimant asks and the answers it counts, "
-                          "logged at FINE at most",
-    "PT-MASTER-ONLY": "needs the tables members apply, which are not logged",
-    "PT-MOST-RECENT": "needs the tables the new master collects, which are not logged",
-    "MIG-COMMIT-ORDER": "needs every participant's commit, logged at FINEST at most",
-    "MIG-ATOMIC": "needs every participant's commit or rollback, logged at FINEST at most",
-    "MIG-REJECT-STALE": "needs the participants' table versions, which are not logged",
-    "DATA-*": "needs which member holds which replica, which is not logged; lost partitions are "
-              "reported as warnings",
-    "PAR-*": "needs the partition versions migrations run on, which are not logged",
-    "SHUT-LEAVE-EMPTY": "needs the partition table at the moment a member leaves",
-}
-
 
 #: what `validate` looks for, in the words its reports use
 PROTOCOL = "Hazelcast's membership or migration protocol"
@@ -162,12 +145,62 @@ class Report:
     events_without_member: int = 0
     #: every input file with its status, in command-line order (skipped ones too)
     inputs: list[FileStatus] = field(default_factory=list)
+    #: the recorded form of each file read (`partsafe.specs.forms`), in `files` order
+    kinds: list[str] = field(default_factory=list)
+    #: the specs each event file's header declares its events complete for (None: all)
+    declared: list[tuple[str, ...] | None] = field(default_factory=list)
+    #: the cluster's settings the event files' headers give (the monitors are built for them)
+    config: dict[str, Any] = field(default_factory=dict)
+    #: the bound on the members' clocks the skew verdicts assumed (`skew`)
+    max_skew_ms: int = DEFAULT_MAX_SKEW_MS
+    #: possible violations fail the run too (`validate --strict`)
+    strict: bool = False
+
+    @property
+    def definite(self) -> list[Violation]:
+        """The violations every order the log allows shows (and those of one member's order)."""
+        return [v for v in self.violations if v.certainty == "definite"]
+
+    @property
+    def possible(self) -> list[Violation]:
+        """The violations some order the log allows shows: findings, unless `strict`."""
+        return [v for v in self.violations if v.certainty != "definite"]
+
+    def _present(self) -> list[tuple[str, tuple[str, ...] | None]]:
+        kinds = self.kinds or ["hazelcast-log"]
+        declared = self.declared or [None] * len(kinds)
+        return list(dict.fromkeys(zip(kinds, declared, strict=True)))
+
+    @property
+    def specs(self) -> tuple[str, ...]:
+        """The specs judged on this input: those its files judge (their forms, their headers)."""
+        judged = frozenset().union(*(allowed(k, d) for k, d in self._present()))
+        return tuple(s.id for s in all_specs() if s.id in judged)
+
+    @property
+    def not_judged(self) -> dict[str, str]:
+        """Every other spec of the catalogue, with why this input cannot judge it (per form, when
+        the files are of several forms)."""
+        present = self._present()
+        judged = set(self.specs)
+        out = {}
+        for spec in all_specs():
+            if spec.id in judged:
+                continue
+            reasons = list(dict.fromkeys(
+                (k, forms.reason_not_judged(k, spec.id) if not forms.judges(k, spec.id) else
+                 f"The event file's header declares its events complete for {len(d or ())} "
+                 "specs, not this one (the run of a model that abstracts the rest).")
+                for k, d in present))
+            out[spec.id] = (reasons[0][1] if len(reasons) == 1 else
+                            " ".join(f"{forms.FORM_TITLES[k]}: {r}" for k, r in reasons))
+        return out
 
     @property
     def result(self) -> str:
         """``violation``, ``ok``, or ``incomplete`` when no event was judged (a run that judged
         nothing is not clean: exit status 3, like a search that stopped at a bound)."""
-        if self.violations:
+        if self.definite or (self.strict and self.possible):
             return "violation"
         return "incomplete" if self.accounting.events == self.events_without_member else "ok"
 
@@ -214,8 +247,13 @@ class Report:
             "incarnations": dict(sorted(self.members.items())),
             "views": self.views,
             "migrations": self.migrations,
-            "specs": list(LOG_SPECS),
-            "violations": [v.as_dict() for v in self.violations],
+            "specs": list(self.specs),
+            **({"config": self.config} if self.config else {}),
+            "not_judged": self.not_judged,
+            "max_skew_ms": self.max_skew_ms,
+            "strict": self.strict,
+            "violations": [v.as_dict() for v in self.definite],
+            "possible_violations": [v.as_dict() for v in self.possible],
             "warnings": [w.as_dict() for w in self.warnings],
             "seconds": round(self.seconds, 3),
             "engine": self.engine,
@@ -227,6 +265,7 @@ class Report:
 
 
 def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT_STUCK_MS,
+             max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
              progress: Callable[[int], None] | None = None) -> Report:
     """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
@@ -235,19 +274,25 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     scanner = Scanner(fmt, progress)
     events: list[tuple[OrderKey, Event]] = []
     files: list[str] = []
+    kinds: list[str] = []
+    declared: list[tuple[str, ...] | None] = []
     for c in candidates:
         if c.skipped is not None:
             continue
         found = list(scanner.scan(c.path, str(c.path), c.explicit))
-        if scanner.accounting.files[-1].skipped is None:
-            events.extend(stamped(len(files), found))
+        tally = scanner.accounting.files[-1]
+        if tally.skipped is None:
+            events.extend(stamped(len(files), found, one_stream=tally.fmt == "jsonl"))
             files.append(str(c.path))
+            kinds.append(forms.form_of(tally.fmt))
+            declared.append(declared_specs(tally))
     events.sort(key=lambda pair: pair[0])
-    report = Report(files, scanner.accounting)
+    report = Report(files, scanner.accounting, kinds=kinds, declared=declared,
+                    config=merged_config(scanner.accounting.files), max_skew_ms=max_skew_ms)
     report.inputs = statuses(candidates, scanner.accounting.files)
     order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
-    report.violations = judge(events)
+    report.violations = judge(events, kinds, declared, report.config, max_skew_ms)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
     report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms),
                                              key=lambda pair: pair[0])]
@@ -263,6 +308,35 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def declared_specs(tally: FileTally) -> tuple[str, ...] | None:
+    """The specs an event file's header declares, each checked against the catalogue (an unknown
+    id is bad input: InputError, naming the file)."""
+    if tally.declared is None:
+        return None
+    known = {s.id for s in all_specs()}
+    unknown = [x for x in tally.declared if x not in known]
+    if unknown:
+        raise InputError(f"{tally.name}:1: the header declares unknown spec(s) "
+                         f"{', '.join(unknown)}; `partsafe specs` lists the catalogue")
+    return tally.declared
+
+
+def merged_config(tallies: Sequence[FileTally]) -> dict[str, Any]:
+    """The cluster's settings the event files give, as one: files that disagree on a setting
+    are bad input (InputError, naming both)."""
+    out: dict[str, Any] = {}
+    said: dict[str, str] = {}
+    for t in tallies:
+        for key, value in t.config.items():
+            if key in out and out[key] != value:
+                raise InputError(f"{t.name}:1: the header sets {key}={value!r}, but "
+                                 f"{said[key]}:1 sets {key}={out[key]!r}; validate files of "
+                                 "one cluster together")
+            out[key] = value
+            said[key] = t.name
+    return out
 
 
 def notes_as_warnings(notes: Sequence[Note], order: dict[str, int]) -> list[Notice]:
@@ -284,5 +358,5 @@ def summarize(report: Report, tallies: dict[str, Tally], views: int) -> None:
     report.migrations = {k: v for k, v in sorted(migrations.items()) if v}
 
 
-__all__ = ["LOG_SPECS", "NOT_JUDGED", "FileStatus", "InputError", "Notice", "Report", "Violation",
+__all__ = ["LOG_SPECS", "FileStatus", "InputError", "Notice", "Report", "Violation",
            "validate"]

@@ -20,12 +20,14 @@ member applied), so it reads the same whichever engine found it.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from partsafe.specs import registry
+from partsafe.specs import forms, registry
 from partsafe.specs.monitor import Monitor
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
@@ -36,15 +38,13 @@ from partsafe.traces.events import (
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
+    Quiescent,
     Repartitioning,
     Source,
 )
 
-#: the specs a log can show a violation of
-LOG_SPECS: tuple[str, ...] = (
-    "MEM-VIEW-ORDER", "MEM-VIEW-INTEGRITY", "MEM-VERSION", "MEM-MASTER-ONLY",
-    "PT-VERSION", "MIG-STATS", "SHUT-ONLY-SOURCE",
-)
+#: the specs a Hazelcast log can show a violation of (`partsafe.specs.forms`)
+LOG_SPECS: tuple[str, ...] = forms.specs_judged("hazelcast-log")
 #: a rebalance still running this long after it started is worth a warning (milliseconds)
 DEFAULT_STUCK_MS = 10 * 60 * 1000
 
@@ -55,14 +55,17 @@ OrderKey = tuple[int, int, int, int]
 # --- order ----------------------------------------------------------------------------------------
 
 
-def stamped(file_index: int, events: Iterable[Event]) -> Iterator[tuple[OrderKey, Event]]:
+def stamped(file_index: int, events: Iterable[Event], one_stream: bool = False
+            ) -> Iterator[tuple[OrderKey, Event]]:
     """The events of one file (in file order) with their order keys. A stream is a member's
-    events in this file; an event without a timestamp, or with one earlier than its stream's
-    latest, takes that latest (a stream's order is certain, its clock is not)."""
+    events in this file (a log's members each write their own), or the whole file when
+    `one_stream` (an event file: its order is the order the run took); an event without a
+    timestamp, or with one earlier than its stream's latest, takes that latest (a stream's order
+    is certain, its clock is not)."""
     first: dict[str, int] = {}
     latest: dict[str, int] = {}
     for position, ev in enumerate(events):
-        member = ev.member
+        member = "" if one_stream else ev.member
         start = first.setdefault(member, position)
         when = latest.get(member, 0)
         if ev.order is not None and ev.order > when:
@@ -83,20 +86,86 @@ class Part:
     monitor: Monitor
 
 
-def parts(specs: Sequence[str] = LOG_SPECS) -> list[Part]:
+def parts(specs: Sequence[str] = LOG_SPECS, config: dict[str, Any] | None = None
+          ) -> list[Part]:
+    """The parts of the monitors of `specs`, numbered; each monitor built for the cluster's
+    settings `config` (`configured`)."""
     out: list[Part] = []
     for spec_id in specs:
         build = registry.get(spec_id).monitor
         assert build is not None, spec_id
-        for monitor in build().parts():
+        for monitor in configured(build, config or {}).parts():
             out.append(Part(len(out), spec_id, monitor))
+    return out
+
+
+def configured(build: Any, config: dict[str, Any]) -> Monitor:
+    """A monitor from its builder, given the settings of `config` its constructor takes by name
+    (`backups`, `max_parallel`, `serial`, `replicas`: `partsafe.traces.events.CONFIG`); the
+    others keep their defaults."""
+    if not config or not isinstance(build, type):
+        return build()  # type: ignore[no-any-return]
+    takes = inspect.signature(build.__init__).parameters
+    return build(**{k: v for k, v in config.items() if k in takes})
+
+
+def judged_specs(present: Iterable[str]) -> tuple[str, ...]:
+    """The specs some recorded form of `present` judges (`partsafe.specs.forms`), in catalogue
+    order: what a validation of files of those forms runs."""
+    kinds = set(present)
+    return tuple(s.id for s in registry.all_specs()
+                 if any(forms.judges(form, s.id) for form in kinds))
+
+
+def quiescence_part(part: Part) -> bool:
+    """Whether `part` judges something at quiescence (`Monitor.at_quiescence`)."""
+    return type(part.monitor).at_quiescence is not Monitor.at_quiescence
+
+
+def allowed(kind: str, declared: Sequence[str] | None = None) -> frozenset[str]:
+    """The specs that judge a file of recorded form `kind` whose header declares its events
+    complete for `declared` (None: an instrumented cluster's file, or a log)."""
+    judged = frozenset(forms.specs_judged(kind))
+    return judged if declared is None else judged & frozenset(declared)
+
+
+def dispatch(ps: Sequence[Part], judged: frozenset[str]) -> dict[str, list[Part]]:
+    """Per event type, the parts an event of that type reaches in a file judged by the specs
+    `judged` (`allowed`): the parts of those specs that observe the type. A `Quiescent` record
+    reaches the quiescence parts (event files only say so)."""
+    table: dict[str, list[Part]] = {}
+    for p in ps:
+        if p.spec not in judged:
+            continue
+        for kind in p.monitor.observes:
+            table.setdefault(kind, []).append(p)
+        if quiescence_part(p):
+            table.setdefault(Quiescent.TYPE, []).append(p)
+    return table
+
+
+def dispatchers(ps: Sequence[Part], kinds: Sequence[str],
+                declared: Sequence[Sequence[str] | None] | None = None
+                ) -> list[dict[str, list[Part]]]:
+    """`dispatch` for each file, by index (files of one form and declaration share one)."""
+    made: dict[frozenset[str], dict[str, list[Part]]] = {}
+    out = []
+    for i, kind in enumerate(kinds):
+        judged = allowed(kind, declared[i] if declared else None)
+        if judged not in made:
+            made[judged] = dispatch(ps, judged)
+        out.append(made[judged])
     return out
 
 
 def routes(part: Part, ev: Event) -> tuple[str, bool] | None:
     """Where `ev` goes for `part`: the shard key (its components, each followed by US) and
     whether the event is routed (a crashed or restarted member, `Monitor.key`'s ``()``); None when
-    the event changes nothing for the part, as one whose member is unknown."""
+    the event changes nothing for the part, as one whose member is unknown. A `Quiescent`
+    record goes to the one shard of a quiescence part (whose state is one piece)."""
+    if isinstance(ev, Quiescent):
+        assert part.monitor.key_size == 0, f"{part.spec}: a keyed quiescence check"
+        return ("", False) if quiescence_part(part) else None
     if ev.member == UNKNOWN_MEMBER:  # unknown: changes nothing (`Monitor.step`)
         return None
     key = part.monitor.key(ev)
@@ -121,11 +190,26 @@ class Violation:
     #: the order key of the event that raised it, and the part: how reports sort violations
     at: OrderKey = (0, 0, 0, 0)
     part: int = 0
+    #: the key of the shard that raised it
+    key: str = ""
+    #: what the log proves (`skew`): ``definite`` (every order the log allows breaks the spec,
+    #: or the violation rests on one member's order) or ``possible`` (some order does)
+    certainty: str = "definite"
+    #: for a violation across members: the events of the window in the order that breaks the
+    #: spec, each a dict with its file, line, member, type and real time (`skew.Placed`)
+    order: tuple[dict[str, Any], ...] = ()
+    #: why a verdict was left at ``possible`` without deciding it, if so
+    note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "member": self.member,
-                "events": [{"file": s.file, "line": s.line} for s in self.sources],
-                "message": self.message}
+        out = {"spec": self.spec, "member": self.member,
+               "events": [{"file": s.file, "line": s.line} for s in self.sources],
+               "message": self.message, "certainty": self.certainty}
+        if self.order:
+            out["order"] = list(self.order)
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass
@@ -133,6 +217,7 @@ class Shard:
     """One part's state for one key, fed that key's events in order."""
 
     part: Part
+    key: str = ""
     state: Hashable = None
     #: each member's previous event this shard saw (not counting routed ones)
     previous: dict[str, Event] = field(default_factory=dict)
@@ -141,6 +226,12 @@ class Shard:
         self.state = self.part.monitor.initial()
 
     def step(self, at: OrderKey, ev: Event, routed: bool = False) -> Violation | None:
+        if isinstance(ev, Quiescent):  # the run is quiescent here: judge, change nothing
+            message = self.part.monitor.at_quiescence(self.state)
+            if message is None:
+                return None
+            return Violation(self.part.spec, ev.member, _src(ev),
+                             f"at quiescence: {message}", at, self.part.index, self.key)
         self.state, message = self.part.monitor.step(self.state, ev)
         if routed:
             assert message is None, f"{self.part.spec}: a routed event raised {message!r}"
@@ -150,37 +241,64 @@ class Shard:
         if message is None:
             return None
         sources = tuple(e.source for e in (before, ev) if e is not None and e.source is not None)
-        return Violation(self.part.spec, ev.member, sources, message, at, self.part.index)
+        return Violation(self.part.spec, ev.member, sources, message, at, self.part.index,
+                         self.key)
 
 
-def run_shard(part: Part, events: Iterable[tuple[OrderKey, Event, bool]]) -> list[Violation]:
-    """Run one shard over its events (order key, event, routed), sorted by order key."""
-    shard = Shard(part)
+def run_shard(part: Part, events: Sequence[tuple[OrderKey, Event, bool]], key: str = "",
+              max_skew_ms: int | None = None) -> list[Violation]:
+    """Run one shard over its events (order key, event, routed), sorted by order key; with
+    `max_skew_ms`, each violation carries what the log proves of it (`skewed`)."""
+    shard = Shard(part, key)
     found = []
     for at, ev, routed in events:
         v = shard.step(at, ev, routed)
         if v is not None:
             found.append(v)
-    return found
+    if max_skew_ms is None or not found:
+        return found
+    return skewed(part, events, found, max_skew_ms)
 
 
-def judge(events: Iterable[tuple[OrderKey, Event]], specs: Sequence[str] = LOG_SPECS
+def skewed(part: Part, steps: Sequence[tuple[OrderKey, Event, bool]],
+           found: Sequence[Violation], max_skew_ms: int) -> list[Violation]:
+    """`found`, violations of one shard whose events are `steps`, each with its verdict under
+    clock skew (`partsafe.checker.validation.skew`: definite, or possible with the order that
+    breaks the spec); one that no order the log allows shows is dropped."""
+    from partsafe.checker.validation import skew
+
+    out = []
+    for v in found:
+        verdict = skew.decide(part, steps, v.at, max_skew_ms)
+        if verdict is None:
+            continue
+        out.append(dataclasses.replace(
+            v, certainty=verdict.certainty, note=verdict.note,
+            order=tuple(p.as_dict() for p in verdict.order) if verdict.members > 1 else ()))
+    return out
+
+
+def judge(events: Sequence[tuple[OrderKey, Event]], kinds: Sequence[str],
+          declared: Sequence[Sequence[str] | None] | None = None,
+          config: dict[str, Any] | None = None, max_skew_ms: int | None = None
           ) -> list[Violation]:
-    """Run every part of the monitors of `specs`, per key, over `events` in order key order:
-    every violation, in report order. A routed event reaches the shards that name its member and
-    those its member has had events in (`Monitor.key`; one its member has no later events in is
-    not changed in any way that matters, which is why the Spark engine may leave it out)."""
-    ps = parts(specs)
-    by_type: dict[str, list[Part]] = {}
-    for p in ps:
-        for kind in p.monitor.observes:
-            by_type.setdefault(kind, []).append(p)
+    """Run every part of the monitors of the specs judged on files of recorded forms `kinds`
+    (the form of file i is ``kinds[i]``, what its header declares ``declared[i]``; an event's
+    order key names its file), per key, over `events` in order key order: every violation, in
+    report order, each monitor built for the cluster's settings `config`. An event reaches the
+    parts of the specs its file judges (`dispatchers`). With `max_skew_ms`, each violation
+    carries what the log proves of it under that bound on the members' clocks (`skewed`). A
+    routed event reaches the shards that name its member and those its member has had events in
+    (`Monitor.key`; one its member has no later events in is not changed in any way that
+    matters, which is why the Spark engine may leave it out)."""
+    ps = parts(judged_specs(kinds), config)
+    tables = dispatchers(ps, kinds, declared)
     shards: list[dict[str, Shard]] = [{} for _ in ps]
     #: per part, member -> the keys of the shards it has events in or that name it
     involved: list[dict[str, set[str]]] = [{} for _ in ps]
     found: list[Violation] = []
     for at, ev in events:
-        for p in by_type.get(ev.TYPE, ()):
+        for p in tables[at[1]].get(ev.TYPE, ()):
             route = routes(p, ev)
             if route is None:
                 continue
@@ -192,14 +310,50 @@ def judge(events: Iterable[tuple[OrderKey, Event]], specs: Sequence[str] = LOG_S
                 continue
             shard = mine.get(key)
             if shard is None:
-                shard = mine[key] = Shard(p)
+                shard = mine[key] = Shard(p, key)
                 for name in names(key):
                     involved[p.index].setdefault(name, set()).add(key)
             involved[p.index].setdefault(ev.member, set()).add(key)
             v = shard.step(at, ev)
             if v is not None:
                 found.append(v)
+    if max_skew_ms is not None and found:
+        found = _skewed_all(ps, tables, events, found, max_skew_ms)
     return sorted(found, key=violation_order)
+
+
+def _skewed_all(ps: Sequence[Part], tables: Sequence[dict[str, list[Part]]],
+                events: Iterable[tuple[OrderKey, Event]], found: Sequence[Violation],
+                max_skew_ms: int) -> list[Violation]:
+    """`skewed` for the violations of every shard that raised one: one more pass over the
+    events gathers those shards' events (as `judge` routed them), and nothing else."""
+    wanted = {(v.part, v.key) for v in found}
+    steps: dict[tuple[int, str], list[tuple[OrderKey, Event, bool]]] = {w: [] for w in wanted}
+    parts_wanted = {p for p, _ in wanted}
+    involved: dict[int, dict[str, set[str]]] = {p: {} for p in parts_wanted}
+    for at, ev in events:
+        for p in tables[at[1]].get(ev.TYPE, ()):
+            if p.index not in parts_wanted:
+                continue
+            route = routes(p, ev)
+            if route is None:
+                continue
+            key, routed = route
+            if routed:
+                for k in involved[p.index].get(ev.member, ()):
+                    if (p.index, k) in steps:
+                        steps[(p.index, k)].append((at, ev, True))
+                continue
+            for name in names(key):
+                involved[p.index].setdefault(name, set()).add(key)
+            involved[p.index].setdefault(ev.member, set()).add(key)
+            if (p.index, key) in steps:
+                steps[(p.index, key)].append((at, ev, False))
+    out: list[Violation] = []
+    for (index, key), mine in steps.items():
+        out += skewed(ps[index], mine, [v for v in found if (v.part, v.key) == (index, key)],
+                      max_skew_ms)
+    return out
 
 
 def violation_order(v: Violation) -> tuple[OrderKey, int, str]:

@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partsafe.checker.report import char_escape, verdict_line, xml_text
-from partsafe.checker.validation.local import JUDGED, LOG_SPECS, SKIPPED, Report, statuses
+from partsafe.checker.validation.local import JUDGED, SKIPPED, Report, statuses
 from partsafe.traces.events import Source
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting
@@ -69,14 +69,19 @@ def render_report(console: Console, report: Report) -> None:
                   + ("; migrations: " + ", ".join(f"{k} {v}" for k, v in
                                                   report.migrations.items())
                      if report.migrations else ""))
-    console.print(f"specs judged: {', '.join(LOG_SPECS)}")
+    console.print(f"specs judged ({len(report.specs)}): {', '.join(report.specs)}")
+    render_not_judged(console, report)
     # a violation or warning is a block, not a table row: its identifiers and its message get
     # the console's whole width, so that neither is broken in the middle of a name
-    for title, style, notices in (("violations", "bold red", report.violations),
-                                  ("warnings", "yellow", report.warnings)):
+    skew = (f"under a clock skew of at most {report.max_skew_ms:,} ms: findings"
+            + ("" if report.strict else ", failing with --strict"))
+    for title, note, style, notices in (("violations", "", "bold red", report.definite),
+                                        ("possible violations", skew, "yellow", report.possible),
+                                        ("warnings", "", "yellow", report.warnings)):
         if not notices:
             continue
-        console.print(Text(f"{title} ({len(notices):,})", style="bold"))
+        console.print(Text(f"{title} ({len(notices):,})" + (f", {note}" if note else ""),
+                           style="bold"))
         for n in notices:
             kind = getattr(n, "spec", None) or getattr(n, "kind", "")
             head = Text.assemble((kind, style), "  ", log_text(n.member or "member unknown"))
@@ -86,6 +91,17 @@ def render_report(console: Console, report: Report) -> None:
                 head.append_text(log_text(where))
             console.print(head)
             console.print(Padding(log_text(n.message), (0, 0, 0, 2)))
+            order = getattr(n, "order", ())
+            if order:
+                console.print(Padding(Text("an order the log allows that breaks it "
+                                           "(real times, µs on a common clock):", style="dim"),
+                                      (0, 0, 0, 2)))
+                for p in order:
+                    console.print(Padding(log_text(
+                        f"{p['time_us']:>14,}  {p['member']}  {p['type']}  "
+                        f"{p['file']}:{p['line']}"), (0, 0, 0, 4)))
+            if getattr(n, "note", ""):
+                console.print(Padding(log_text(n.note), (0, 0, 0, 2)))
     if acc.malformed:
         table = Table(title=f"malformed lines ({len(acc.malformed):,})")
         table.add_column("line", overflow="fold")
@@ -110,6 +126,19 @@ def print_accounting(console: Console, acc: Accounting, candidates: Sequence[Can
             console.print(log_text(f"{s.file}: {s.status}: {s.reason}"), soft_wrap=True)
     console.print(f"lines: {acc.lines:,} = {acc.parsed_lines:,} parsed + {acc.ignored_lines:,} "
                   f"ignored + {len(acc.malformed):,} malformed; {acc.events:,} events")
+
+
+def render_not_judged(console: Console, report: Report) -> None:
+    """The specs this input cannot judge, grouped by the reason (one sentence each)."""
+    by_reason: dict[str, list[str]] = {}
+    for spec, reason in report.not_judged.items():
+        by_reason.setdefault(reason, []).append(spec)
+    if not by_reason:
+        return
+    console.print(f"not judged on this input ({len(report.not_judged)}):")
+    for reason, specs in by_reason.items():
+        console.print(Padding(Text.assemble((", ".join(specs), "dim"), ": ", reason),
+                              (0, 0, 0, 2)))
 
 
 def render_inputs(console: Console, report: Report) -> None:
@@ -142,18 +171,23 @@ def verdict_of(report: Report) -> tuple[str, str, float, str]:
     the seconds, the detail."""
     acc = report.accounting
     read = len(report.files)
-    what = (f"{len(LOG_SPECS)} specs over {read:,} file{'' if read == 1 else 's'}, "
+    what = (f"{len(report.specs)} specs over {read:,} file{'' if read == 1 else 's'}, "
             f"{acc.lines:,} lines, {acc.events:,} events")
     skipped = sum(1 for s in report.inputs if s.status == SKIPPED)
     result = report.result
     if result == "incomplete":
         detail = report.incomplete_reason or ""
     elif result == "violation":
-        specs = list(dict.fromkeys(v.spec for v in report.violations))
-        n = len(report.violations)
+        failing = report.violations if report.strict else report.definite
+        specs = list(dict.fromkeys(v.spec for v in failing))
+        n = len(failing)
         detail = f"{n:,} violation{'' if n == 1 else 's'} of {', '.join(specs)}"
     else:
         detail = ""
+    possible = len(report.possible)
+    if possible and not report.strict:
+        detail += (f"{'; ' if detail else ''}{possible:,} possible violation"
+                   f"{'' if possible == 1 else 's'} under clock skew (findings)")
     if skipped and result != "incomplete":
         detail += f"{'; ' if detail else ''}{skipped:,} file{'' if skipped == 1 else 's'} skipped"
     return what, result, report.seconds, log_text(detail).plain  # file names: escaped
@@ -171,8 +205,10 @@ def validate_junit(report: Report) -> str:
     failures = 0
     errors = 0
     incomplete = report.incomplete_reason
-    for spec in LOG_SPECS:
-        found = [v for v in report.violations if v.spec == spec]
+    for spec in report.specs:
+        failing = report.violations if report.strict else report.definite
+        found = [v for v in failing if v.spec == spec]
+        findings = [v for v in report.possible if v.spec == spec and not report.strict]
         body = ""
         if incomplete is not None:
             errors += 1
@@ -183,11 +219,19 @@ def validate_junit(report: Report) -> str:
             text = "\n".join(f"{_where(v.sources)}: {v.member}: {v.message}" for v in found)
             body = (f"<failure message={quoteattr(f'{len(found)} violation(s)')}>"
                     f"{escape(xml_text(text), _CR)}</failure>")
+        elif findings:  # possible violations: reported, not failing (a finding)
+            text = "\n".join(f"possible violation: {_where(v.sources)}: {v.member}: {v.message}"
+                             for v in findings)
+            body = f"<system-out>{escape(xml_text(text), _CR)}</system-out>"
         cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
                      f"{body}</testcase>")
+    for spec, reason in report.not_judged.items():
+        cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
+                     f"<skipped message={quoteattr(f'not judged: {reason}')}/></testcase>")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuite name="partsafe validate" tests="{len(LOG_SPECS)}" '
-            f'failures="{failures}" errors="{errors}" time="{report.seconds:.3f}">\n'
+            f'<testsuite name="partsafe validate" tests="{len(cases)}" '
+            f'failures="{failures}" errors="{errors}" skipped="{len(report.not_judged)}" '
+            f'time="{report.seconds:.3f}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")
 
 

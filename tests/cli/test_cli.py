@@ -197,7 +197,8 @@ def test_replay_of_an_artifact_with_other_events_names_the_step(artifact: Path) 
     artifact.write_text(json.dumps(doc))
     r = invoke("replay", str(artifact))
     assert r.exit_code == 2
-    assert "step 1 (RMPrepare(rm0)) emits []" in r.output
+    assert ("step 1 (RMPrepare(rm0)) emits [{'type': 'rm_state_changed', 'member': 'rm0', "
+            "'state': 'prepared'}], the artifact says [{'type': 'member_crashed'") in r.output
 
 
 @pytest.mark.parametrize("params", [{"rms": "3"}, {"rms": 2.5}, {"rms": None}],
@@ -288,7 +289,8 @@ def test_specs_json() -> None:
     doc = json.loads(r.stdout)
     assert isinstance(doc, list) and doc
     for s in doc:
-        assert set(s) == {"id", "title", "statement", "design", "design_title", "section", "kind"}
+        assert set(s) == {"id", "title", "statement", "design", "design_title", "section", "kind",
+                          "judged_by", "evidence", "not_judged"}
     ids = [s["id"] for s in doc]
     assert len(ids) == len(set(ids))
     assert {"MEM-VIEW-ORDER", "MEM-VIEW-AGREEMENT", "MEM-VIEW-INTEGRITY", "MEM-VERSION",

@@ -80,6 +80,10 @@ SAMPLES: list[Event] = [
     ev.NodeRestarted(member="n3", in_memory=True),
     ev.RaftStarted(member="n3", peers=("n1", "n2"), reason="joining"),
     ev.ReductionRequested(member="n3", node="n3"),
+    ev.Quiescent(member=""),
+    ev.RmStateChanged(member="rm0", state="prepared"),
+    ev.TmStateChanged(member="tm", state="committed"),
+    ev.TmPreparedReceived(member="tm", rm="rm0"),
 ]
 
 
@@ -97,7 +101,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 45
+    assert len(SAMPLES) == len(EVENT_TYPES) == 49
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 

@@ -39,8 +39,10 @@ from partsafe.traces.events import (
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
+    PartitionTableApplied,
     PartitionTableConflict,
     PartitionTableFetch,
+    PartitionTablePublished,
     PartitionVersionApplied,
     PromotionCommitted,
     Repartitioning,
@@ -603,19 +605,26 @@ MIGRATIONS: list[Case] = [
         f"Finished Migration: {MIGRATION_INFO}",
         [at_me(MigrationFinished, migration=MIG, partition=17)],
     ),
-    # MigrationManager's MigrationPlanTask (4.1+, FINE): the master's decision
+    # MigrationManager's MigrationPlanTask (4.1+, FINE): over for the plan task, whatever the
+    # status
     (
         f"AsyncMigrationTask completed: {SUCCEEDED}",
+        [at_me(MigrationFinished, migration=MIG, partition=17)],
+    ),
+    # MigrationManager.commitMigrationToDestinationAsync (FINE; 3.x and 4.x: FINEST, and the
+    # destination an Address): the master's decision on the destination's answer
+    (
+        f"Migration commit result true from [10.0.0.2]:5701 - {U2} for {SUCCEEDED}",
         [at_me(MigrationCommitted, role="master", migration=MIG, partition=17)],
     ),
     (
-        f"AsyncMigrationTask completed: {FAILED}",
+        f"Migration commit result false from [10.0.0.2]:5701 for {SUCCEEDED}",
         [at_me(MigrationRolledBack, role="master", migration=MIG, partition=17)],
     ),
-    (
-        f"AsyncMigrationTask completed: {MIGRATION_INFO}",
-        [at_me(MigrationFinished, migration=MIG, partition=17)],
-    ),
+    # 3.x's table versions (InternalPartitionServiceImpl, FINE); 4.x and later print stamps
+    ("Publishing partition state, version: 272", [at_me(PartitionTablePublished, version=272)]),
+    ("Applied partition state update with version: 274",
+     [at_me(PartitionTableApplied, version=274)]),
     # MigrationManager.finalizeMigration (FINE): ME is the source of MIGRATION_INFO
     (
         f"Finalizing {SUCCEEDED}",
@@ -681,33 +690,38 @@ MIGRATIONS: list[Case] = [
 
 # --- §9 migration failures and commit errors ------------------------------------------------------
 
+#: the master's rollback, which a failure logged just before it decides (``Migration failed``,
+#: ``Cannot commit``)
+ROLLBACK = at_me(MigrationRolledBack, role="master", migration=MIG, partition=17)
+
 FAILURES: list[Case] = [
-    (text, [at_me(MigrationFailed, migration=MIG, partition=17, reason=reason)])
-    for text, reason in [
+    (text, [at_me(MigrationFailed, migration=MIG, partition=17, reason=reason),
+            *([ROLLBACK] if decides else [])])
+    for text, reason, decides in [
         (
             f"Failed migration from Member [10.0.0.2]:5701 - {U2} for {MIGRATION_INFO}",
-            "failed migration",
+            "failed migration", False,
         ),
-        (f"Migration failed: {MIGRATION_INFO}", "migration failed"),
-        (f"Error during {MIGRATION_INFO}", "error during migration"),
+        (f"Migration failed: {MIGRATION_INFO}", "migration failed", True),
+        (f"Error during {MIGRATION_INFO}", "error during migration", False),
         (
             f"Cannot commit {MIGRATION_INFO}. Destination Member [10.0.0.2]:5701 - {U2} is not a "
             "member anymore",
-            "destination is not a member anymore",
+            "destination is not a member anymore", True,
         ),
         (
             f"Migration commit failed for {MIGRATION_INFO} since destination Member "
             f"[10.0.0.2]:5701 - {U2} left the cluster",
-            "commit failed: destination left the cluster",
+            "commit failed: destination left the cluster", False,
         ),
         (
             f"Migration commit failed for {MIGRATION_INFO} since this node is shutting down.",
-            "commit failed: this node is shutting down",
+            "commit failed: this node is shutting down", False,
         ),
         (
             f"Migration commit to [10.0.0.2]:5701 failed for {MIGRATION_INFO}\n"
             "java.util.concurrent.ExecutionException: boom\n\tat com.hazelcast.Foo.bar(Foo.java:1)",
-            "commit failed",
+            "commit failed", False,
         ),
     ]
 ] + [

@@ -45,10 +45,11 @@ def keyed(events: list[ev.Event]) -> list[tuple[shards.OrderKey, ev.Event]]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(EVENTS, max_size=30))
-def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event]) -> None:
-    found = shards.judge(keyed(events))
-    for part in shards.parts():
+@given(st.lists(EVENTS, max_size=30), st.sampled_from(["hazelcast-log", "events"]))
+def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event], kind: str) -> None:
+    """For the specs of Hazelcast logs, and of event files (every monitor)."""
+    found = shards.judge(keyed(events), [kind])
+    for part in shards.parts(shards.judged_specs([kind])):
         whole = [(id(e), message) for e, message in run(part.monitor, events) if e is not None]
         per_key = [(id(events[v.at[0]]), v.message) for v in found if v.part == part.index]
         assert sorted(per_key) == sorted(whole), part.spec
@@ -60,7 +61,7 @@ def test_a_conjunction_is_judged_by_each_part() -> None:
     events = [ev.MemberListInstalled(member="A", version=2, members=("A", "B")),
               ev.MemberListInstalled(member="B", version=2, members=("A", "B")),
               ev.MemberListInstalled(member="B", version=2, members=("A", "B", "C"))]
-    found = shards.judge(keyed(events), ("MEM-VERSION",))
+    found = shards.judge(keyed(events), ["events"], [("MEM-VERSION",)])
     assert [v.message for v in found] == [
         "B applies version 2 after version 2",
         "version 2 of master A names two lists: [A, B] and [A, B, C]"]

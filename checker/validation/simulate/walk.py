@@ -38,7 +38,7 @@ class Walk:
     def __init__(self, model_name: str, overrides: dict[str, int], rng: random.Random,
                  max_steps: int, strict: bool = True) -> None:
         self.model: Any = catalog.MODELS[model_name].make("fixed", overrides)
-        self.nodes: tuple[str, ...] = tuple(self.model.names)
+        self.nodes: tuple[str, ...] = tuple(getattr(self.model, "names", ()))
         self.rng = rng
         self.max_steps = max_steps
         self.strict = strict

@@ -11,20 +11,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from partsafe.checker.validation.local import Report, notes_as_warnings, summarize
+from partsafe.checker.validation.local import (
+    Report,
+    declared_specs,
+    merged_config,
+    notes_as_warnings,
+    summarize,
+)
 from partsafe.checker.validation.shards import (
     DEFAULT_STUCK_MS,
-    LOG_SPECS,
     Notice,
     Tally,
     Violation,
+    judged_specs,
 )
+from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.checker.validation.spark.files import Input, inputs, number_splits, statuses
 from partsafe.checker.validation.spark.runtime import SparkFailed, failure_reason, session
 from partsafe.checker.validation.spark.workers import (
     MEMBERS,
     SCANNED,
     VIOLATIONS,
+    file_forms,
     run_members,
     run_shards,
     scan_batches,
@@ -37,7 +45,8 @@ if TYPE_CHECKING:
 
 
 def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
-                   stuck_ms: int = DEFAULT_STUCK_MS, master: str | None = None,
+                   stuck_ms: int = DEFAULT_STUCK_MS, max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
+                   master: str | None = None,
                    output: str | None = None, progress: bool = False,
                    spark: SparkSession | None = None, verbose: bool = False) -> Report:
     """Validate `paths` on Spark: the report `validate` gives, computed by the stages of
@@ -48,7 +57,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
     files = [i for i in given if i.skipped is None]
     spark = spark or session(master, verbose=verbose)
     try:
-        report = (_pipeline(spark, files, fmt, stuck_ms, output, progress) if files
+        report = (_pipeline(spark, files, fmt, stuck_ms, max_skew_ms, output, progress) if files
                   else Report([], Accounting()))
     except Exception as exc:
         reason = failure_reason(exc)
@@ -61,7 +70,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
     return report
 
 
-def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
+def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int, max_skew_ms: int,
               output: str | None, progress: bool) -> Report:
     """The stages of the package's docstring, on `spark`."""
     from pyspark.sql import functions as F
@@ -89,10 +98,10 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
         names = [(i.name, i.fmt) for i in files]
         scanned = (needed.repartition(max(1, min(len(files), 64)), "file")
                    .sortWithinPartitions("file", "line")
-                   .mapInArrow(scan_batches(names, LOG_SPECS), SCANNED)
+                   .mapInArrow(scan_batches(names), SCANNED)
                    .persist())
         try:
-            report = _report(spark, scanned, files, totals, stuck_ms)
+            report = _report(spark, scanned, files, totals, stuck_ms, max_skew_ms)
             if output:
                 _write(scanned, report, output)
         finally:
@@ -101,7 +110,7 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int,
 
 
 def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
-            totals: dict[int, int], stuck_ms: int) -> Report:
+            totals: dict[int, int], stuck_ms: int, max_skew_ms: int) -> Report:
     """The report from the scanned rows: accounting, violations, warnings, the summary."""
     from pyspark.sql import functions as F
 
@@ -109,10 +118,16 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     acc = Accounting()
     acc.lines = sum(totals.values())
     acc.files = [FileTally(name, totals.get(n, 0)) for n, name in enumerate(names)]
-    small = scanned.where(F.col("kind").isin("parsed", "malformed", "note")).collect()
+    small = scanned.where(F.col("kind").isin("parsed", "malformed", "note", "declared")).collect()
     notes: list[Note] = []
+    declared: list[tuple[str, ...] | None] = [None] * len(names)
     for r in small:
-        if r["kind"] == "parsed":
+        if r["kind"] == "declared":
+            head = json.loads(r["json"])
+            if head["specs"] is not None:
+                declared[r["file"]] = tuple(head["specs"])
+            acc.files[r["file"]].config = head["config"] or {}
+        elif r["kind"] == "parsed":
             acc.parsed_lines += r["line"]
         elif r["kind"] == "malformed":
             acc.malformed.append(Malformed(names[r["file"]], r["line"], r["text"]))
@@ -133,8 +148,13 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
         acc.files[r["file"]].without_member = r["unknown"]
         unknown += r["unknown"]
     acc.events = sum(t.events for t in acc.files)
-    report = Report(names, acc, events_without_member=unknown)
-    report.violations = _violations(scanned)
+    kinds = file_forms([(i.name, i.fmt) for i in files])
+    for n, tally in enumerate(acc.files):
+        tally.declared = declared[n]
+    report = Report(names, acc, events_without_member=unknown, kinds=kinds,
+                    declared=[declared_specs(t) for t in acc.files],
+                    config=merged_config(acc.files), max_skew_ms=max_skew_ms)
+    report.violations = _violations(scanned, judged_specs(kinds), report.config, max_skew_ms)
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}
     found: list[tuple[tuple[int, int, int, int], Notice]] = []
@@ -161,7 +181,8 @@ def _sources(r: Any) -> tuple[Source, ...]:
     return tuple(Source(f, n) for f, n in zip(r["files"], r["lines"], strict=True))
 
 
-def _violations(scanned: DataFrame) -> list[Violation]:
+def _violations(scanned: DataFrame, specs: Sequence[str], config: dict[str, Any],
+                max_skew_ms: int) -> list[Violation]:
     """Stage 4's shards: the routes grouped by (part, key), each group one shard, the
     violations sorted by where they were raised."""
     from pyspark.sql import functions as F
@@ -184,9 +205,11 @@ def _violations(scanned: DataFrame) -> list[Violation]:
     delivered = to_named.unionByName(to_spans).dropDuplicates(
         ["part", "key", "fi", "first", "pos"])
     shards = keyed.unionByName(delivered.select(*keyed.columns))
-    rows = shards.groupBy("part", "key").applyInArrow(run_shards(LOG_SPECS), VIOLATIONS)
+    rows = shards.groupBy("part", "key").applyInArrow(run_shards(specs, config, max_skew_ms),
+                                                        VIOLATIONS)
     found = [Violation(x["spec"], x["member"], _sources(x), x["message"],
-                       (x["t"], x["fi"], x["first"], x["pos"]), x["part"])
+                       (x["t"], x["fi"], x["first"], x["pos"]), x["part"], x["key"],
+                       x["certainty"], tuple(json.loads(x["order"])), x["note"])
              for x in rows.collect()]
     return sorted(found, key=lambda v: (v.at, v.part, v.message))
 

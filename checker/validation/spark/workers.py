@@ -11,9 +11,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from partsafe.checker.validation.shards import (
-    Part,
     Tally,
     Violation,
+    allowed,
+    dispatch,
+    judged_specs,
     parts,
     routes,
     run_shard,
@@ -21,6 +23,7 @@ from partsafe.checker.validation.shards import (
     view_key,
     warnings_of,
 )
+from partsafe.specs import forms
 from partsafe.traces.events import UNKNOWN_MEMBER, MemberListInstalled, dumps, from_dict
 from partsafe.traces.scanner import Scanner
 
@@ -33,18 +36,17 @@ SCANNED = ("kind string, file int, line long, member string, type string, t long
            "text string")
 
 
-def scan_batches(files: list[tuple[str, str]], specs: Sequence[str]
+def scan_batches(files: list[tuple[str, str]]
                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The mapInArrow function of stage 3: needed lines (file, line, value), sorted by file and
-    line, to scanned rows."""
+    line, to scanned rows. `files` are (name, format) by index; an event is routed to the parts
+    of the specs its file's form judges (`shards.dispatch`)."""
 
     def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
-        ps = parts(specs)
-        by_type: dict[str, list[Part]] = {}
-        for p in ps:
-            for kind in p.monitor.observes:
-                by_type.setdefault(kind, []).append(p)
+        kinds = file_forms(files)
+        ps = parts(judged_specs(kinds))
+        made: dict[frozenset[str], dict[str, list[Any]]] = {}
         out = _Rows()
         current: int | None = None
         pending: list[tuple[int, bytes]] = []
@@ -53,18 +55,26 @@ def scan_batches(files: list[tuple[str, str]], specs: Sequence[str]
             name, fmt = files[index]
             scanner = Scanner()
             events = scanner.scan_needed(name, lines, fmt)
-            for (t, fi, first, pos), ev in stamped(index, events):
+            table: dict[str, list[Any]] | None = None
+            for (t, fi, first, pos), ev in stamped(index, events, one_stream=fmt == "jsonl"):
+                if table is None:  # an event file's header, read before its first event
+                    judged = allowed(kinds[index], scanner.declared.get(name))
+                    table = made.setdefault(judged, dispatch(ps, judged))
                 text = dumps(ev)
                 view = view_key(ev) if isinstance(ev, MemberListInstalled) else None
                 out.add("event", index, ev.source.line if ev.source else 0, ev.member, ev.TYPE,
                         t, fi, first, pos, None, None, None, text, view)
-                for p in by_type.get(ev.TYPE, ()):
+                for p in table[kinds[index]].get(ev.TYPE, ()):
                     route = routes(p, ev)
                     if route is not None:
                         out.add("route", index, 0, ev.member, ev.TYPE, t, fi, first, pos,
                                 p.index, route[0], route[1], text, None)
                 if out.full():
                     yield out.batch()
+            if name in scanner.declared or name in scanner.configs:
+                head = {"specs": scanner.declared.get(name), "config": scanner.configs.get(name)}
+                out.add("declared", index, 0, None, None, None, None, None, None, None, None,
+                        None, json.dumps(head), None)
             acc = scanner.accounting
             out.add("parsed", index, acc.parsed_lines, None, None, None, None, None, None,
                     None, None, None, None, None)
@@ -116,26 +126,38 @@ class _Rows:
 
 
 VIOLATIONS = ("spec string, member string, message string, files array<string>, "
-              "lines array<long>, t long, fi int, first long, pos long, part int")
+              "lines array<long>, t long, fi int, first long, pos long, part int, key string, "
+              "certainty string, order string, note string")
 MEMBERS = ("member string, kind string, message string, files array<string>, "
            "lines array<long>, t long, fi int, first long, pos long, starts int, "
            "uuids array<string>, migrations string")
 
 
-def run_shards(specs: Sequence[str]) -> Callable[[pa.Table], pa.Table]:
+def file_forms(files: Sequence[tuple[str, str]]) -> list[str]:
+    """The recorded form of each file (name, format), by index."""
+    return [forms.form_of(fmt) for _, fmt in files]
+
+
+def run_shards(specs: Sequence[str], config: dict[str, Any] | None = None,
+               max_skew_ms: int | None = None) -> Callable[[pa.Table], pa.Table]:
     """The applyInArrow function of stage 4 per (part, key): one `Shard` of that part's
-    monitor over the group's routes in order-key order, to VIOLATIONS rows."""
+    monitor over the group's routes in order-key order, to VIOLATIONS rows; `specs` are those
+    of the validation (`shards.judged_specs` of its files' forms), so part numbers agree, and
+    each monitor is built for the cluster's settings `config`; each violation carries its
+    verdict under clock skew (`shards.skewed`, over this group's events alone)."""
     def run(table: pa.Table) -> pa.Table:
         import pyarrow as pa
 
-        ps = parts(specs)
+        ps = parts(specs, config)
         rows = sorted(zip(table.column("t").to_pylist(), table.column("fi").to_pylist(),
                           table.column("first").to_pylist(), table.column("pos").to_pylist(),
                           table.column("routed").to_pylist(), table.column("json").to_pylist(),
                           table.column("part").to_pylist(), strict=True))
         part = ps[rows[0][6]]
-        found = run_shard(part, (((t, fi, first, pos), from_dict(json.loads(text)), routed)
-                                 for t, fi, first, pos, routed, text, _ in rows))
+        key = table.column("key")[0].as_py()
+        found = run_shard(part, [((t, fi, first, pos), from_dict(json.loads(text)), routed)
+                                 for t, fi, first, pos, routed, text, _ in rows], key,
+                          max_skew_ms)
         return pa.Table.from_pylist([_violation_row(v) for v in found],
                                     schema=arrow_schema(VIOLATIONS))
 
@@ -147,7 +169,8 @@ def _violation_row(v: Violation) -> dict[str, Any]:
     t, fi, first, pos = v.at
     return {"spec": v.spec, "member": v.member, "message": v.message,
             "files": [s.file for s in v.sources], "lines": [s.line for s in v.sources],
-            "t": t, "fi": fi, "first": first, "pos": pos, "part": v.part}
+            "t": t, "fi": fi, "first": first, "pos": pos, "part": v.part, "key": v.key,
+            "certainty": v.certainty, "order": json.dumps(list(v.order)), "note": v.note}
 
 
 def run_members(stuck_ms: int) -> Callable[[pa.Table], pa.Table]:
