@@ -260,12 +260,13 @@ class _ListAndSuspicions(PerMember):
         """The state once `event`'s claimant starts its claim, and its list and suspects then:
         a log's claim line shows both (``MembershipManager``'s ``Local MembersView{...} with
         suspected members: [...]``), which a log that starts mid-run may not have shown before;
-        the explorer's shows the older members, which its suspicions already hold."""
+        the explorer's shows no list, and the older members as `suspected`, which its own
+        suspicions decide."""
         pairs: Pairs = state  # type: ignore[assignment]
         members, suspects = self.of(pairs, event.member)
         if event.members:
-            members, suspects = event.members, suspects & set(event.members)
-        suspects = suspects | set(event.suspected)
+            members = event.members
+            suspects = frozenset(s for s in suspects if s in members) | set(event.suspected)
         if (members, suspects) != self.of(pairs, event.member):
             pairs = assign(pairs, event.member, (members, suspects))
         return pairs, members, suspects
@@ -315,8 +316,9 @@ class ClaimAcceptance(_ListAndSuspicions):
 
     A candidate the member's list does not name is not judged (its older members are unknown).
     State per member: its current list and the members it suspects, as MEM-MASTER-ONLY's.
-    On a log (`step`), a member's suspicions are known only from its start on (its
-    ``is STARTING`` line): before it, a log that starts mid-run may have missed one.
+    On a log (`step`, events with a `source`), a member's suspicions are known only from its
+    start on (its ``is STARTING`` line): before it, a log that starts mid-run may have missed
+    one.
     """
 
     spec = "MEM-CLAIM-ACCEPT"
@@ -339,14 +341,16 @@ class ClaimAcceptance(_ListAndSuspicions):
         return state, None
 
     def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        """`observe` for events read from logs: an acceptance is judged only once the member's
-        start was seen (kept under the key ``("started", member)``), since a log that starts
-        mid-run may have missed a suspicion; the explorer sees every member from its start."""
+        """`observe`; an acceptance read from a file (it has a `source`) is judged only once the
+        member's start was seen (kept under the key ``("started", member)``), since a log that
+        starts mid-run may have missed a suspicion; the explorer sees every member from its
+        start."""
         if event.member == UNKNOWN_MEMBER:
             return state, None
         pairs: Pairs = state  # type: ignore[assignment]
         started = ("started", event.member)
-        if isinstance(event, MastershipClaimAccepted) and lookup(pairs, started) is None:
+        if isinstance(event, MastershipClaimAccepted) and event.source is not None \
+                and lookup(pairs, started) is None:
             return state, None
         state, message = self.observe(state, event)
         if event.TYPE == "member_started":

@@ -24,6 +24,7 @@ from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMem
 from partsafe.specs.registry import Spec, register
 from partsafe.specs.rules import StampError, stamp
 from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
     Event,
     MemberCrashed,
     MemberJoined,
@@ -390,6 +391,17 @@ class CommitOrder(Monitor):
                         break
         return assign(pairs, migration, seen | {(role, outcome, me)}), message
 
+    def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        """`observe`, and for events read from a file (they have a `source`) one migration per
+        partition is remembered (`_latest_per_partition`); the explorer calls `observe` and keeps
+        every decision."""
+        state, message = super().step(state, event)
+        assert isinstance(event, MigrationCommitted | MigrationRolledBack)
+        if event.source is None or event.member == UNKNOWN_MEMBER \
+                or event.role not in COMMIT_RANK:
+            return state, message
+        return _latest_per_partition(state, event), message  # type: ignore[arg-type]
+
 
 class Atomic(Monitor):
     """MIG-ATOMIC: the two participants of a migration take the same decision.
@@ -452,26 +464,38 @@ class Atomic(Monitor):
         return (assign(pairs, migration, seen | {(role, outcome, me)}), gone, lists), message
 
     def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        """`observe`, and for a stream read from logs (the validator's entry point; the explorer
-        calls `observe` and keeps every decision), a migration's decisions are forgotten once
-        both participants decided it, or once a decision of another migration of its partition
-        is seen: a participant decides a migration once, and a master runs the migrations of a
-        partition one after the other. So the state holds at most one migration per partition
-        however long the log (the migration of partition p is kept under the key ``("p",
-        p)``); a decision forgotten too early is unknown, never a violation."""
+        """`observe`, and for events read from a file (they have a `source`; the explorer calls
+        `observe` and keeps every decision) a migration is forgotten once both its participants
+        decided it, or once another migration of its partition is decided
+        (`_latest_per_partition`)."""
         state, message = super().step(state, event)
         if not isinstance(event, MigrationCommitted | MigrationRolledBack) \
-                or event.partition is None or event.role not in ("source", "destination"):
+                or event.role not in ("source", "destination") or event.member == UNKNOWN_MEMBER \
+                or event.source is None:
             return state, message
         pairs, gone, lists = state  # type: ignore[misc]
-        slot = ("p", event.partition)
-        earlier = lookup(pairs, slot)
         seen: frozenset[Decision] = lookup(pairs, event.migration, frozenset())
         done = {r for r, _, _ in seen} >= {"source", "destination"}
-        pairs = frozenset(kv for kv in pairs if kv[0] not in (slot, earlier, event.migration))
-        if not done:
-            pairs = pairs | {(event.migration, seen), (slot, event.migration)}
-        return (pairs, gone, lists), message
+        return (_latest_per_partition(pairs, event, done), gone, lists), message
+
+
+def _latest_per_partition(pairs: Pairs, event: MigrationCommitted | MigrationRolledBack,
+                          done: bool = False) -> Pairs:
+    """A log's decisions per migration id (`pairs`), after `event`'s: the migrations of its
+    partition but its own forgotten, and its own too once `done`. A participant decides a
+    migration once and a master runs a partition's migrations one after the other, so what a
+    log gives a monitor of decisions stays one migration per partition however long the log
+    (the migration of partition p kept under the key ``("p", p)``); a decision forgotten too
+    early is unknown, never a violation."""
+    if event.partition is None:
+        return pairs
+    slot = ("p", event.partition)
+    earlier = lookup(pairs, slot)
+    seen = lookup(pairs, event.migration)
+    pairs = frozenset(kv for kv in pairs if kv[0] not in (slot, earlier, event.migration))
+    if done or seen is None:
+        return pairs
+    return pairs | {(event.migration, seen), (slot, event.migration)}
 
 
 # --- MIG-REJECT-STALE ---------------------------------------------------------------------------

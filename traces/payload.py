@@ -934,8 +934,8 @@ def _failure(reason: str, decides: bool = False) -> _Handler:
     ``Cannot commit ...``, ``Migration commit failed for ... since destination ... left the
     cluster`` (or ``since this node is shutting down.``), ``Migration commit to [h]:p failed for
     ...``. ``Migration failed`` (the migration operation failed) and ``Cannot commit`` (the
-    destination left before the commit) are also the master's decision to roll the migration
-    back (`decides`): it marks it FAILED right after them."""
+    destination left before the commit) are the master's decision to roll the migration back
+    (`decides`): it marks it FAILED right after them."""
 
     def handler(text: str, end: int, origin: Origin) -> list[Event] | None:
         at = text.find("MigrationInfo{", end)
@@ -948,8 +948,9 @@ def _failure(reason: str, decides: bool = False) -> _Handler:
         elif reason == "commit failed" and "left the cluster" in tail[:200]:
             why = "commit failed: destination left the cluster"
         fields = {**_meta(origin), "migration": mig.uuid, "partition": mig.partition}
-        failed: list[Event] = [MigrationFailed(**fields, reason=why)]
-        return [*failed, MigrationRolledBack(**fields, role="master")] if decides else failed
+        if decides:
+            return [MigrationRolledBack(**fields, role="master")]
+        return [MigrationFailed(**fields, reason=why)]
 
     handler.__doc__ = _failure.__doc__
     return handler

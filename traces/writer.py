@@ -82,6 +82,9 @@ class LogWriter:
     suspects: dict[str, set[str]] = field(default_factory=dict)
     #: per claimant, the members its claim asked first and the latest list version it knows
     claims: dict[str, tuple[set[str], int]] = field(default_factory=dict)
+    #: how many events the last line written reads back as (a claim's start names the members
+    #: it asks first: one more event each)
+    carried: int = 1
 
     # -- members
 
@@ -219,6 +222,7 @@ class LogWriter:
                          or m in e.suspected] + [m for m in e.suspected if m not in members]
             ask = [m for m in members if m != me and m not in suspected]
             self.claims[me] = (set(ask), view.version or 0 if view else 0)
+            self.carried = 1 + len(ask)
             local = self._view(view.version if view else 0, members)
             return ("INFO", "membership", f"Local {local} with suspected members: ["
                     + ", ".join(self.member(m) for m in suspected)
@@ -259,6 +263,7 @@ class LogWriter:
     def message(self, e: ev.Event) -> tuple[str, str, str] | None:
         """(level, logger key, message) for an event, or None when Hazelcast does not log it."""
         me = self.bracketed(e.member)
+        self.carried = 1
         self._suspicions(e)
         written = self._migration_message(e) or self._claim_message(e)
         if written is not None or isinstance(e, ev.MigrationStarted | ev.MigrationCommitted

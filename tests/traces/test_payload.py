@@ -695,8 +695,8 @@ MIGRATIONS: list[Case] = [
 ROLLBACK = at_me(MigrationRolledBack, role="master", migration=MIG, partition=17)
 
 FAILURES: list[Case] = [
-    (text, [at_me(MigrationFailed, migration=MIG, partition=17, reason=reason),
-            *([ROLLBACK] if decides else [])])
+    (text, [ROLLBACK] if decides else [at_me(MigrationFailed, migration=MIG, partition=17,
+                                             reason=reason)])
     for text, reason, decides in [
         (
             f"Failed migration from Member [10.0.0.2]:5701 - {U2} for {MIGRATION_INFO}",
