@@ -102,3 +102,39 @@ def judged(spec: Spec) -> dict[str, Any]:
             missing[form] = reason
     return {"judged_by": by + rec["judged_by"], "evidence": rec["evidence"],
             "not_judged": {**missing, **rec["not_judged"]}}
+
+
+def markdown_table() -> str:
+    """docs/validation.md's "What is judged where", from the catalogue (the docs hold exactly
+    this text; a test compares them): a matrix of specs and forms, the messages that carry each
+    log form's evidence, and why each form does not judge the others, grouped by reason."""
+    from partsafe.specs.registry import all_specs as specs
+
+    catalogue = list(specs())
+    where = {s.id: judged(s) for s in catalogue}
+    totals = {f: sum(f in w["judged_by"] for w in where.values()) for f in forms.FORMS}
+    out = ["| spec | " + " | ".join(forms.FORMS) + " |", "|---" * (len(forms.FORMS) + 1) + "|"]
+    for spec in catalogue:
+        out.append(f"| {spec.id} | " + " | ".join(
+            "✓" if f in where[spec.id]["judged_by"] else "·" for f in forms.FORMS) + " |")
+    out.append(f"| **{len(catalogue)} specs** | " + " | ".join(
+        f"**{totals[f]}**" for f in forms.FORMS) + " |")
+    out += ["", "The messages that carry the evidence on logs:", "",
+            "| spec | log | level | class | message |", "|---|---|---|---|---|"]
+    for spec in catalogue:
+        for form, shown in where[spec.id]["evidence"].items():
+            for e in shown:
+                message = e["message"].replace("|", "\\|")
+                out.append(f"| {spec.id} | {form} | {e['level']} | {e['logger']} | "
+                           f"`{message}` |")
+    out += ["", "Why a form does not judge a spec:", ""]
+    for form in forms.FORMS:
+        grouped: dict[str, list[str]] = {}
+        for spec in catalogue:
+            reason = where[spec.id]["not_judged"].get(form)
+            if reason is not None:
+                grouped.setdefault(reason, []).append(spec.id)
+        if grouped:
+            out.append(f"- **{form}**:")
+            out += [f"  - {', '.join(ids)}: {reason}" for reason, ids in grouped.items()]
+    return "\n".join(out)

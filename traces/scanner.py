@@ -44,6 +44,7 @@ from partsafe.traces.events import (
     Event,
     EventFormatError,
     MemberListInstalled,
+    Quiescent,
     Source,
     UnknownVersion,
     check_header,
@@ -194,7 +195,7 @@ class Scanner:
                 found = (self._scan_events(enumerate(f, start=1), shown) if head.fmt == "jsonl"
                          else _LogFile(self, shown).scan(f))
                 for ev in found:
-                    if ev.member == UNKNOWN_MEMBER:
+                    if ev.member == UNKNOWN_MEMBER and not isinstance(ev, Quiescent):
                         tally.without_member += 1
                     yield ev
             except (OSError, EOFError, zlib.error) as exc:

@@ -48,7 +48,7 @@ from partsafe.checker.validation.shards import (
 from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.specs import forms
 from partsafe.specs.registry import all_specs
-from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Source
+from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Quiescent, Source
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Scanner, expand
 
@@ -301,7 +301,7 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     for _, ev in events:
         if ev.member != UNKNOWN_MEMBER:
             tallies.setdefault(ev.member, Tally()).add(ev)
-        else:
+        elif not isinstance(ev, Quiescent):  # the run's record: no member's, and not a lack
             report.events_without_member += 1
         if isinstance(ev, MemberListInstalled):  # whoever installed it: a list the log shows
             views.add(view_key(ev))

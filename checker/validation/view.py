@@ -84,7 +84,9 @@ def render_report(console: Console, report: Report) -> None:
                            style="bold"))
         for n in notices:
             kind = getattr(n, "spec", None) or getattr(n, "kind", "")
-            head = Text.assemble((kind, style), "  ", log_text(n.member or "member unknown"))
+            who = n.member or ("the run" if n.message.startswith("at quiescence: ")
+                               else "member unknown")
+            head = Text.assemble((kind, style), "  ", log_text(who))
             where = _where(n.sources)
             if where:
                 head.append("  ")

@@ -179,3 +179,33 @@ def test_the_schema_file_is_the_one_the_event_classes_give() -> None:
     assert ev.schema() == SCHEMA
     titles = {v["title"] for v in SCHEMA["oneOf"]}
     assert titles == {"header", *ev.EVENT_TYPES}
+
+
+# --- what is judged where ---------------------------------------------------------------------
+
+
+def test_specs_json_says_where_each_spec_is_judged_and_why_not() -> None:
+    result = CliRunner().invoke(main, ["specs", "--json"])
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    forms = ("explore", "prove", "events", "hazelcast-log", "ignite-log")
+    judged = {f: [s["id"] for s in doc if f in s["judged_by"]] for f in forms}
+    assert len(judged["events"]) >= 30
+    for s in doc:
+        assert set(s["judged_by"]) | set(s["not_judged"]) == set(forms), s["id"]
+        assert not set(s["judged_by"]) & set(s["not_judged"])
+        assert all(reason.endswith(".") for reason in s["not_judged"].values()), s["id"]
+        for form, shown in s["evidence"].items():
+            assert form in s["judged_by"] and shown
+            assert all(set(e) == {"level", "logger", "message"} for e in shown)
+
+
+def test_the_validation_docs_hold_the_table_specs_gives() -> None:
+    """docs/validation.md, "What is judged where", is `checker.forms.markdown_table()`: after a
+    change of the catalogue, paste the function's output between the markers."""
+    from partsafe.checker.forms import markdown_table
+
+    text = (Path(__file__).parents[2] / "docs" / "validation.md").read_text()
+    start = text.index("<!-- judged-table:start -->\n") + len("<!-- judged-table:start -->\n")
+    end = text.index("<!-- judged-table:end -->")
+    assert text[start:end].strip() == markdown_table().strip()

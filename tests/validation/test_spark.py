@@ -508,3 +508,57 @@ def test_auto_engines_help_states_its_rule(monkeypatch: pytest.MonkeyPatch) -> N
             cores, text)
         assert auto(int(size * 0.99), f"local[{cores}]") == "local"
         assert auto(int(size * 1.01), f"local[{cores}]") == "spark"
+
+
+def test_event_files_and_skew_verdicts_are_alike(spark: Any, tmp_path: Path) -> None:
+    """Event files (a quiescence check, a header's specs and settings, Ignite's monitors) and
+    a docker-compose log whose violation is definite at no skew and possible within 200 ms
+    give the same report on both engines, verdicts under skew included."""
+    import json as json_mod
+
+    from test_skew import T, compose, migration_to
+
+    from partsafe.checker import artifact
+    from partsafe.checker.engine.bfs import Bounds
+    from partsafe.checker.protocols import catalog
+    from partsafe.checker.report import artifact as artifact_doc
+    from partsafe.checker.run import run_check
+    from partsafe.traces import events as ev
+
+    paths = []
+    for model, variant, spec, scope in (
+            ("membership", "hz38-stale-master-list", "MEM-VIEW-AGREEMENT", {"suspicions": 0}),
+            ("parallel", "hz40-global-order-parallel", "PT-MASTER-ONLY",
+             {"crashes": 0, "joins": 0, "shutdowns": 1}),
+            ("ignite-rebalance", "mutant-vote-twice", "IGN-ONE-VOTE",
+             {"restarts": 0, "max-term": 3, "early-timeouts": 3})):
+        run = run_check(catalog.get(model), variant, scope, bounds=Bounds(), symmetry=True,
+                        keep_going=True, until=spec)
+        doc = json_mod.loads(json_mod.dumps(artifact_doc(run.model, run.result, run.params,
+                                                         spec)))
+        path = tmp_path / f"{variant}.jsonl"
+        found, specs, config = artifact.exported(doc, str(path))
+        artifact.write_events(found, str(path), specs, config)
+        a = local.validate([str(path)]).as_dict()
+        b = spark_mod.validate_spark([str(path)], spark=spark).as_dict()
+        for d in (a, b):
+            for key in ("engine", "seconds", "spark_master"):
+                d.pop(key, None)
+        assert a == b and spec in {v["spec"] for v in a["violations"]}
+        paths.append(str(path))
+    log = tmp_path / "compose.log"
+    log.write_text(compose([
+        ("hz1-1", ev.MemberListInstalled(member="A", version=3, members=("A", "B"),
+                                         master="A"), T),
+        ("hz1-1", ev.ShutdownRequestHandled(member="A", requester="B"), T + 100),
+        ("hz2-1", ev.MemberStarted(member="B"), T + 1_100),
+        ("hz1-1", migration_to("B"), T + 1_050)]))
+    for bound, certainty in ((0, "definite"), (200, "possible")):
+        a = local.validate([str(log)], max_skew_ms=bound).as_dict()
+        b = spark_mod.validate_spark([str(log)], spark=spark, max_skew_ms=bound).as_dict()
+        for d in (a, b):
+            for key in ("engine", "seconds", "spark_master"):
+                d.pop(key, None)
+        assert a == b
+        found = a["violations"] + a["possible_violations"]
+        assert [(v["spec"], v["certainty"]) for v in found] == [("SHUT-ONLY-SOURCE", certainty)]

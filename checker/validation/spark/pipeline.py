@@ -37,7 +37,7 @@ from partsafe.checker.validation.spark.workers import (
     run_shards,
     scan_batches,
 )
-from partsafe.traces.events import UNKNOWN_MEMBER, PartitionLost, Source
+from partsafe.traces.events import UNKNOWN_MEMBER, PartitionLost, Quiescent, Source
 from partsafe.traces.scanner import Accounting, FileTally, Malformed, Note
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     events = scanned.where(F.col("kind") == "event")
     unknown = 0
     for r in events.groupBy("file").agg(F.count("*").alias("n"), F.count(
-            F.when(F.col("member") == UNKNOWN_MEMBER, True)).alias("unknown")).collect():
+            F.when((F.col("member") == UNKNOWN_MEMBER) & (F.col("type") != Quiescent.TYPE),
+                   True)).alias("unknown")).collect():
         acc.files[r["file"]].events = r["n"]
         acc.files[r["file"]].without_member = r["unknown"]
         unknown += r["unknown"]

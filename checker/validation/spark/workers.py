@@ -64,7 +64,7 @@ def scan_batches(files: list[tuple[str, str]]
                 view = view_key(ev) if isinstance(ev, MemberListInstalled) else None
                 out.add("event", index, ev.source.line if ev.source else 0, ev.member, ev.TYPE,
                         t, fi, first, pos, None, None, None, text, view)
-                for p in table[kinds[index]].get(ev.TYPE, ()):
+                for p in table.get(ev.TYPE, ()):
                     route = routes(p, ev)
                     if route is not None:
                         out.add("route", index, 0, ev.member, ev.TYPE, t, fi, first, pos,
