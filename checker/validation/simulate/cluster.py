@@ -72,6 +72,8 @@ class Shadow:
     alive: set[str] = field(default_factory=set)
     #: each member's last versioned member list
     lists: dict[str, ev.MemberListInstalled] = field(default_factory=dict)
+    #: the members whose last list is in the legacy format (no version)
+    legacy: set[str] = field(default_factory=set)
     #: the versions each master published (member lists name their master first)
     versions: dict[str, set[int]] = field(default_factory=dict)
     #: (member, partition) -> the last partition version it applied
@@ -260,6 +262,9 @@ class Simulation:
         elif isinstance(e, ev.MemberListInstalled) and e.version is not None and e.members:
             sh.lists[e.member] = e
             sh.versions.setdefault(e.members[0], set()).add(e.version)
+            sh.legacy.discard(e.member)
+        elif isinstance(e, ev.MemberListInstalled):
+            sh.legacy.add(e.member)
         elif isinstance(e, ev.PartitionVersionApplied):
             sh.applied[(e.member, e.partition)] = e.version
         mine = sh.suspects.setdefault(e.member, set())

@@ -437,14 +437,14 @@ def inject_most_recent(sim: Simulation, used: set[str]) -> Injection | None:
 
 
 def _with_younger(sim: Simulation, used: set[str]) -> list[str]:
-    """Live members this era started, not used, whose versioned list names them before a
-    member they do not suspect; those that do not head their list first."""
+    """Live members this era started, not used, whose last list is versioned and names them
+    before a member they do not suspect; those that do not head their list first."""
     sh = sim.shadow
     out = []
     for m in sim.cluster:
         lst = sh.lists.get(m)
         if m in used or m not in sh.alive or m not in sh.started or lst is None \
-                or m not in lst.members:
+                or m not in lst.members or m in sh.legacy:
             continue
         younger = lst.members[lst.members.index(m) + 1:]
         if any(y not in sh.suspects.get(m, set()) for y in younger):
