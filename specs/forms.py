@@ -56,6 +56,27 @@ def _e(level: str, logger: str, message: str) -> Evidence:
 
 _MEMBER_LIST = _e("INFO", "ClusterServiceImpl", "Members {size:N, ver:V} [ Member [h]:p - uuid … ]")
 _STARTING = _e("INFO", "LifecycleServiceImpl", "[h]:p is STARTING")
+_SUSPECTED = _e("WARNING", "MembershipManager",
+                "Member [h]:p - uuid is suspected to be dead for reason: r")
+_SUSPICION_REMOVED = _e("INFO", "MembershipManager",
+                        "Removed suspicion of Member [h]:p - uuid. Reason: r")
+_CLAIM_START = _e("INFO", "MembershipManager",
+                  "Local MembersView{version=V, members=[MemberInfo{…}, …]} with suspected "
+                  "members: [Member …] and initial addresses to ask: [Member …]")
+_CLAIMED = _e("INFO", "MembershipManager", "Mastership is claimed with: MembersView{…}")
+_MORE_RECENT = _e("FINE", "MembershipManager",
+                  "A more recent MembersView{version=V, members=[…]} is received from [h]:p")
+_MASTER_START = _e("FINE", "MigrationManager", "Starting Migration: MigrationInfo{…}")
+_MASTER_ENDS = (
+    _e("FINE", "MigrationManager", "Finished Migration: MigrationInfo{…}"),
+    _e("FINE", "MigrationManager", "AsyncMigrationTask completed: MigrationInfo{…}"),
+    _e("FINE", "MigrationManager",
+       "Migration commit result true|false from [h]:p - uuid for MigrationInfo{…}"),
+    _e("WARNING", "MigrationManager", "Migration failed: MigrationInfo{…}"),
+    _e("INFO", "MigrationManager",
+       "All migration tasks have been completed. (…) / Rebalance process was failed|aborted. …"),
+)
+_FINALIZING = _e("FINE", "MigrationManager", "Finalizing MigrationInfo{…, status=SUCCESS|FAILED}")
 
 _IG_INIT = _e("INFO", "NodeImpl", "Node {} init, term={}, lastLogId={}, conf={}, oldConf={}, "
                                   "lastCommittedIndex={}.")
@@ -102,7 +123,47 @@ LOG_EVIDENCE: dict[str, dict[str, tuple[Evidence, ...]]] = {
                "plannedMigrations=N, completedMigrations=N, remainingMigrations=N, …)")),
         "SHUT-ONLY-SOURCE": (
             _e("INFO", "MigrationManager", "Shutdown request of Member [h]:p - uuid is handled"),
-            _e("FINE", "MigrationManager", "Starting Migration: MigrationInfo{…}")),
+            _MASTER_START,
+            _e("INFO", "LifecycleServiceImpl", "[h]:p is SHUTTING_DOWN"),
+            _e("FINEST", "MigrationOperation",
+               "ReplicaVersions are set after migration. MigrationInfo{…}, namespace=…, "
+               "replicaVersions=[…]")),
+        "MEM-CLAIM-ACCEPT": (
+            _MEMBER_LIST, _STARTING, _SUSPECTED, _SUSPICION_REMOVED,
+            _e("WARNING", "ClusterServiceImpl",
+               "Mastership of [h]:p is accepted. Response: MembersView{…}")),
+        "MEM-CLAIM-RESULT": (_MEMBER_LIST, _SUSPECTED, _CLAIM_START, _MORE_RECENT, _CLAIMED),
+        "MEM-CLAIM-DISCOVER": (
+            _MEMBER_LIST, _SUSPECTED, _CLAIM_START, _MORE_RECENT,
+            _e("FINE", "MembershipManager", "Asking MembersView of [h]:p"), _CLAIMED),
+        "PT-MASTER-ONLY": (
+            _e("WARNING", "InternalPartitionServiceImpl",
+               "Issue while determining latest partition... Latest: Partition {ID: P, Version: "
+               "V} [ i:[h]:p - uuid … ], Received: Partition {ID: P, Version: V} [ … ]"),),
+        "PT-MOST-RECENT": (
+            _MEMBER_LIST, _e("INFO", "MembershipManager", "Removing Member [h]:p - uuid"),
+            _e("FINE", "InternalPartitionServiceImpl",
+               "Publishing partition state, version: V"),
+            _e("FINE", "InternalPartitionServiceImpl",
+               "Applied partition state update with version: V")),
+        "MIG-COMMIT-ORDER": (
+            _FINALIZING,
+            _e("FINE", "MigrationManager",
+               "Migration commit result true|false from [h]:p - uuid for MigrationInfo{…}"),
+            _e("WARNING", "MigrationManager", "Migration failed: MigrationInfo{…}")),
+        "MIG-ATOMIC": (
+            _FINALIZING, _MEMBER_LIST,
+            _e("INFO", "MembershipManager", "Removing Member [h]:p - uuid")),
+        "MIG-REJECT-STALE": (
+            _e("FINEST", "MigrationRequestOperation",
+               "Invoking MigrationOperation for namespaces [...] and MigrationInfo{…}, "
+               "firstFragment: b, lastFragment: b"),
+            _e("FINEST", "MigrationOperation",
+               "ReplicaVersions are set after migration. MigrationInfo{…}, namespace=…, "
+               "replicaVersions=[…]"),
+            _FINALIZING, _STARTING),
+        "PAR-ONE-PER-PARTITION": (_MASTER_START, *_MASTER_ENDS),
+        "PAR-MAX-PARALLEL": (_MASTER_START, *_MASTER_ENDS),
     },
     "ignite-log": {
         # the zone era's wording; every era's is read (docs/validation.md, "Ignite 3 logs")
@@ -120,31 +181,21 @@ LOG_NOT_JUDGED: dict[str, dict[str, str]] = {
     "hazelcast-log": {
         "MEM-VIEW-AGREEMENT": "A quiescence check, and a log that stops is not quiescent; the "
                               "agreement a log shows (one version, one list) is MEM-VERSION's.",
-        "MEM-CRASH-REMOVAL": "A quiescence check, and a log that stops is not quiescent.",
-        "MEM-CLAIM-ACCEPT": "Needs the suspicions an accepting member holds when a claim "
-                            "arrives, which it logs only in part.",
-        "MEM-CLAIM-RESULT": "Needs every acceptance the claimant counts, which it logs at FINE "
-                            "and only for lists later than the latest it knew.",
-        "MEM-CLAIM-DISCOVER": "Needs the members the claimant asks and the answers it counts, "
-                              "logged at FINE at most.",
-        "PT-MASTER-ONLY": "Needs the partition tables members apply, which are not logged.",
-        "PT-MOST-RECENT": "Needs the partition tables the new master collects, which are not "
-                          "logged.",
+        "MEM-CRASH-REMOVAL": "A quiescence check, and a log that stops is not quiescent; nor does "
+                             "any member log a crash (the others log a suspicion).",
         "PT-TARGET": "A quiescence check over whole partition tables, which are not logged.",
-        "MIG-COMMIT-ORDER": "Needs every participant's commit, logged at FINEST at most.",
-        "MIG-ATOMIC": "Needs every participant's commit or rollback, logged at FINEST at most.",
-        "MIG-REJECT-STALE": "Needs the participants' partition table versions, which are not "
-                            "logged.",
-        "PAR-STAMP": "Needs the partition state stamps members apply, which are not logged.",
-        "PAR-ONE-PER-PARTITION": "Needs the migrations the master has in flight, logged at FINE "
-                                 "without their ends on every path.",
-        "PAR-MAX-PARALLEL": "Needs the migrations the master has in flight, logged at FINE "
-                            "without their ends on every path.",
+        "PAR-STAMP": "Needs the partition versions a stamp is computed from: Hazelcast logs "
+                     "stamps (`Applied partition state update with stamp: S`), never the "
+                     "versions behind them.",
         "PAR-START": "Needs the master's migration queue, which is not logged.",
-        "PAR-VERSION": "Needs the partition versions migrations are planned on, which are not "
-                       "logged.",
-        "DATA-NO-LOSS": "Needs which member holds which replica; a lost partition is reported "
-                        "as a warning.",
+        "PAR-VERSION": "Needs a participant's own partition version when it runs a migration, "
+                       "which it never logs (the master sets initialPartitionVersion from its "
+                       "own table as it starts one; a participant whose version differs refuses "
+                       "it, logging the PartitionStateVersionMismatchException at INFO).",
+        "DATA-NO-LOSS": "Needs how many members failed since a partition was last fully "
+                        "replicated and the backup count of its structures: a lost partition's "
+                        "lostBackupCount counts the replica indices lost, not the failures, so "
+                        "it is reported as a warning.",
         "DATA-REPLICAS": "Needs which member holds which replica, which is not logged.",
         "DATA-NO-LEAK": "Needs which member holds which replica, which is not logged.",
         "DATA-HELD": "Needs which member holds which replica, which is not logged.",

@@ -15,11 +15,13 @@ from typing import Any
 from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
 from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
     Event,
     MastershipAcceptanceReceived,
     MastershipClaimAccepted,
     MastershipClaimed,
     MastershipClaimSent,
+    MastershipClaimStarted,
     MemberListInstalled,
 )
 
@@ -253,6 +255,22 @@ class _ListAndSuspicions(PerMember):
         """`member`'s list and suspects in `state` (empty if never seen)."""
         return lookup(state, member, ((), frozenset()))  # type: ignore[arg-type]
 
+    def claiming(self, state: Hashable, event: MastershipClaimStarted
+                 ) -> tuple[Pairs, tuple[str, ...], frozenset[str]]:
+        """The state once `event`'s claimant starts its claim, and its list and suspects then:
+        a log's claim line shows both (``MembershipManager``'s ``Local MembersView{...} with
+        suspected members: [...]``), which a log that starts mid-run may not have shown before;
+        the explorer's shows no list, and the older members as `suspected`, which its own
+        suspicions decide."""
+        pairs: Pairs = state  # type: ignore[assignment]
+        members, suspects = self.of(pairs, event.member)
+        if event.members:
+            members = event.members
+            suspects = frozenset(s for s in suspects if s in members) | set(event.suspected)
+        if (members, suspects) != self.of(pairs, event.member):
+            pairs = assign(pairs, event.member, (members, suspects))
+        return pairs, members, suspects
+
 
 class MasterOnly(_ListAndSuspicions):
     """MEM-MASTER-ONLY: only the master adds or removes members; a claim starts only when every
@@ -280,7 +298,8 @@ class MasterOnly(_ListAndSuspicions):
                 return state, (f"{me} {verb} {other} but is not the master of its list "
                                f"[{', '.join(members)}]")
             return state, None
-        # mastership_claim_started
+        assert isinstance(event, MastershipClaimStarted)
+        state, members, suspects = self.claiming(state, event)
         if me in members:
             older = members[: members.index(me)]
             missing = [m for m in older if m not in suspects]
@@ -297,6 +316,9 @@ class ClaimAcceptance(_ListAndSuspicions):
 
     A candidate the member's list does not name is not judged (its older members are unknown).
     State per member: its current list and the members it suspects, as MEM-MASTER-ONLY's.
+    On a log (`step`, events with a `source`), a member's suspicions are known only from its
+    start on (its ``is STARTING`` line): before it, a log that starts mid-run may have missed
+    one.
     """
 
     spec = "MEM-CLAIM-ACCEPT"
@@ -317,6 +339,23 @@ class ClaimAcceptance(_ListAndSuspicions):
                            f"while not suspecting older {', '.join(missing)} of its list "
                            f"[{', '.join(members)}]")
         return state, None
+
+    def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        """`observe`; an acceptance read from a file (it has a `source`) is judged only once the
+        member's start was seen (kept under the key ``("started", member)``), since a log that
+        starts mid-run may have missed a suspicion; the explorer sees every member from its
+        start."""
+        if event.member == UNKNOWN_MEMBER:
+            return state, None
+        pairs: Pairs = state  # type: ignore[assignment]
+        started = ("started", event.member)
+        if isinstance(event, MastershipClaimAccepted) and event.source is not None \
+                and lookup(pairs, started) is None:
+            return state, None
+        state, message = self.observe(state, event)
+        if event.TYPE == "member_started":
+            state = assign(state, started, True)  # type: ignore[arg-type]
+        return state, message
 
 
 class _Claims(_ListAndSuspicions):
@@ -354,8 +393,8 @@ class _Claims(_ListAndSuspicions):
             elif claim is not None:  # a list (the claim ended), a crash or a restart
                 claims = frozenset(kv for kv in claims if kv[0] != me)
             return (lists, versions, claims), None
-        if event.TYPE == "mastership_claim_started":
-            members, suspects = self.of(lists, me)
+        if isinstance(event, MastershipClaimStarted):
+            lists, members, suspects = self.claiming(lists, event)
             claim = self.started(me, members, lookup(versions, me), suspects)
             return (lists, versions, assign(claims, me, claim)), None
         if claim is None:  # a claim whose start was not seen: unknown

@@ -24,6 +24,7 @@ from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMem
 from partsafe.specs.registry import Spec, register
 from partsafe.specs.rules import StampError, stamp
 from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
     Event,
     MemberCrashed,
     MemberJoined,
@@ -31,11 +32,14 @@ from partsafe.traces.events import (
     MemberListInstalled,
     MemberRemoved,
     MigrationCommitted,
+    MigrationFailed,
+    MigrationFinished,
     MigrationRolledBack,
     MigrationsCompleted,
     MigrationStarted,
     MigrationsWaiting,
     PartitionTableApplied,
+    PartitionTableConflict,
     PartitionTablePublished,
     PartitionVersionApplied,
     Repartitioning,
@@ -195,12 +199,16 @@ class MasterOnly(Monitor):
     partition. A violation is a table applied or published by a member while another live
     member's current table has the same version (of some partition) with different replicas.
     A crashed or left member is forgotten: a table only a dead master held is gone, and its
-    version may name another table later. State: each member's current table, as slots.
+    version may name another table later. A log shows no table a member holds, but a new master
+    that collects the members' tables (000 §1.2) logs a partition version two of them hold with
+    different replicas (``partition_table_conflict``): that is a violation too, the arrays
+    compared by address. State: each member's current table, as slots.
     """
 
     spec = "PT-MASTER-ONLY"
     observes = frozenset({"partition_table_applied", "partition_table_published",
-                          "member_crashed", "member_left", "member_removed"})
+                          "member_crashed", "member_left", "member_removed",
+                          "partition_table_conflict"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -213,6 +221,8 @@ class MasterOnly(Monitor):
             return _without(pairs, lambda k: k != me), None
         if isinstance(event, MemberRemoved):
             return state, None
+        if isinstance(event, PartitionTableConflict):
+            return state, _conflict(event)
         assert isinstance(event, PartitionTableApplied | PartitionTablePublished)
         slots = _slots(event)
         if not slots:
@@ -238,6 +248,16 @@ class MasterOnly(Monitor):
 
 def _table(replicas: tuple[tuple[str | None, ...], ...]) -> str:
     return " ".join("[" + ",".join(r or "-" for r in arr) + "]" for arr in replicas)
+
+
+def _conflict(event: PartitionTableConflict) -> str | None:
+    """PT-MASTER-ONLY's message for two tables a new master collected, if their replica arrays
+    differ by address (arrays that differ in UUIDs alone name the same members)."""
+    if len(set(event.replicas)) < 2:
+        return None
+    return (f"master {event.member} collects partition {event.partition} version "
+            f"{event.version} from two members as {_table(event.replicas[:2])}: a table changed "
+            "without the master")
 
 
 def _newer(applied: tuple[int | None, tuple[int, ...] | None], event: PartitionTablePublished
@@ -371,6 +391,17 @@ class CommitOrder(Monitor):
                         break
         return assign(pairs, migration, seen | {(role, outcome, me)}), message
 
+    def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        """`observe`, and for events read from a file (they have a `source`) one migration per
+        partition is remembered (`_latest_per_partition`); the explorer calls `observe` and keeps
+        every decision."""
+        state, message = super().step(state, event)
+        assert isinstance(event, MigrationCommitted | MigrationRolledBack)
+        if event.source is None or event.member == UNKNOWN_MEMBER \
+                or event.role not in COMMIT_RANK:
+            return state, message
+        return _latest_per_partition(state, event), message  # type: ignore[arg-type]
+
 
 class Atomic(Monitor):
     """MIG-ATOMIC: the two participants of a migration take the same decision.
@@ -380,28 +411,32 @@ class Atomic(Monitor):
     on `migration_committed` / `migration_rolled_back` of one migration id with roles source and
     destination at different members, when the second of the two contradicting decisions is seen.
     The one exception is 000 §2.1 step 4: a destination that committed and then crashed or was
-    removed from the cluster (seen before the source's rollback) must accept the master's table
-    when it returns, so its commit is not a leak. State: per migration id, the participants'
-    decisions, and the members seen crashed, or removed and not rejoined since.
+    removed from the cluster (seen before the source's rollback, or missing from the source's
+    latest member list) must accept the master's table when it returns, so its commit is not a
+    leak. State: per migration id, the participants' decisions, and the members seen crashed, or
+    removed and not rejoined since, and each member's latest list (a log shows lists; the
+    explorer's partition service none).
     """
 
     spec = "MIG-ATOMIC"
     observes = frozenset({"migration_committed", "migration_rolled_back", "member_crashed",
-                          "member_removed", "member_joined"})
+                          "member_removed", "member_joined", "member_list_installed"})
 
     def initial(self) -> Hashable:
-        return (NO_PAIRS, frozenset())
+        return (NO_PAIRS, frozenset(), NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        pairs, gone = state  # type: ignore[misc]
+        pairs, gone, lists = state  # type: ignore[misc]
+        if isinstance(event, MemberListInstalled):
+            return (pairs, gone, assign(lists, event.member, frozenset(event.members))), None
         if isinstance(event, MemberRemoved):
-            return (pairs, gone | {event.removed}), None
+            return (pairs, gone | {event.removed}, lists), None
         if isinstance(event, MemberJoined):
-            return (pairs, gone - {event.joined}), None
+            return (pairs, gone - {event.joined}, lists), None
         if not isinstance(event, MigrationCommitted | MigrationRolledBack):  # member_crashed
             # crash-stop: a crashed member never comes back (a restart is a new member, with a
             # new UUID), so a join of it seen later is a stale join request, not a return
-            return (pairs, gone | {event.member, ("crashed", event.member)}), None
+            return (pairs, gone | {event.member, ("crashed", event.member)}, lists), None
         migration, (role, outcome, me), partition = _decision(event)
         if role not in ("source", "destination"):
             return state, None
@@ -418,13 +453,49 @@ class Atomic(Monitor):
                            f"{m if role == 'source' else me} rolled it back")
                 break
             destination = m if role == "source" else me
-            if destination in gone or ("crashed", destination) in gone:
+            source_list = lookup(lists, me if role == "source" else m)
+            if destination in gone or ("crashed", destination) in gone or (
+                    source_list is not None and destination not in source_list):
                 continue
             message = (f"data leak: destination {destination} committed "
                        f"{_of(migration, partition)} and source "
                        f"{me if role == 'source' else m} rolled it back")
             break
-        return (assign(pairs, migration, seen | {(role, outcome, me)}), gone), message
+        return (assign(pairs, migration, seen | {(role, outcome, me)}), gone, lists), message
+
+    def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        """`observe`, and for events read from a file (they have a `source`; the explorer calls
+        `observe` and keeps every decision) a migration is forgotten once both its participants
+        decided it, or once another migration of its partition is decided
+        (`_latest_per_partition`)."""
+        state, message = super().step(state, event)
+        if not isinstance(event, MigrationCommitted | MigrationRolledBack) \
+                or event.role not in ("source", "destination") or event.member == UNKNOWN_MEMBER \
+                or event.source is None:
+            return state, message
+        pairs, gone, lists = state  # type: ignore[misc]
+        seen: frozenset[Decision] = lookup(pairs, event.migration, frozenset())
+        done = {r for r, _, _ in seen} >= {"source", "destination"}
+        return (_latest_per_partition(pairs, event, done), gone, lists), message
+
+
+def _latest_per_partition(pairs: Pairs, event: MigrationCommitted | MigrationRolledBack,
+                          done: bool = False) -> Pairs:
+    """A log's decisions per migration id (`pairs`), after `event`'s: the migrations of its
+    partition but its own forgotten, and its own too once `done`. A participant decides a
+    migration once and a master runs a partition's migrations one after the other, so what a
+    log gives a monitor of decisions stays one migration per partition however long the log
+    (the migration of partition p kept under the key ``("p", p)``); a decision forgotten too
+    early is unknown, never a violation."""
+    if event.partition is None:
+        return pairs
+    slot = ("p", event.partition)
+    earlier = lookup(pairs, slot)
+    seen = lookup(pairs, event.migration)
+    pairs = frozenset(kv for kv in pairs if kv[0] not in (slot, earlier, event.migration))
+    if done or seen is None:
+        return pairs
+    return pairs | {(event.migration, seen), (slot, event.migration)}
 
 
 # --- MIG-REJECT-STALE ---------------------------------------------------------------------------
@@ -439,16 +510,24 @@ class RejectStale(Monitor):
     has the version the migration was planned on. A violation is a ``migration_started`` of role
     source, owner or destination at member M while M started another migration (of the same
     partition unless `serial`) it has not committed or rolled back, or while the version M last
-    applied (3.7: global; 4.1: of the partition) differs from `planned_version`. A crashed member
-    is forgotten. State: per member, the last applied versions and the undecided migrations.
+    applied (3.7: global; 4.1: of the partition) differs from `planned_version`. A crashed or
+    restarted member, or one that merges into another cluster (which resets its partition
+    service), is forgotten. Keyed per member. State: per member, the last applied versions and
+    the undecided migrations. By default the 4.1 rule (`serial` false), which a log of any release
+    may be judged by: 3.x runs one migration at a time.
     """
 
     spec = "MIG-REJECT-STALE"
     observes = frozenset({"partition_table_applied", "migration_started", "migration_committed",
-                          "migration_rolled_back", "member_crashed"})
+                          "migration_rolled_back", "member_crashed", "member_started",
+                          "split_brain_merge"})
+    key_size = 1
 
-    def __init__(self, serial: bool = True) -> None:
+    def __init__(self, serial: bool = False) -> None:
         self.serial = serial
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
@@ -459,7 +538,7 @@ class RejectStale(Monitor):
         if isinstance(event, PartitionTableApplied):
             return (assign(applied, me, (event.version, event.partition_versions)),
                     undecided), None
-        if isinstance(event, MemberCrashed):
+        if event.TYPE in ("member_crashed", "member_started", "split_brain_merge"):
             return (_without(applied, lambda k: k != me),
                     _without(undecided, lambda k: k != me)), None
         mine: frozenset[tuple[str, int | None]] = lookup(undecided, me, frozenset())
@@ -504,14 +583,23 @@ class _InFlight(Monitor):
     """The migrations in flight at each master, as the master's own events show them.
 
     A migration is in flight at master M from M's `migration_started(role="master")` until M's
-    `migration_committed` or `migration_rolled_back` of it (role master). The plan task waits for
-    every migration it started before the master plans again (``MigrationPlanTask``), so M's
-    `repartitioning` or `migrations_completed` ends all of M's migrations; so does M's crash.
-    State: pairs ``((master, migration), (partition, endpoints))``.
+    `migration_committed` or `migration_rolled_back` of it (role master), or, as a log shows it,
+    until M's `migration_failed` or `migration_finished` of it (its operation answered, before
+    the commit: a migration seen over too early is seen in flight less, never more). The plan
+    task waits for every migration it started before the master plans again
+    (``MigrationPlanTask``), so M's `repartitioning` or `migrations_completed` at the end of a
+    rebalance (not the statistics while it runs) ends all of M's migrations; so does M's crash
+    or restart. Keyed per master. State: pairs ``((master, migration), (partition,
+    endpoints))``.
     """
 
     observes = frozenset({"migration_started", "migration_committed", "migration_rolled_back",
-                          "repartitioning", "migrations_completed", "member_crashed"})
+                          "migration_failed", "migration_finished", "repartitioning",
+                          "migrations_completed", "member_crashed", "member_started"})
+    key_size = 1
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member,)
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -537,6 +625,10 @@ class _InFlight(Monitor):
             if event.role != "master":
                 return state, None
             return _without(pairs, lambda k: k != (me, event.migration)), None
+        if isinstance(event, MigrationFailed | MigrationFinished):
+            return _without(pairs, lambda k: k != (me, event.migration)), None
+        if isinstance(event, MigrationsCompleted) and event.outcome == "progress":
+            return state, None
         return _without(pairs, lambda k: k[0] != me), None
 
 

@@ -132,9 +132,15 @@ class SuspicionRemoved(Event):
 
 @_ev("mastership_claim_started")
 class MastershipClaimStarted(Event):
-    """`member` suspects every older member and claims mastership (002 Mastership Claim)."""
+    """`member` suspects every older member and claims mastership (002 Mastership Claim).
+
+    `suspected` are members it suspects as the claim starts (in the explorer, the older ones; a
+    log shows every member it suspects), and `members` its member list then, when the event shows
+    it (``MembershipManager``'s ``Local MembersView{...}``; empty in the explorer).
+    """
 
     suspected: Members = ()
+    members: Members = ()
 
 
 @_ev("mastership_claim_accepted")
@@ -259,6 +265,19 @@ class PartitionVersionApplied(Event):
     version: int
 
 
+@_ev("partition_table_conflict")
+class PartitionTableConflict(Event):
+    """Master `member`, collecting the members' partition tables after a master change (000
+    §1.2), received `partition` at one `version` with two different replica arrays
+    (`replicas`: the most recent one it held, then the one it received). Hazelcast's
+    ``FetchMostRecentPartitionTableTask`` logs it (``Issue while determining latest
+    partition...``); the members that held them are not named."""
+
+    partition: int
+    version: int
+    replicas: tuple[tuple[str | None, ...], ...] = ()
+
+
 @_ev("partition_table_fetch")
 class PartitionTableFetch(Event):
     """A new master's fetch of every member's partition table (000 §1.2): `phase` is
@@ -312,6 +331,17 @@ class MigrationsWaiting(Event):
 
     waiting: tuple[tuple[int, str, str | None], ...] = ()
     in_flight: tuple[tuple[int, str, str | None], ...] = ()
+
+
+@_ev("migration_finished")
+class MigrationFinished(Event):
+    """Master `member` is done running `migration`, with no decision shown: its migration
+    operation answered (``Finished Migration``, logged before the commit). The master's plan task
+    starts no other migration of the partition before (3.x runs one migration at a time), so the
+    migration is no longer in flight for the master's schedule."""
+
+    migration: str
+    partition: int | None = None
 
 
 @_ev("migration_failed")

@@ -35,8 +35,10 @@ from partsafe.traces.events import (
     ClusterStateChanged,
     Event,
     ExplicitSuspicion,
+    MastershipAcceptanceReceived,
     MastershipClaimAccepted,
     MastershipClaimed,
+    MastershipClaimSent,
     MastershipClaimStarted,
     MemberLeft,
     MemberListInstalled,
@@ -45,10 +47,15 @@ from partsafe.traces.events import (
     MemberSuspected,
     MigrationCommitted,
     MigrationFailed,
+    MigrationFinished,
+    MigrationRolledBack,
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
+    PartitionTableApplied,
+    PartitionTableConflict,
     PartitionTableFetch,
+    PartitionTablePublished,
     PartitionVersionApplied,
     PromotionCommitted,
     Repartitioning,
@@ -108,6 +115,8 @@ KEYWORDS: tuple[str, ...] = (
     "Rebalance process",  # §9
     "partitionId=",  # §10 promotions and partition loss
     "LOST partitions",  # §10
+    "latest partition",  # §7 "Issue while determining latest partition..."
+    "partition state",  # §8 3.x "Publishing partition state, version", "Applied partition ..."
     "cluster state",  # §12
 )
 
@@ -236,8 +245,8 @@ class _ToPython(_Tokens):
     def lead_object(self, obj: _Obj, tail: str = "") -> tuple[_Obj, str]:
         return obj, tail
 
-    def claim_local(self, view: _Obj, suspected: Any, _to_ask: Any) -> tuple[_Obj, Any]:
-        return view, suspected
+    def claim_local(self, view: _Obj, suspected: Any, to_ask: Any) -> tuple[_Obj, Any, Any]:
+        return view, suspected, to_ask
 
     def state_change(self, old: Any, new: Any, _tail: str = "") -> tuple[Any, Any]:
         return old, new
@@ -311,6 +320,23 @@ _RX_REPLICA_LOST = re.compile(
     r"Partition replica is lost![ \t]+partitionId=(?P<p>\d+)[^\n]*?lost replicaIndex=(?P<i>-?\d+)"
 )
 _RX_SHUTDOWN = re.compile(rf"Shutdown request of {_MEMBER} is handled")
+_RX_COMMIT_RESULT = re.compile(
+    rf"Migration commit result (?P<result>true|false) from {_A}(?:[ \t]+-[ \t]+{_U})?"
+    r"[ \t]+for[ \t]+(?=MigrationInfo\{)")
+_RX_TABLE_VERSION = re.compile(
+    r"(?:Publishing partition state,|Applied partition state update with) version:[ \t]*"
+    r"(?P<v>-?\d+)\s*\Z")
+_RX_RECEIVED_FROM = re.compile(rf"\s*is received from[ \t]+(?P<addr>{_A})")
+_RX_ASKING = re.compile(rf"Asking MembersView of[ \t]+(?P<addr>{_A})")
+#: §1 ``AbstractInternalPartition.toString``: ``Partition {ID: P, Version: V} [`` then a
+#: ``\tindex:[h]:p - uuid`` line per replica that is set, then ``]``; the record's lines are
+#: joined back (their tab or a blank before each entry)
+_PARTITION = (r"Partition \{{ID: (?P<p{n}>\d+), Version: (?P<v{n}>-?\d+)\}} "
+              r"\[(?P<r{n}>(?:\s+\d+:{a}(?:[ \t]+-[ \t]+{u})?)*)\s*\]")
+_RX_LATEST_PARTITION = re.compile(
+    r"\s*Latest:\s*" + _PARTITION.format(n=1, a=_A, u=_U)
+    + r",\s*Received:\s*" + _PARTITION.format(n=2, a=_A, u=_U) + r"\s*")
+_RX_REPLICA_ENTRY = re.compile(rf"(\d+):({_A})")
 _RX_SIZE = re.compile(r"\s*Members[ \t]*(?:\{[ \t]*size[ \t]*:[ \t]*(\d+)|\[[ \t]*(\d+)[ \t]*\])")
 
 
@@ -561,14 +587,42 @@ def _suspecting(text: str, _end: int, origin: Origin) -> list[Event]:
 
 def _claim_local(text: str, _end: int, origin: Origin) -> list[Event]:
     """``Local MembersView{...} with suspected members: [...] and initial addresses to ask:
-    [...]`` (``MembershipManager``, family §5): the claim starts; `suspected` are the suspected
-    members in their printed order."""
-    view, suspected = _parse(text, "claim_local", "mastership claim start")
-    _members_view(view)
-    if not isinstance(suspected, tuple):
-        raise PayloadError("the suspected members of a mastership claim are not a list")
-    addresses = tuple(_addr(s, "suspected member") for s in suspected)
-    return [MastershipClaimStarted(**_meta(origin), suspected=tuple(a for a in addresses if a))]
+    [...]`` (``MembershipManager``, family §5): the claim starts, from the claimant's list (the
+    ``MembersView``) with the members it suspects, in their printed order; then one claim sent
+    to each member it asks first (every member of its list it does not suspect, but itself)."""
+    view, suspected, to_ask = _parse(text, "claim_local", "mastership claim start")
+    _version, members = _members_view(view)
+    found: list[tuple[str, ...]] = []
+    for what, value in (("suspected member", suspected), ("member to ask", to_ask)):
+        if not isinstance(value, tuple):
+            raise PayloadError(f"the {what}s of a mastership claim are not a list")
+        found.append(tuple(a for a in (_addr(x, what) for x in value) if a))
+    return [
+        MastershipClaimStarted(**_meta(origin), suspected=found[0], members=members),
+        *(MastershipClaimSent(**_meta(origin), target=a) for a in found[1]),
+    ]
+
+
+def _more_recent(text: str, end: int, origin: Origin) -> list[Event]:
+    """``A more recent MembersView{...} is received from [h]:p`` (``MembershipManager``, FINE,
+    family §5): the claimant counts an accepted answer whose list is later than every list it
+    knew (``fetchLatestMembersView``; a later answer no later than that is not logged)."""
+    view, tail = _parse(text[end:], "lead_object", "received MembersView")
+    version, members = _members_view(view)
+    m = _RX_RECEIVED_FROM.match(tail)
+    if m is None:
+        raise PayloadError("a more recent MembersView names no readable sender")
+    return [MastershipAcceptanceReceived(**_meta(origin), sender=_address(m["addr"]),
+                                         version=version, members=members)]
+
+
+def _asking(text: str, _end: int, origin: Origin) -> list[Event]:
+    """``Asking MembersView of [h]:p`` (``MembershipManager``, FINE, family §5): the claimant
+    asks a member it discovered in a later list (``fetchMembersViewFromNewMembers``)."""
+    m = _RX_ASKING.match(text)
+    if m is None:
+        raise PayloadError("asking a MembersView names no readable address")
+    return [MastershipClaimSent(**_meta(origin), target=_address(m["addr"]))]
 
 
 def _claimed(text: str, end: int, origin: Origin) -> list[Event]:
@@ -734,7 +788,130 @@ def _finished_migration(text: str, end: int, origin: Origin) -> list[Event]:
                 reason="finished with status FAILED",
             )
         ]
-    return []
+    return [MigrationFinished(**_meta(origin), migration=mig.uuid, partition=mig.partition)]
+
+
+def _task_completed(text: str, end: int, origin: Origin) -> list[Event]:
+    """``AsyncMigrationTask completed: MigrationInfo{...}`` (``MigrationManager``'s
+    ``MigrationPlanTask``, on the master, FINE, family §9, 4.1+): the migration is over for the
+    plan task. Not the master's decision: it took it before (``Migration commit result``,
+    ``Migration failed``), and the source may have finalized since."""
+    mig, _tail = _lead_migration(text, end)
+    return [MigrationFinished(**_meta(origin), migration=mig.uuid, partition=mig.partition)]
+
+
+def _commit_result(text: str, _end: int, origin: Origin) -> list[Event]:
+    """``Migration commit result true|false from [h]:p - uuid for MigrationInfo{...}``
+    (``MigrationManager``, on the master, FINE in 5.x, FINEST before): the destination answered
+    the commit, and the master commits the migration (``true``: it applies it to its table next)
+    or rolls it back (``false``)."""
+    m = _RX_COMMIT_RESULT.match(text)
+    if m is None:
+        raise PayloadError("migration commit result names no readable result or destination")
+    mig, _tail = _lead_migration(text, m.end())
+    kind = MigrationCommitted if m["result"] == "true" else MigrationRolledBack
+    return [kind(**_meta(origin), role="master", migration=mig.uuid, partition=mig.partition)]
+
+
+def _table_version(kind: str) -> _Handler:
+    """The partition table versions of 3.x (one per table, family §8,
+    ``InternalPartitionServiceImpl``, FINE): the master publishes its table (``Publishing
+    partition state, version: V``) and a member applies the master's (``Applied partition state
+    update with version: V``). 4.x and later print stamps instead: no event."""
+
+    def handler(text: str, _end: int, origin: Origin) -> list[Event]:
+        m = _RX_TABLE_VERSION.match(text)
+        if m is None:
+            return []
+        version = int(m["v"])
+        if kind == "published":
+            return [PartitionTablePublished(**_meta(origin), version=version)]
+        return [PartitionTableApplied(**_meta(origin), version=version)]
+
+    handler.__doc__ = _table_version.__doc__
+    return handler
+
+
+def _role(mig: _Migration, member: str) -> str | None:
+    """The participant `member` is in `mig`: its source or its destination (a member that
+    sends a backup migration's data as the partition owner is neither)."""
+    if member and member == mig.source:
+        return "source"
+    if member and member == mig.destination:
+        return "destination"
+    return None
+
+
+def _participant_start(role: str) -> _Handler:
+    """A participant runs a migration (family §9): its source, the partition owner, sends the
+    data (``MigrationRequestOperation``, FINEST: ``Invoking MigrationOperation for namespaces
+    [...] and MigrationInfo{...}, firstFragment: b, lastFragment: b``, once per fragment; 3.x
+    and 4.0 name no fragment as first); its destination installed it (``MigrationOperation``,
+    FINEST: ``ReplicaVersions are set after migration. MigrationInfo{...}, namespace=...,
+    replicaVersions=[...]``, once per namespace; older releases print only the partition id:
+    no event). Only the member the ``MigrationInfo`` names in that role starts it (the owner
+    that sends a backup's data is not its source)."""
+
+    def handler(text: str, _end: int, origin: Origin) -> list[Event]:
+        at = text.find("MigrationInfo{")
+        if at < 0:
+            return []
+        mig, _tail = _lead_migration(text, at)
+        if _role(mig, origin.member) != role:
+            return []
+        return [
+            MigrationStarted(
+                **_meta(origin),
+                role=role,
+                migration=mig.uuid,
+                partition=mig.partition,
+                source_member=mig.source,
+                destination=mig.destination,
+                source_current_index=mig.source_current_index,
+                planned_version=mig.initial_version,
+            )
+        ]
+
+    handler.__doc__ = _participant_start.__doc__
+    return handler
+
+
+def _finalizing(text: str, end: int, origin: Origin) -> list[Event]:
+    """``Finalizing MigrationInfo{... status=SUCCESS|FAILED}`` (``MigrationManager``, FINE,
+    family §9): the source or the destination commits (``SUCCESS``) or rolls back (``FAILED``)
+    its part of the migration (``finalizeMigration``; the destination within the master's
+    commit, the source when it learns the master's decision)."""
+    mig, _tail = _lead_migration(text, end)
+    role = _role(mig, origin.member)
+    if role is None or mig.status not in ("SUCCESS", "FAILED"):
+        return []
+    kind = MigrationCommitted if mig.status == "SUCCESS" else MigrationRolledBack
+    return [kind(**_meta(origin), role=role, migration=mig.uuid, partition=mig.partition)]
+
+
+def _latest_partition(text: str, end: int, origin: Origin) -> list[Event]:
+    """``Issue while determining latest partition... Latest: Partition {ID: P, Version: V} [...],
+    Received: Partition {ID: P, Version: V} [...]`` (``InternalPartitionServiceImpl``'s
+    ``FetchMostRecentPartitionTableTask``, WARNING, family §7): two members' tables hold one
+    partition version with different replicas (``AbstractInternalPartition.toString``: one
+    ``\tindex:[h]:p - uuid`` line per replica that is set, in the record's later lines)."""
+    m = _RX_LATEST_PARTITION.fullmatch(text, end)
+    if m is None:
+        if "Received:" not in text or not text.rstrip().endswith("]"):
+            raise PayloadError("the conflicting partitions are truncated")
+        raise PayloadError("the conflicting partitions do not read as Partition {ID, Version}")
+    if m["p1"] != m["p2"] or m["v1"] != m["v2"]:
+        return []
+    arrays = tuple(_replicas(m[body]) for body in ("r1", "r2"))
+    return [PartitionTableConflict(**_meta(origin), partition=int(m["p1"]),
+                                   version=int(m["v1"]), replicas=arrays)]
+
+
+def _replicas(body: str) -> tuple[str | None, ...]:
+    """The replica array of a ``Partition {...} [...]`` body: address per index, None where the
+    partition has no replica at an index below the last one set."""
+    found = {int(i): _address(a) for i, a in _RX_REPLICA_ENTRY.findall(body)}
+    return tuple(found.get(i) for i in range(max(found, default=-1) + 1))
 
 
 def _applying_completed(text: str, end: int, origin: Origin) -> list[Event]:
@@ -751,12 +928,14 @@ def _applying_completed(text: str, end: int, origin: Origin) -> list[Event]:
     ]
 
 
-def _failure(reason: str) -> _Handler:
+def _failure(reason: str, decides: bool = False) -> _Handler:
     """Migration failures and commit errors (``MigrationManager``, family §9): ``Failed migration
     from {member} for MigrationInfo{...}``, ``Migration failed: ...``, ``Error during ...``,
     ``Cannot commit ...``, ``Migration commit failed for ... since destination ... left the
     cluster`` (or ``since this node is shutting down.``), ``Migration commit to [h]:p failed for
-    ...``."""
+    ...``. ``Migration failed`` (the migration operation failed) and ``Cannot commit`` (the
+    destination left before the commit) are the master's decision to roll the migration back
+    (`decides`): it marks it FAILED right after them."""
 
     def handler(text: str, end: int, origin: Origin) -> list[Event] | None:
         at = text.find("MigrationInfo{", end)
@@ -768,11 +947,10 @@ def _failure(reason: str) -> _Handler:
             why = "commit failed: this node is shutting down"
         elif reason == "commit failed" and "left the cluster" in tail[:200]:
             why = "commit failed: destination left the cluster"
-        return [
-            MigrationFailed(
-                **_meta(origin), migration=mig.uuid, partition=mig.partition, reason=why
-            )
-        ]
+        fields = {**_meta(origin), "migration": mig.uuid, "partition": mig.partition}
+        if decides:
+            return [MigrationRolledBack(**fields, role="master")]
+        return [MigrationFailed(**fields, reason=why)]
 
     handler.__doc__ = _failure.__doc__
     return handler
@@ -855,6 +1033,8 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
     ("suspecting", r"Suspecting Member\b", _suspecting),
     ("claim_begin", r"Starting mastership claim process", _recognised),
     ("claim_local", r"Local MembersView\{", _claim_local),
+    ("more_recent", r"A more recent (?=MembersView\{)", _more_recent),
+    ("asking", r"Asking MembersView of\b", _asking),
     ("claimed", r"Mastership is claimed with:", _claimed),
     ("accepted", r"Mastership of\b", _accepted),
     ("addressed", rf"{_A}[ \t]", _addressed),
@@ -869,6 +1049,10 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
     ),
     ("determined", r"Most recent partition table (?:is determined|version)", _fetch("determined")),
     ("applying", r"Applying the most recent of partition state", _fetch("applying")),
+    ("latest_partition", r"Issue while determining latest partition\.\.\.", _latest_partition),
+    ("published_version", r"Publishing partition state, version:", _table_version("published")),
+    ("applied_version", r"Applied partition state update with version:",
+     _table_version("applied")),
     ("marking", r"Marking active migration[ \t]+(?=MigrationInfo\{)", _marking),
     ("repartitioning", r"Re-?partitioning cluster data", _repartitioning),
     ("balanced", r"Partition balance is ok, no need to repartition", _balanced),
@@ -877,20 +1061,26 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
     ("remaining", r"Remaining migration tasks", _remaining),
     ("starting_migration", r"Starting Migration:[ \t]*(?=MigrationInfo\{)", _starting_migration),
     ("finished_migration", r"Finished Migration:[ \t]*(?=MigrationInfo\{)", _finished_migration),
+    ("task_completed", r"AsyncMigrationTask completed:[ \t]*(?=MigrationInfo\{)", _task_completed),
+    ("finalizing", r"Finalizing[ \t]+(?=MigrationInfo\{)", _finalizing),
+    ("source_start", r"Invoking MigrationOperation for namespaces\b", _participant_start("source")),
+    ("destination_start", r"ReplicaVersions are set after migration\.[ \t]+(?=MigrationInfo\{)",
+     _participant_start("destination")),
     (
         "applying_completed",
         r"Applying completed migration[ \t]+(?=MigrationInfo\{)",
         _applying_completed,
     ),
     ("failed_from", r"Failed migration from ", _failure("failed migration")),
-    ("migration_failed", r"Migration failed:", _failure("migration failed")),
+    ("migration_failed", r"Migration failed:", _failure("migration failed", decides=True)),
     ("error_during", r"Error during ", _failure("error during migration")),
     (
         "cannot_commit",
         r"Cannot commit (?=MigrationInfo\{)",
-        _failure("destination is not a member anymore"),
+        _failure("destination is not a member anymore", decides=True),
     ),
     ("commit_failed", r"Migration commit failed for ", _failure("commit failed")),
+    ("commit_result", r"Migration commit result (?:true|false) from ", _commit_result),
     (
         "commit_to_failed",
         rf"Migration commit to[ \t]+{_A}[ \t]+failed for ",

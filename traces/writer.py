@@ -25,11 +25,19 @@ from partsafe.traces import events as ev
 
 #: the start of the written clock: event ``order`` k is this plus k seconds
 EPOCH_MS = 1_700_000_000_000
+#: the migrations a writer remembers the start of (a later line of one shows its MigrationInfo)
+STARTED_KEPT = 4096
+#: the namespace the participants' lines name (a map's, as ``DistributedObjectNamespace``)
+NAMESPACE = "DistributedObjectNamespace{service='hz:impl:mapService', objectName='default'}"
+#: java.util.logging levels as ``Log4j2Factory`` maps them
+LOG4J2_LEVELS = {"WARNING": "WARN", "FINE": "DEBUG", "FINEST": "TRACE", "SEVERE": "ERROR"}
 LOGGERS = {
     "cluster": "c.h.i.c.ClusterService",
     "membership": "c.h.i.c.i.MembershipManager",
     "lifecycle": "c.h.c.LifecycleService",
     "migration": "c.h.i.p.i.MigrationManager",
+    "migration_request": "c.h.i.p.o.MigrationRequestOperation",
+    "migration_operation": "c.h.i.p.o.MigrationOperation",
     "partition": "c.h.i.p.InternalPartitionService",
     "heartbeat": "c.h.i.c.i.ClusterHeartbeatManager",
     "join": "c.h.i.c.i.TcpIpJoiner",
@@ -42,6 +50,8 @@ THREADS = {
     "membership": "cached.thread-3",
     "lifecycle": "main",
     "migration": "migration",
+    "migration_request": "partition-operation.thread-1",
+    "migration_operation": "partition-operation.thread-2",
     "partition": "cached.thread-7",
     "heartbeat": "cached.thread-1",
     "join": "cached.thread-2",
@@ -64,9 +74,17 @@ class LogWriter:
     #: each member's Hazelcast instance name (the ``hz.<instance>`` of its thread names)
     instances: dict[str, str] = field(default_factory=dict)
     #: the migrations started, by id: a migration's later lines show the same MigrationInfo
+    #: (the latest `STARTED_KEPT`)
     started: dict[str, ev.MigrationStarted] = field(default_factory=dict)
     #: the last migration started of each partition (a completed migration applied shows it)
     latest: dict[int, ev.MigrationStarted] = field(default_factory=dict)
+    #: the members each member suspects (a mastership claim's line shows them)
+    suspects: dict[str, set[str]] = field(default_factory=dict)
+    #: per claimant, the members its claim asked first and the latest list version it knows
+    claims: dict[str, tuple[set[str], int]] = field(default_factory=dict)
+    #: how many events the last line written reads back as (a claim's start names the members
+    #: it asks first: one more event each)
+    carried: int = 1
 
     # -- members
 
@@ -90,7 +108,11 @@ class LogWriter:
         return str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"partsafe:{member}"))
 
     def member(self, name: str, uid: str | None = None) -> str:
-        return f"Member {self.bracketed(name)} - {uid or self.uuid(name)}"
+        return f"Member {self.replica(name, uid)}"
+
+    def replica(self, name: str, uid: str | None = None) -> str:
+        """``PartitionReplica.toString``: ``[host]:port - uuid``."""
+        return f"{self.bracketed(name)} - {uid or self.uuid(name)}"
 
     def _infos(self, members: Iterable[str]) -> str:
         return ", ".join(f"MemberInfo{{address={self.bracketed(m)}, uuid={self.uuid(m)}, "
@@ -103,7 +125,7 @@ class LogWriter:
                    source: str | None = None, destination: str | None = None,
                    initial: int = 0, increment: int = 1) -> str:
         def replica(m: str | None) -> str:
-            return "null" if m is None else f"{self.bracketed(m)} - {self.uuid(m)}"
+            return "null" if m is None else self.replica(m)
 
         migration = getattr(e, "migration", "")
         start = self.started.get(migration) if migration else None
@@ -115,13 +137,13 @@ class LogWriter:
             source, destination = start.source_member, start.destination
             if not isinstance(e, ev.PartitionVersionApplied):
                 initial = start.planned_version or 0
-        if isinstance(e, ev.MigrationCommitted | ev.MigrationFailed):
-            self.started.pop(migration, None)
         index = start.source_current_index if start is not None else getattr(
             e, "source_current_index", None)
         view = self.views.get(e.member)
         master = view.members[0] if view is not None and view.members else e.member
-        if isinstance(e, ev.MigrationStarted):
+        if start is not None and start.role == "master":
+            master = start.member
+        if isinstance(e, ev.MigrationStarted) and e.role == "master":
             master = e.member
         return (f"MigrationInfo{{uuid={migration}, partitionId={partition or 0}, "
                 f"source={replica(source)}, sourceCurrentReplicaIndex={index or 0}, "
@@ -130,11 +152,124 @@ class LogWriter:
                 f"master={self.bracketed(master)}, initialPartitionVersion={initial}, "
                 f"partitionVersionIncrement={increment}, status={status}}}")
 
+    def _start(self, e: ev.MigrationStarted) -> None:
+        """Remember a migration's start (the first one seen: the master's, in the explorer)."""
+        if e.migration not in self.started:
+            self.started[e.migration] = e
+            if len(self.started) > STARTED_KEPT:
+                del self.started[next(iter(self.started))]
+        if e.partition is not None and e.role == "master":
+            self.latest[e.partition] = e
+
+    def _partition(self, partition: int, version: int, replicas: tuple[str | None, ...]) -> str:
+        """``AbstractInternalPartition.toString``: a line per replica that is set."""
+        lines = "".join(f"\t{i}:{self.replica(r)}\n"
+                        for i, r in enumerate(replicas) if r is not None)
+        return f"Partition {{ID: {partition}, Version: {version}}} [\n{lines}]"
+
+    def _migration_message(self, e: ev.Event) -> tuple[str, str, str] | None:
+        """The lines of the migration events (family §9): the master's start and its task's end
+        (``MigrationManager``), a participant's start (``MigrationRequestOperation`` on the
+        source, ``MigrationOperation`` on the destination, FINEST) and its commit or rollback
+        (``MigrationManager.finalizeMigration``, FINE); a partition owner that only sends a
+        backup's data logs none of it."""
+        if isinstance(e, ev.MigrationStarted):
+            self._start(e)
+            if e.role == "master":
+                return ("FINE", "migration", "Starting Migration: " + self._migration(
+                    e, "ACTIVE", e.partition, e.source_member, e.destination,
+                    e.planned_version or 0))
+            info = self._migration(e, "ACTIVE", e.partition, e.source_member, e.destination,
+                                   e.planned_version or 0)
+            if e.role == "source":
+                return ("FINEST", "migration_request",
+                        f"Invoking MigrationOperation for namespaces [{NAMESPACE}] and {info}, "
+                        "firstFragment: true, lastFragment: true")
+            if e.role == "destination":
+                return ("FINEST", "migration_operation",
+                        f"ReplicaVersions are set after migration. {info}, namespace="
+                        f"{NAMESPACE}, replicaVersions=[1, 0, 0, 0, 0, 0]")
+            return None
+        if isinstance(e, ev.MigrationCommitted | ev.MigrationRolledBack):
+            status = "SUCCESS" if isinstance(e, ev.MigrationCommitted) else "FAILED"
+            if e.role == "master" and status == "SUCCESS":
+                start = self.started.get(e.migration)
+                destination = start.destination if start is not None else None
+                to = self.replica(destination) if destination else "null"
+                return ("FINE", "migration", f"Migration commit result true from {to} for "
+                        + self._migration(e, status, e.partition))
+            if e.role == "master":
+                return ("WARNING", "migration",
+                        "Migration failed: " + self._migration(e, "ACTIVE", e.partition))
+            if e.role in ("source", "destination"):
+                return "FINE", "migration", "Finalizing " + self._migration(e, status, e.partition)
+            return None
+        if isinstance(e, ev.MigrationFinished):
+            return ("FINE", "migration",
+                    "Finished Migration: " + self._migration(e, "ACTIVE", e.partition))
+        return None
+
+    def _claim_message(self, e: ev.Event) -> tuple[str, str, str] | None:
+        """The claimant's lines (``MembershipManager``, family §5): its claim's start, with
+        every member it suspects and those it asks first (every other one), then at FINE each
+        member it asks later and each accepted answer later than every list it knew (the only
+        ones it logs)."""
+        me = e.member
+        if isinstance(e, ev.MastershipClaimStarted):
+            view = self.views.get(me)
+            members = e.members or (view.members if view else ())
+            suspected = [m for m in members if m in self.suspects.get(me, set())
+                         or m in e.suspected] + [m for m in e.suspected if m not in members]
+            ask = [m for m in members if m != me and m not in suspected]
+            self.claims[me] = (set(ask), view.version or 0 if view else 0)
+            self.carried = 1 + len(ask)
+            local = self._view(view.version if view else 0, members)
+            return ("INFO", "membership", f"Local {local} with suspected members: ["
+                    + ", ".join(self.member(m) for m in suspected)
+                    + "] and initial addresses to ask: ["
+                    + ", ".join(self.member(m) for m in ask) + "]")
+        asked, best = self.claims.get(me, (set(), 0))
+        if isinstance(e, ev.MastershipClaimSent):
+            if e.target in asked:
+                return None
+            asked.add(e.target)
+            return "FINE", "membership", f"Asking MembersView of {self.bracketed(e.target)}"
+        if isinstance(e, ev.MastershipAcceptanceReceived):
+            if e.version is None or e.version <= best:
+                return None
+            self.claims[me] = (asked, e.version)
+            return ("FINE", "membership", f"A more recent {self._view(e.version, e.members)} "
+                    f"is received from {self.bracketed(e.sender)}")
+        return None
+
+    def _suspicions(self, e: ev.Event) -> None:
+        """Follow the members each member suspects, as its events show them."""
+        mine = self.suspects.setdefault(e.member, set())
+        if isinstance(e, ev.MemberSuspected):
+            mine.add(e.suspect)
+        elif isinstance(e, ev.ExplicitSuspicion):
+            mine.add(e.sender)
+        elif isinstance(e, ev.SuspicionRemoved):
+            mine.discard(e.suspect)
+        elif isinstance(e, ev.MemberListInstalled):
+            mine.intersection_update(e.members)
+            self.claims.pop(e.member, None)
+        elif isinstance(e, ev.MemberStarted | ev.MemberCrashed):
+            mine.clear()
+            self.claims.pop(e.member, None)
+
     # -- messages
 
     def message(self, e: ev.Event) -> tuple[str, str, str] | None:
         """(level, logger key, message) for an event, or None when Hazelcast does not log it."""
         me = self.bracketed(e.member)
+        self.carried = 1
+        self._suspicions(e)
+        written = self._migration_message(e) or self._claim_message(e)
+        if written is not None or isinstance(e, ev.MigrationStarted | ev.MigrationCommitted
+                                             | ev.MigrationRolledBack | ev.MastershipClaimSent
+                                             | ev.MastershipAcceptanceReceived):
+            return written
         if isinstance(e, ev.MemberListInstalled):
             self.views[e.member] = e
             uids = e.uuids if len(e.uuids) == len(e.members) else ()
@@ -161,12 +296,6 @@ class LogWriter:
         if isinstance(e, ev.ExplicitSuspicion):
             return ("INFO", "suspicion",
                     f"Received suspicion request from: {self.bracketed(e.sender)}")
-        if isinstance(e, ev.MastershipClaimStarted):
-            view = self.views.get(e.member)
-            local = self._view(view.version if view else 0, view.members if view else ())
-            suspected = ", ".join(self.member(m) for m in e.suspected)
-            return ("INFO", "membership", f"Local {local} with suspected members: [{suspected}] "
-                    "and initial addresses to ask: []")
         if isinstance(e, ev.MastershipClaimed):
             return ("INFO", "membership",
                     f"Mastership is claimed with: {self._view(e.version, e.members)}")
@@ -207,22 +336,24 @@ class LogWriter:
                     "progress": f"Remaining migration tasks: {e.tasks or e.remaining}."
                     }.get(e.outcome)
             return ("INFO", "migration", f"{head} ({stats})") if head else None
-        if isinstance(e, ev.MigrationStarted) and e.role == "master":
-            self.started[e.migration] = e
-            if e.partition is not None:
-                self.latest[e.partition] = e
-            return ("FINE", "migration", "Starting Migration: " + self._migration(
-                e, "ACTIVE", e.partition, e.source_member, e.destination,
-                e.planned_version or 0))
-        if isinstance(e, ev.MigrationCommitted) and e.role == "master":
-            return ("FINE", "migration",
-                    "Finished Migration: " + self._migration(e, "SUCCESS", e.partition))
         if isinstance(e, ev.MigrationFailed):
             return ("WARNING", "migration",
-                    "Migration failed: " + self._migration(e, "FAILED", e.partition))
+                    "Migration failed: " + self._migration(e, "ACTIVE", e.partition))
+        if isinstance(e, ev.PartitionTablePublished) and e.version is not None \
+                and e.partition_versions is None:
+            return "FINE", "partition", f"Publishing partition state, version: {e.version}"
+        if isinstance(e, ev.PartitionTableApplied) and e.version is not None \
+                and e.partition_versions is None and e.sender != e.member:
+            return ("FINE", "partition",
+                    f"Applied partition state update with version: {e.version}")
         if isinstance(e, ev.PartitionVersionApplied):
             return ("FINE", "partition", "Applying completed migration " + self._migration(
                 e, "SUCCESS", e.partition, initial=e.version - 1))
+        if isinstance(e, ev.PartitionTableConflict):
+            latest, received = (*e.replicas, (), ())[:2]
+            return ("WARNING", "partition", "Issue while determining latest partition... Latest: "
+                    f"{self._partition(e.partition, e.version, latest)}, Received: "
+                    f"{self._partition(e.partition, e.version, received)}")
         if isinstance(e, ev.PartitionLost):
             return "WARNING", "migration", f"partitionId={e.partition} is completely lost!"
         if isinstance(e, ev.ShutdownRequestHandled):
@@ -239,7 +370,7 @@ class LogWriter:
             return None
         level, logger, text = written
         when = _date(order, layout=True) if at_ms is None else layout_time(at_ms)
-        level = {"WARNING": "WARN", "FINE": "DEBUG", "SEVERE": "ERROR"}.get(level, level)
+        level = LOG4J2_LEVELS.get(level, level)
         instance = self.instances.get(e.member)
         thread = "hz.main" if instance is None else f"hz.{instance}.{THREADS[logger]}"
         return (f"{when} [{level:>5}] [{thread}] [{LOGGERS[logger]}]: "

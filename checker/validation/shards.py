@@ -35,6 +35,7 @@ from partsafe.traces.events import (
     MemberListInstalled,
     MemberStarted,
     MigrationFailed,
+    MigrationRolledBack,
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
@@ -462,9 +463,10 @@ class Tally:
         elif isinstance(ev, MigrationsCompleted) and ev.outcome != "progress":
             self.migrations[f"rebalances_{ev.outcome}"] += 1
             self.migrations["completed"] += ev.completed
-        elif isinstance(ev, MigrationStarted):
+        elif isinstance(ev, MigrationStarted) and ev.role == "master":  # one per migration
             self.migrations["started"] += 1
-        elif isinstance(ev, MigrationFailed):
+        elif isinstance(ev, MigrationFailed) or (
+                isinstance(ev, MigrationRolledBack) and ev.role == "master"):
             self.migrations["failed"] += 1
 
     @property

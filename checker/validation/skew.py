@@ -16,8 +16,9 @@ the timestamps only suggest. This module decides it, for one candidate violation
   bound); an event stamped ``ts`` ms happened in ``[ts, ts + 1)`` ms of its member's clock; each
   member's own events keep its order; and the causal edges the log shows hold (`causal`): a
   member list is installed after its master printed it, a migration's participants start after
-  the master started it and commit after starting it, a shutdown request is handled after it was
-  made, a leader is elected after the votes it counted.
+  the master started it and commit after starting it, a master commits after its destination
+  did, a shutdown request is handled after it was made, a leader is elected after the votes it
+  counted.
 - The orders: every linear order of the window consistent with those constraints (depth-first,
   each prefix checked with Z3), each run through the monitor's part from the state before the
   window. **Definite**: every consistent order breaks the spec. **Possible**: some order
@@ -189,6 +190,12 @@ def causal(a: Event, b: Event) -> bool:
         if isinstance(b, MigrationStarted) and b.role != "master":
             return b.migration == a.migration
         return isinstance(b, MigrationCommitted) and b.migration == a.migration
+    if isinstance(a, MigrationCommitted) and a.role == "destination":
+        # a master's commit is its destination's answer to the commit (a Hazelcast log shows it
+        # only as `Migration commit result true from <destination>`), which the destination
+        # gives once it committed (`commitMigrationOnDestination` finalizes, then answers)
+        return (isinstance(b, MigrationCommitted) and b.role == "master"
+                and b.migration == a.migration)
     if isinstance(a, ShutdownRequested) and isinstance(b, ShutdownRequestHandled):
         return b.requester == a.member
     if isinstance(a, RaftVote) and isinstance(b, RaftLeader):

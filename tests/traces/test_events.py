@@ -33,11 +33,14 @@ SAMPLES: list[Event] = [
     ev.PartitionVersionApplied(member="B", partition=7, version=12),
     ev.PartitionTableFetch(member="C", phase="determined"),
     ev.MigrationFailed(member="A", migration="m-19", partition=4, reason="commit failed"),
+    ev.MigrationFinished(member="A", migration="m-20", partition=4),
+    ev.PartitionTableConflict(member="C", partition=5, version=3,
+                              replicas=(("A", "B"), ("B", None, "C"))),
     ev.ShutdownRequestHandled(member="A", requester="D"),
     ev.MemberSuspected(member="B", suspect="A", reason="no heartbeat"),
     ev.ExplicitSuspicion(member="C", sender="A", reason="not a member"),
     ev.SuspicionRemoved(member="B", suspect="A"),
-    ev.MastershipClaimStarted(member="C", suspected=("A", "B")),
+    ev.MastershipClaimStarted(member="C", suspected=("A", "B"), members=("A", "B", "C", "D")),
     ev.MastershipClaimAccepted(member="D", candidate="C", version=5),
     ev.MastershipClaimSent(member="C", target="E"),
     ev.MastershipAcceptanceReceived(member="C", sender="D", version=5,
@@ -98,7 +101,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 47
+    assert len(SAMPLES) == len(EVENT_TYPES) == 49
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 

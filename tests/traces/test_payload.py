@@ -22,8 +22,10 @@ from partsafe.traces.events import (
     ClusterStateChanged,
     Event,
     ExplicitSuspicion,
+    MastershipAcceptanceReceived,
     MastershipClaimAccepted,
     MastershipClaimed,
+    MastershipClaimSent,
     MastershipClaimStarted,
     MemberLeft,
     MemberListInstalled,
@@ -32,10 +34,15 @@ from partsafe.traces.events import (
     MemberSuspected,
     MigrationCommitted,
     MigrationFailed,
+    MigrationFinished,
+    MigrationRolledBack,
     MigrationsCompleted,
     MigrationStarted,
     PartitionLost,
+    PartitionTableApplied,
+    PartitionTableConflict,
     PartitionTableFetch,
+    PartitionTablePublished,
     PartitionVersionApplied,
     PromotionCommitted,
     Repartitioning,
@@ -324,13 +331,24 @@ MASTERSHIP: list[Case] = [
         f"Local MembersView{{version=5, members=[{M1}, {M2}, {M3}]}} with suspected members: "
         f"[Member [10.0.0.1]:5701 - {U1}] and initial addresses to ask: "
         f"[Member [10.0.0.3]:5701 - {U3}]",
-        [at_me(MastershipClaimStarted, suspected=("10.0.0.1:5701",))],
+        [at_me(MastershipClaimStarted, suspected=("10.0.0.1:5701",),
+               members=("10.0.0.1:5701", "10.0.0.2:5701", "10.0.0.3:5701")),
+         at_me(MastershipClaimSent, target="10.0.0.3:5701")],
     ),
     (
         f"Local {OLD_VIEW} with suspected members: [Member [10.0.0.1]:5701 - {U1}, "
         f"Member [10.0.0.4]:5701 - {U3}] and initial addresses to ask: []",
-        [at_me(MastershipClaimStarted, suspected=("10.0.0.1:5701", "10.0.0.4:5701"))],
+        [at_me(MastershipClaimStarted, suspected=("10.0.0.1:5701", "10.0.0.4:5701"),
+               members=("10.0.0.2:5701", "10.0.0.3:5701"))],
     ),
+    # MembershipManager.fetchLatestMembersView and fetchMembersViewFromNewMembers (FINE)
+    (
+        f"A more recent MembersView{{version=6, members=[{M2}, {M3}]}} is received from "
+        "[10.0.0.3]:5701",
+        [at_me(MastershipAcceptanceReceived, sender="10.0.0.3:5701", version=6,
+               members=("10.0.0.2:5701", "10.0.0.3:5701"))],
+    ),
+    ("Asking MembersView of [10.0.0.4]:5701", [at_me(MastershipClaimSent, target="10.0.0.4:5701")]),
     (
         f"Mastership is claimed with: MembersView{{version=6, members=[{M2}, {M3}]}}",
         [at_me(MastershipClaimed, version=6, members=("10.0.0.2:5701", "10.0.0.3:5701"))],
@@ -392,7 +410,21 @@ MIGRATION_INFO = (
 SUCCEEDED = MIGRATION_INFO.replace("status=ACTIVE", "status=SUCCESS")
 FAILED = MIGRATION_INFO.replace("status=ACTIVE", "status=FAILED")
 
+#: ``AbstractInternalPartition.toString`` of partition 5 at version 3, one line per replica
+P5_AB = (f"Partition {{ID: 5, Version: 3}} [\n\t0:[10.0.0.1]:5701 - {U1}\n"
+         f"\t1:[10.0.0.2]:5701 - {U2}\n]")
+P5_BC = (f"Partition {{ID: 5, Version: 3}} [\n\t0:[10.0.0.2]:5701 - {U2}\n"
+         f"\t2:[10.0.0.3]:5701 - {U3}\n]")
+
 FETCH: list[Case] = [
+    # InternalPartitionServiceImpl's FetchMostRecentPartitionTableTask (WARNING), its lines
+    # joined back as the scanner joins a record's tab-indented rest
+    (
+        f"Issue while determining latest partition... Latest: {P5_AB}, Received: {P5_BC}",
+        [at_me(PartitionTableConflict, partition=5, version=3,
+               replicas=(("10.0.0.1:5701", "10.0.0.2:5701"),
+                         ("10.0.0.2:5701", None, "10.0.0.3:5701")))],
+    ),
     (
         "Fetching partition tables from cluster to determine the most recent one... "
         "Local stamp: -5489131870946612355",
@@ -568,6 +600,68 @@ MIGRATIONS: list[Case] = [
         f"Finished Migration: {FAILED}",
         [at_me(MigrationFailed, migration=MIG, partition=17, reason="finished with status FAILED")],
     ),
+    # what Hazelcast logs: the operation answered, the commit still to come
+    (
+        f"Finished Migration: {MIGRATION_INFO}",
+        [at_me(MigrationFinished, migration=MIG, partition=17)],
+    ),
+    # MigrationManager's MigrationPlanTask (4.1+, FINE): over for the plan task, whatever the
+    # status
+    (
+        f"AsyncMigrationTask completed: {SUCCEEDED}",
+        [at_me(MigrationFinished, migration=MIG, partition=17)],
+    ),
+    # MigrationManager.commitMigrationToDestinationAsync (FINE; 3.x and 4.x: FINEST, and the
+    # destination an Address): the master's decision on the destination's answer
+    (
+        f"Migration commit result true from [10.0.0.2]:5701 - {U2} for {SUCCEEDED}",
+        [at_me(MigrationCommitted, role="master", migration=MIG, partition=17)],
+    ),
+    (
+        f"Migration commit result false from [10.0.0.2]:5701 for {SUCCEEDED}",
+        [at_me(MigrationRolledBack, role="master", migration=MIG, partition=17)],
+    ),
+    # 3.x's table versions (InternalPartitionServiceImpl, FINE); 4.x and later print stamps
+    ("Publishing partition state, version: 272", [at_me(PartitionTablePublished, version=272)]),
+    ("Applied partition state update with version: 274",
+     [at_me(PartitionTableApplied, version=274)]),
+    # MigrationManager.finalizeMigration (FINE): ME is the source of MIGRATION_INFO
+    (
+        f"Finalizing {SUCCEEDED}",
+        [at_me(MigrationCommitted, role="source", migration=MIG, partition=17)],
+    ),
+    (
+        f"Finalizing {FAILED}",
+        [at_me(MigrationRolledBack, role="source", migration=MIG, partition=17)],
+    ),
+    # MigrationRequestOperation.invokeMigrationOperation (FINEST), on the source
+    (
+        "Invoking MigrationOperation for namespaces [DistributedObjectNamespace{service="
+        f"'hz:impl:mapService', objectName='default'}}] and {MIGRATION_INFO}, firstFragment: "
+        "true, lastFragment: true",
+        [
+            at_me(
+                MigrationStarted,
+                role="source",
+                migration=MIG,
+                partition=17,
+                source_member="10.0.0.1:5701",
+                destination="10.0.0.2:5701",
+                source_current_index=0,
+                planned_version=3,
+            )
+        ],
+    ),
+    # 4.0: no firstFragment; ME is not the destination: no event
+    (
+        f"ReplicaVersions are set after migration. {MIGRATION_INFO}, namespace="
+        "DistributedObjectNamespace{service='hz:impl:mapService', objectName='default'}, "
+        "replicaVersions=[1, 0, 0, 0, 0, 0]",
+        [],
+    ),
+    # older releases print the partition only: not ours
+    ("ReplicaVersions are set after migration. partitionId=17 replicaVersions=[1, 0, 0, 0, 0, 0]",
+     None),
     (
         f"Applying completed migration {SUCCEEDED}",
         [at_me(PartitionVersionApplied, partition=17, version=5)],
@@ -596,33 +690,38 @@ MIGRATIONS: list[Case] = [
 
 # --- §9 migration failures and commit errors ------------------------------------------------------
 
+#: the master's rollback, which a failure logged just before it decides (``Migration failed``,
+#: ``Cannot commit``)
+ROLLBACK = at_me(MigrationRolledBack, role="master", migration=MIG, partition=17)
+
 FAILURES: list[Case] = [
-    (text, [at_me(MigrationFailed, migration=MIG, partition=17, reason=reason)])
-    for text, reason in [
+    (text, [ROLLBACK] if decides else [at_me(MigrationFailed, migration=MIG, partition=17,
+                                             reason=reason)])
+    for text, reason, decides in [
         (
             f"Failed migration from Member [10.0.0.2]:5701 - {U2} for {MIGRATION_INFO}",
-            "failed migration",
+            "failed migration", False,
         ),
-        (f"Migration failed: {MIGRATION_INFO}", "migration failed"),
-        (f"Error during {MIGRATION_INFO}", "error during migration"),
+        (f"Migration failed: {MIGRATION_INFO}", "migration failed", True),
+        (f"Error during {MIGRATION_INFO}", "error during migration", False),
         (
             f"Cannot commit {MIGRATION_INFO}. Destination Member [10.0.0.2]:5701 - {U2} is not a "
             "member anymore",
-            "destination is not a member anymore",
+            "destination is not a member anymore", True,
         ),
         (
             f"Migration commit failed for {MIGRATION_INFO} since destination Member "
             f"[10.0.0.2]:5701 - {U2} left the cluster",
-            "commit failed: destination left the cluster",
+            "commit failed: destination left the cluster", False,
         ),
         (
             f"Migration commit failed for {MIGRATION_INFO} since this node is shutting down.",
-            "commit failed: this node is shutting down",
+            "commit failed: this node is shutting down", False,
         ),
         (
             f"Migration commit to [10.0.0.2]:5701 failed for {MIGRATION_INFO}\n"
             "java.util.concurrent.ExecutionException: boom\n\tat com.hazelcast.Foo.bar(Foo.java:1)",
-            "commit failed",
+            "commit failed", False,
         ),
     ]
 ] + [
@@ -723,6 +822,10 @@ CUT_MIGRATION = MIGRATION_INFO[: MIGRATION_INFO.index("destinationCurrent")]
 
 ERRORS: list[tuple[str, str]] = [
     ("Members {size:2, ver:4} [", r"member list is truncated"),
+    (
+        f"Issue while determining latest partition... Latest: {P5_AB[:40]}",
+        r"conflicting partitions are truncated",
+    ),
     (
         f"Members {{size:2, ver:4}} [\n\tMember [192.168.1.8]:5701 - {U1}",
         r"member list is truncated",

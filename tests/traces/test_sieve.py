@@ -58,6 +58,19 @@ PIECES = (
     f"address=[10.0.0.2]:5701, uuid={U[1]}, liteMember=false}}]}}\n",
     f"2023-11-14 10:00:16,000 INFO {P2} Mastership is claimed with: MembersView\n"
     f"{{version=7, members=[MemberInfo{{address=[\n10.0.0.2]:5701, uuid={U[1]}}}]}}\n",
+    # a record over several lines: two partitions' tables (InternalPartitionServiceImpl)
+    f"2023-11-14 10:00:17,000 [ WARN] [hz.x] [c.h.i.p.InternalPartitionService]: {P2} Issue "
+    "while determining latest partition... Latest: Partition {ID: 5, Version: 3} [\n"
+    f"\t0:[10.0.0.1]:5701 - {U[0]}\n\t1:[10.0.0.2]:5701 - {U[1]}\n"
+    "], Received: Partition {ID: 5, Version: 3} [\n"
+    f"\t0:[10.0.0.2]:5701 - {U[1]}\n]\n",
+    # a migration's participant (MigrationManager.finalizeMigration, FINE)
+    f"2023-11-14 10:00:18,000 [DEBUG] [hz.x] [c.h.i.p.i.MigrationManager]: {P2} Finalizing "
+    f"MigrationInfo{{uuid=m1, partitionId=5, source=[10.0.0.1]:5701 - {U[0]}, "
+    "sourceCurrentReplicaIndex=0, sourceNewReplicaIndex=-1, destination=[10.0.0.2]:5701 - "
+    f"{U[1]}, destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex=0, "
+    "master=[10.0.0.1]:5701, initialPartitionVersion=3, partitionVersionIncrement=2, "
+    "status=SUCCESS}\n",
 )
 
 

@@ -15,6 +15,8 @@ M = ("A", "B", "C")
 member = st.sampled_from(M)
 lists = st.lists(member, min_size=1, max_size=3, unique=True).map(tuple)
 uuid = st.sampled_from(("u1", "u2"))
+migration = st.sampled_from(("x", "y", "z"))
+part = st.integers(0, 1)
 
 EVENTS = st.one_of(
     st.builds(lambda m, v, ms, u: ev.MemberListInstalled(
@@ -34,9 +36,30 @@ EVENTS = st.one_of(
         member, st.integers(0, 3), st.integers(0, 3), st.integers(0, 1)),
     st.builds(lambda m: ev.ShutdownRequested(member=m), member),
     st.builds(lambda m, r: ev.ShutdownRequestHandled(member=m, requester=r), member, member),
-    st.builds(lambda m, role, d: ev.MigrationStarted(
-        member=m, role=role, migration="x", partition=0, destination=d),
-        member, st.sampled_from(("master", "source", "destination")), member),
+    st.builds(lambda m, role, d, x, p: ev.MigrationStarted(
+        member=m, role=role, migration=x, partition=p, destination=d, source_member=m,
+        source_current_index=0),
+        member, st.sampled_from(("master", "source", "destination")), member, migration, part),
+    st.builds(lambda m, kind, role, x, p: kind(member=m, role=role, migration=x, partition=p),
+              member, st.sampled_from((ev.MigrationCommitted, ev.MigrationRolledBack)),
+              st.sampled_from(("master", "source", "destination")), migration, part),
+    st.builds(lambda m, kind, x, p: kind(member=m, migration=x, partition=p), member,
+              st.sampled_from((ev.MigrationFailed, ev.MigrationFinished)), migration, part),
+    st.builds(lambda m, t: ev.SplitBrainMerge(member=m, target=t), member, member),
+    st.builds(lambda m, a, b: ev.PartitionTableConflict(member=m, partition=0, version=3,
+                                                        replicas=(a, b)), member, lists, lists),
+    st.builds(lambda m, v: ev.PartitionTableApplied(member=m, version=v), member,
+              st.integers(1, 4)),
+    st.builds(lambda m, v: ev.PartitionTablePublished(member=m, version=v), member,
+              st.integers(1, 4)),
+    st.builds(lambda m, s, ms: ev.MastershipClaimStarted(member=m, suspected=s, members=ms),
+              member, lists, lists | st.just(())),
+    st.builds(lambda m, t: ev.MastershipClaimSent(member=m, target=t), member, member),
+    st.builds(lambda m, o, v, ms: ev.MastershipAcceptanceReceived(
+        member=m, sender=o, version=v, members=ms), member, member, st.integers(1, 5), lists),
+    st.builds(lambda m, o: ev.MastershipClaimAccepted(member=m, candidate=o), member, member),
+    st.builds(lambda m, v, ms: ev.MastershipClaimed(member=m, version=v, members=ms),
+              member, st.integers(1, 5), lists),
 )
 
 

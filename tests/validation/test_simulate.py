@@ -141,7 +141,7 @@ def test_the_noise_fills_the_budget(tmp_path: Path, budget: dict[str, int], meas
     ({"partitions": 0}, "partitions must be at least 1"),
     ({"events": 0}, "events must be at least 1"),
     ({"lines": 10, "size": 10}, "not both"),
-    ({"inject": ["PT-MASTER-ONLY"]}, "cannot inject 'PT-MASTER-ONLY'"),
+    ({"inject": ["DATA-NO-LOSS"]}, "cannot inject 'DATA-NO-LOSS'"),
 ])
 def test_bad_arguments_are_refused(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
     args = {"members": 3, "partitions": 8, "events": 10, **kwargs}

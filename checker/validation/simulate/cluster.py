@@ -72,10 +72,19 @@ class Shadow:
     alive: set[str] = field(default_factory=set)
     #: each member's last versioned member list
     lists: dict[str, ev.MemberListInstalled] = field(default_factory=dict)
+    #: the members whose last list is in the legacy format (no version)
+    legacy: set[str] = field(default_factory=set)
     #: the versions each master published (member lists name their master first)
     versions: dict[str, set[int]] = field(default_factory=dict)
     #: (member, partition) -> the last partition version it applied
     applied: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: the members each member suspects
+    suspects: dict[str, set[str]] = field(default_factory=dict)
+    #: the members that requested shutdown, or whose request a master handled
+    leaving: set[str] = field(default_factory=set)
+    #: per master, its migrations in flight: id -> (partition, destination and source endpoint)
+    flights: dict[str, dict[str, tuple[int | None, frozenset[str]]]] = field(
+        default_factory=dict)
 
     def master(self) -> str | None:
         """The live member that heads its own list and has the most live followers (a member
@@ -208,9 +217,9 @@ class Simulation:
             data = text.encode()
             lines = text.count("\n")
             written = Record(me, f.stats.name, f.write(data, lines))
-            f.stats.events += 1
+            f.stats.events += self.writer.carried
             f.clock = when
-            self.events += 1
+            self.events += self.writer.carried
             self.protocol += len(data) if self.in_bytes else lines
             self._owe()
         self._observe(e)
@@ -253,8 +262,37 @@ class Simulation:
         elif isinstance(e, ev.MemberListInstalled) and e.version is not None and e.members:
             sh.lists[e.member] = e
             sh.versions.setdefault(e.members[0], set()).add(e.version)
+            sh.legacy.discard(e.member)
+        elif isinstance(e, ev.MemberListInstalled):
+            sh.legacy.add(e.member)
         elif isinstance(e, ev.PartitionVersionApplied):
             sh.applied[(e.member, e.partition)] = e.version
+        mine = sh.suspects.setdefault(e.member, set())
+        if isinstance(e, ev.MemberSuspected):
+            mine.add(e.suspect)
+        elif isinstance(e, ev.ExplicitSuspicion):
+            mine.add(e.sender)
+        elif isinstance(e, ev.SuspicionRemoved):
+            mine.discard(e.suspect)
+        elif isinstance(e, ev.MemberListInstalled):
+            mine.intersection_update(e.members)
+        elif isinstance(e, ev.ShutdownRequested):
+            sh.leaving.add(e.member)
+        elif isinstance(e, ev.ShutdownRequestHandled):
+            sh.leaving.add(e.requester)
+        flights = sh.flights.setdefault(e.member, {})
+        if isinstance(e, ev.MigrationStarted) and e.role == "master":
+            source = e.source_endpoint or (e.source_member if e.source_current_index == 0
+                                           else None)
+            flights[e.migration] = (e.partition, frozenset(
+                m for m in (e.destination, source) if m is not None))
+        elif isinstance(e, ev.MigrationFailed | ev.MigrationFinished) or (
+                isinstance(e, ev.MigrationCommitted | ev.MigrationRolledBack)
+                and e.role == "master"):
+            flights.pop(e.migration, None)
+        elif isinstance(e, ev.Repartitioning | ev.MemberStarted) or (
+                isinstance(e, ev.MigrationsCompleted) and e.outcome != "progress"):
+            flights.clear()
 
     def done(self) -> bool:
         """Whether the requested protocol events are written."""

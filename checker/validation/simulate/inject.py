@@ -1,4 +1,4 @@
-"""Injected violations, one injector per spec a log can show (`INJECTORS`).
+"""Injected violations, one injector per spec a Hazelcast log judges (`INJECTORS`).
 
 An injection is written at the end of an era (after its last protocol line, before the next era
 restarts the members), on members whose state at that point (`Simulation.shadow`) makes the
@@ -217,6 +217,321 @@ def inject_only_source(sim: Simulation, used: set[str]) -> Injection | None:
                       f"of partition {p} to it")
 
 
+# --- the master's schedule, the participants, the tables (FINE and FINEST lines) --------------
+
+
+def _migration_id(sim: Simulation, what: str, n: int = 0) -> str:
+    """A fresh migration UUID for an injection."""
+    name = f"{sim.seed}:{sim.eras}:{sim.clock}:{what}:{n}"
+    return str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, name))
+
+
+def _free_partitions(sim: Simulation, master: str, k: int) -> list[int]:
+    """`k` partitions none of `master`'s migrations in flight moves, at random."""
+    busy = {p for p, _ in sim.shadow.flights.get(master, {}).values()}
+    free = [p for p in range(sim.partitions) if p not in busy]
+    return sim.rng.sample(free, k) if len(free) >= k else []
+
+
+def _load(sim: Simulation, master: str, member: str) -> int:
+    """How many of `master`'s migrations in flight `member` is the destination or the source
+    endpoint of (as PAR-MAX-PARALLEL counts them)."""
+    return sum(member in ends for _, ends in sim.shadow.flights.get(master, {}).values())
+
+
+def _start(sim: Simulation, master: str, migration: str, p: int, source: str,
+           destination: str) -> Record | None:
+    sim.tick(5, 60)
+    return sim.record(ev.MigrationStarted(
+        member=master, role="master", migration=migration, partition=p, source_member=source,
+        destination=destination, source_current_index=0,
+        planned_version=sim.shadow.applied.get((master, p), 0) + 1))
+
+
+def _schedule_ends(sim: Simulation, master: str, started: list[tuple[str, int]]
+                   ) -> list[Record | None]:
+    """The injected migrations' operations answer (``Finished Migration``), so that they leave
+    the master's schedule as they entered it."""
+    out = []
+    for migration, p in started:
+        sim.tick(5, 60)
+        out.append(sim.record(ev.MigrationFinished(member=master, migration=migration,
+                                                   partition=p)))
+    return out
+
+
+def _schedule_members(sim: Simulation, used: set[str]) -> tuple[str, str] | None:
+    """The master and one of its followers that is not leaving and not used (a migration to a
+    member that requested shutdown would break SHUT-ONLY-SOURCE): the master sends the
+    follower the data of partitions it owns. The follower logs nothing of it."""
+    sh = sim.shadow
+    master = sh.master()
+    if master is None or f"schedule:{master}" in used:
+        return None
+    y = _pick(sim, [m for m in sh.followers(master) if m not in sh.leaving and m not in used])
+    if y is None:
+        return None
+    used.add(f"schedule:{master}")
+    return master, y
+
+
+def inject_one_per_partition(sim: Simulation, used: set[str]) -> Injection | None:
+    """PAR-ONE-PER-PARTITION (003 §2.2): the master starts a migration of a partition while
+    another of it is in flight (``Starting Migration``, FINE)."""
+    found = _schedule_members(sim, used)
+    if found is None:
+        return None
+    master, y = found
+    [p] = _free_partitions(sim, master, 1) or [None]
+    if p is None:
+        return None
+    ids = [_migration_id(sim, "one-per-partition", i) for i in range(2)]
+    records = [_start(sim, master, m, p, master, y) for m in ids]
+    records += _schedule_ends(sim, master, [(ids[0], p), (ids[1], p)])
+    return _injection(sim, "PAR-ONE-PER-PARTITION", records, 1,
+                      f"{master} starts a second migration of partition {p} while one is in "
+                      "flight")
+
+
+def inject_max_parallel(sim: Simulation, used: set[str]) -> Injection | None:
+    """PAR-MAX-PARALLEL (003 §2.2): the master starts an 11th migration to one destination while
+    10 are in flight (``hazelcast.partition.max.parallel.migrations``, default 10)."""
+    found = _schedule_members(sim, used)
+    if found is None:
+        return None
+    master, y = found
+    limit = 10
+    k = limit - max(_load(sim, master, y), _load(sim, master, master))
+    ps = _free_partitions(sim, master, k + 1) if k >= 0 else []
+    if not ps:
+        return None
+    ids = [_migration_id(sim, "max-parallel", i) for i in range(k + 1)]
+    records = [_start(sim, master, m, p, master, y) for m, p in zip(ids, ps, strict=True)]
+    records += _schedule_ends(sim, master, list(zip(ids, ps, strict=True)))
+    return _injection(sim, "PAR-MAX-PARALLEL", records, k,
+                      f"{master} starts migration {k + 1} to {y} with {limit} in flight there")
+
+
+def _participants(sim: Simulation, used: set[str], k: int) -> list[str] | None:
+    """`k` live members not used by another injection, at random."""
+    sh = sim.shadow
+    live = [m for m in sim.cluster if m in sh.alive and m not in used and m in sh.started]
+    if len(live) < k:
+        return None
+    picked = sim.rng.sample(live, k)
+    used.update(picked)
+    return picked
+
+
+def inject_reject_stale(sim: Simulation, used: set[str]) -> Injection | None:
+    """MIG-REJECT-STALE (000 §2.1, 003 §1.2): a source starts a migration of a partition while
+    its migration of that partition is undecided (``Invoking MigrationOperation``, FINEST)."""
+    picked = _participants(sim, used, 3)
+    if picked is None:
+        return None
+    x, y1, y2 = picked
+    p = sim.rng.randrange(sim.partitions)
+    records = []
+    for i, y in enumerate((y1, y2)):
+        sim.tick(5, 200)
+        records.append(sim.record(ev.MigrationStarted(
+            member=x, role="source", migration=_migration_id(sim, "reject-stale", i),
+            partition=p, source_member=x, destination=y, source_current_index=0)))
+    return _injection(sim, "MIG-REJECT-STALE", records, 1,
+                      f"{x} sends partition {p} again while its first migration is undecided")
+
+
+def inject_atomic(sim: Simulation, used: set[str]) -> Injection | None:
+    """MIG-ATOMIC (000 §2.1): the source commits a migration, its destination rolls it back
+    (``Finalizing MigrationInfo{...}``, FINE, on each)."""
+    picked = _participants(sim, used, 2)
+    if picked is None:
+        return None
+    source, destination = picked
+    p = sim.rng.randrange(sim.partitions)
+    migration = _migration_id(sim, "atomic")
+    sim.tick(5, 60)
+    start = ev.MigrationStarted(member=source, role="master", migration=migration, partition=p,
+                                source_member=source, destination=destination,
+                                source_current_index=0)
+    sim.writer.started[migration] = start  # the MigrationInfo the participants' lines show
+    records = [sim.record(ev.MigrationCommitted(member=source, role="source",
+                                                migration=migration, partition=p))]
+    sim.tick(5, 60)
+    records.append(sim.record(ev.MigrationRolledBack(member=destination, role="destination",
+                                                     migration=migration, partition=p)))
+    return _injection(sim, "MIG-ATOMIC", records, 1,
+                      f"source {source} commits migration of partition {p} and destination "
+                      f"{destination} rolls it back")
+
+
+def inject_commit_order(sim: Simulation, used: set[str]) -> Injection | None:
+    """MIG-COMMIT-ORDER (000 §2.1): the master, the migration's source, finalizes it as the
+    source (``Finalizing``) before its own commit (``Migration commit result true``, FINE)."""
+    sh = sim.shadow
+    master = sh.master()
+    if master is None or master in used:
+        return None
+    others = [m for m in sh.followers(master) if m not in used]
+    if not others:
+        return None
+    used.add(master)
+    destination = sim.rng.choice(others)
+    p = sim.rng.randrange(sim.partitions)
+    migration = _migration_id(sim, "commit-order")
+    sim.writer.started[migration] = ev.MigrationStarted(
+        member=master, role="master", migration=migration, partition=p, source_member=master,
+        destination=destination, source_current_index=0)
+    sim.tick(5, 60)
+    records = [sim.record(ev.MigrationCommitted(member=master, role="source",
+                                                migration=migration, partition=p))]
+    sim.tick(5, 60)
+    records.append(sim.record(ev.MigrationCommitted(member=master, role="master",
+                                                    migration=migration, partition=p)))
+    return _injection(sim, "MIG-COMMIT-ORDER", records, 1,
+                      f"master {master} commits the migration of partition {p} after it "
+                      "committed it as its source")
+
+
+def inject_master_table(sim: Simulation, used: set[str]) -> Injection | None:
+    """PT-MASTER-ONLY (000 §1.1): collecting the members' tables, a member finds one partition
+    version with two replica arrays (``Issue while determining latest partition...``,
+    WARNING)."""
+    picked = _participants(sim, used, 1)
+    live = [m for m in sim.cluster if m in sim.shadow.alive]
+    if picked is None or len(live) < 3:
+        return None
+    x = picked[0]
+    a, b, c = sim.rng.sample(live, 3)
+    p = sim.rng.randrange(sim.partitions)
+    sim.tick(200, 2000)
+    record = sim.record(ev.PartitionTableConflict(member=x, partition=p, version=7,
+                                                  replicas=((a, b), (b, c))))
+    return _injection(sim, "PT-MASTER-ONLY", [record], 0,
+                      f"{x} collects partition {p} version 7 as [{a},{b}] and [{b},{c}]")
+
+
+def inject_most_recent(sim: Simulation, used: set[str]) -> Injection | None:
+    """PT-MOST-RECENT (000 §1.2): a member of the master's list applies a table version
+    (``Applied partition state update with version``, FINE, 3.x), and the master then publishes
+    an older one (``Publishing partition state, version``)."""
+    sh = sim.shadow
+    master = sh.master()
+    if master is None:
+        return None
+    x = _pick(sim, [m for m in sh.followers(master) if m not in used])
+    if x is None:
+        return None
+    used.add(x)
+    version = 1_000_000 + sim.clock  # above every table version injected before
+    sim.tick(200, 2000)
+    records = [sim.record(ev.PartitionTableApplied(member=x, version=version, sender=master))]
+    sim.tick(200, 2000)
+    records.append(sim.record(ev.PartitionTablePublished(member=master, version=version - 1)))
+    return _injection(sim, "PT-MOST-RECENT", records, 1,
+                      f"master {master} publishes table version {version - 1} after {x} "
+                      f"applied {version}")
+
+
+# --- mastership claims (002) ---------------------------------------------------------------
+
+
+def _with_younger(sim: Simulation, used: set[str]) -> list[str]:
+    """Live members this era started, not used, whose last list is versioned and names them
+    before a member they do not suspect; those that do not head their list first."""
+    sh = sim.shadow
+    out = []
+    for m in sim.cluster:
+        lst = sh.lists.get(m)
+        if m in used or m not in sh.alive or m not in sh.started or lst is None \
+                or m not in lst.members or m in sh.legacy:
+            continue
+        younger = lst.members[lst.members.index(m) + 1:]
+        if any(y not in sh.suspects.get(m, set()) for y in younger):
+            out.append(m)
+    return sorted(out, key=lambda m: sh.lists[m].members[0] == m)
+
+
+def inject_claim_accept(sim: Simulation, used: set[str]) -> Injection | None:
+    """MEM-CLAIM-ACCEPT (002 Mastership Claim Process): a member accepts the claim of a member
+    younger than itself in its list (``Mastership of ... is accepted``, WARNING): it does not
+    suspect itself, older than the candidate."""
+    sh = sim.shadow
+    found = _with_younger(sim, used)
+    if not found:
+        return None
+    d = found[0]
+    used.add(d)
+    members = sh.lists[d].members
+    candidate = members[-1]
+    sim.tick(200, 2000)
+    record = sim.record(ev.MastershipClaimAccepted(member=d, candidate=candidate,
+                                                   version=sh.lists[d].version))
+    return _injection(sim, "MEM-CLAIM-ACCEPT", [record], 0,
+                      f"{d} accepts the claim of {candidate}, younger than itself")
+
+
+def _claimant(sim: Simulation, used: set[str]
+              ) -> tuple[str, ev.MemberListInstalled, tuple[str, ...]] | None:
+    """A member with a younger member in its versioned list that it does not suspect, which
+    claims next; and its younger members, that one first."""
+    found = _with_younger(sim, used)
+    if not found:
+        return None
+    b = found[0]
+    used.add(b)
+    lst = sim.shadow.lists[b]
+    younger = lst.members[lst.members.index(b) + 1:]
+    first = next(y for y in younger if y not in sim.shadow.suspects.get(b, set()))
+    return b, lst, (first, *(y for y in younger if y != first))
+
+
+def _claim(sim: Simulation, b: str, lst: ev.MemberListInstalled, accepter: str,
+           answer: tuple[str, ...]) -> list[Record | None]:
+    """`b` claims mastership (it suspects its older members, asks the others) and counts the
+    answer of `accepter`, a list `answer` later than its own."""
+    older = lst.members[: lst.members.index(b)]
+    sim.tick(200, 2000)
+    records = [sim.record(ev.MastershipClaimStarted(member=b, suspected=older,
+                                                    members=lst.members))]
+    sim.tick(5, 200)
+    records.append(sim.record(ev.MastershipAcceptanceReceived(
+        member=b, sender=accepter, version=(lst.version or 0) + 1, members=answer)))
+    return records
+
+
+def inject_claim_result(sim: Simulation, used: set[str]) -> Injection | None:
+    """MEM-CLAIM-RESULT (002 Mastership Claim Process): the claimant publishes a list without a
+    member whose acceptance it counted (``A more recent MembersView ... is received``, FINE)."""
+    found = _claimant(sim, used)
+    if found is None:
+        return None
+    b, lst, younger = found
+    records = _claim(sim, b, lst, younger[0], lst.members)
+    sim.tick(5, 200)
+    records.append(sim.record(ev.MastershipClaimed(member=b, version=(lst.version or 0) + 2,
+                                                   members=(b, *younger[1:]))))
+    return _injection(sim, "MEM-CLAIM-RESULT", records, 2,
+                      f"{b} publishes its claim's list without {younger[0]}, which accepted")
+
+
+def inject_claim_discover(sim: Simulation, used: set[str]) -> Injection | None:
+    """MEM-CLAIM-DISCOVER (002 Mastership Claim Process): an answer names a member the claimant
+    never asks (``Asking MembersView of``, FINE, is missing)."""
+    found = _claimant(sim, used)
+    if found is None:
+        return None
+    b, lst, younger = found
+    extra = address(sim.n + 1)
+    sim.uuids.setdefault(extra, sim.new_uuid())
+    records = _claim(sim, b, lst, younger[0], (*lst.members, extra))
+    sim.tick(5, 200)
+    records.append(sim.record(ev.MastershipClaimed(member=b, version=(lst.version or 0) + 2,
+                                                   members=(b, *younger))))
+    return _injection(sim, "MEM-CLAIM-DISCOVER", records, 2,
+                      f"{b} finishes its claim without asking {extra}, which an answer named")
+
+
 #: spec id -> how to inject a violation of it
 INJECTORS: dict[str, Injector] = {
     "MEM-VIEW-ORDER": inject_view_order,
@@ -226,4 +541,14 @@ INJECTORS: dict[str, Injector] = {
     "PT-VERSION": inject_partition_version,
     "MIG-STATS": inject_stats,
     "SHUT-ONLY-SOURCE": inject_only_source,
+    "MEM-CLAIM-ACCEPT": inject_claim_accept,
+    "MEM-CLAIM-RESULT": inject_claim_result,
+    "MEM-CLAIM-DISCOVER": inject_claim_discover,
+    "PT-MASTER-ONLY": inject_master_table,
+    "PT-MOST-RECENT": inject_most_recent,
+    "MIG-COMMIT-ORDER": inject_commit_order,
+    "MIG-ATOMIC": inject_atomic,
+    "MIG-REJECT-STALE": inject_reject_stale,
+    "PAR-ONE-PER-PARTITION": inject_one_per_partition,
+    "PAR-MAX-PARALLEL": inject_max_parallel,
 }
