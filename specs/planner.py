@@ -334,7 +334,7 @@ def _begin(current: Replicas, target: Replicas | None = None) -> Seen:
     return Seen(current=current, target=target, array=current, start=current)
 
 
-def _call(e: PlanDecision, working: Replicas | None) -> Call | None:
+def _read_call(e: PlanDecision, working: Replicas | None) -> Call | None:
     """The decision's six arguments: a source the line does not name is the member the working
     array holds at its current index (None when the log showed no working array)."""
     source = e.source_member
@@ -394,7 +394,7 @@ class PlanMonitor(Monitor):
                     message = self.fixed(partition, seen, seen.fixed or seen.target)
                 seen = seen._replace(passes=True, working=event.replicas)
         elif isinstance(event, PlanDecision):
-            call = _call(event, seen.working)
+            call = _read_call(event, seen.working)
             if call is None or not seen.whole:
                 seen = seen._replace(whole=False)
             else:
