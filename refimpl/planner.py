@@ -537,22 +537,17 @@ def _check_variant(variant: str) -> None:
 
 
 def plan_decisions(current: Sequence[str | None], target: Sequence[str | None], *,
-                   variant: str = "fixed",
-                   partition_id: int = 0) -> tuple[Replicas, tuple[Decision, ...]]:
+                   variant: str = "fixed", partition_id: int = 0,
+                   passes: list[tuple[int, Replicas, tuple[Decision, ...]]] | None = None
+                   ) -> tuple[Replicas, tuple[Decision, ...]]:
     """``planMigrations(partitionId, current, target, callback)`` (000 §3.2.2).
 
     Returns the cycle-fixed target and every decision in the order the callback receives them,
     clears included. ``partition_id`` only appears in assertion messages, as in the source.
-    Raises :class:`PlannerError` for bad input and :class:`PlannerAssertion` when one of the
-    planner's own assertions fails.
+    `passes`, when given, receives each pass of the main loop: its index, the working array as
+    it starts and the decisions it made (`Plan.passes`). Raises :class:`PlannerError` for bad
+    input and :class:`PlannerAssertion` when one of the planner's own assertions fails.
     """
-    planner = _decide(current, target, variant, partition_id)
-    return planner.target, tuple(planner.decisions)
-
-
-def _decide(current: Sequence[str | None], target: Sequence[str | None], variant: str,
-            partition_id: int) -> _Planner:
-    """`plan_decisions`: the planner once it has run."""
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
     fixed = list(tgt)
@@ -562,7 +557,11 @@ def _decide(current: Sequence[str | None], target: Sequence[str | None], variant
     planner = planner_cls(cur, tuple(fixed), partition_id)
     planner.assert_no_duplicate()
     planner.run()
-    return planner
+    if passes is not None:
+        bounds = [k for _i, _w, k in planner.passes] + [len(planner.decisions)]
+        passes += [(i, working, tuple(planner.decisions[bounds[n]:bounds[n + 1]]))
+                   for n, (i, working, _k) in enumerate(planner.passes)]
+    return planner.target, tuple(planner.decisions)
 
 
 # --- applying a decision (``MigrationManager.applyMigration``) -----------------------------------
@@ -706,11 +705,12 @@ def plan(current: Sequence[str | None], target: Sequence[str | None], *,
     apply them one by one (:func:`apply`) (000 §3.2)."""
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
-    planner = _decide(cur, tgt, variant, partition_id)
-    fixed, decisions = planner.target, tuple(planner.decisions)
-    bounds = [k for _i, _w, k in planner.passes] + [len(decisions)]
-    passes = tuple((i, working, decisions[bounds[n]:bounds[n + 1]])
-                   for n, (i, working, _k) in enumerate(planner.passes))
+    recorded: list[tuple[int, Replicas, tuple[Decision, ...]]] = []
+    fixed, decisions = plan_decisions(cur, tgt, variant=variant, partition_id=partition_id,
+                                      passes=recorded)
+    kept = {id(d) for d in decisions}
+    passes = tuple((i, working, tuple(d for d in made if id(d) in kept))
+                   for i, working, made in recorded)
     start = cur
     for d in decisions:
         if d.is_clear:
