@@ -234,3 +234,13 @@ def test_the_command_line_gives_the_settings_a_log_does_not_print(tmp_path: Path
                       ("serial=yes", "true or false"), ("colour=red", "KEY one of backups")):
         result = runner.invoke(main, ["validate", str(path), "--config", bad])
         assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_explain_says_where_a_spec_is_judged() -> None:
+    result = CliRunner().invoke(main, ["explain", "MEM-VERSION", "--json"])
+    doc = json.loads(result.stdout)
+    assert {"explore", "prove", "events", "hazelcast-log"} <= set(doc["judged_by"])
+    assert "ignite-log" in doc["not_judged"]
+    text = CliRunner().invoke(main, ["explain", "MEM-VERSION"]).output
+    assert "judged by: explore, prove, events, hazelcast-log" in text
+    assert "not by ignite-log: " in text
