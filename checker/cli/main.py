@@ -551,8 +551,8 @@ def _catalogue() -> list[Spec]:
 @click.argument("spec_id")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def explain(spec_id: str, as_json: bool) -> None:
-    """What SPEC_ID states, where the design says so, why it exists, and the variants the bug zoo
-    expects to break it."""
+    """What SPEC_ID states, where the design says so, why it exists, the variants the bug zoo
+    expects to break it, and where it is judged (with the log messages that carry it)."""
     try:
         spec = get_spec(spec_id)
     except KeyError:
@@ -564,11 +564,12 @@ def explain(spec_id: str, as_json: bool) -> None:
                       "formula": "a constraint on every replica array of a plan "
                                  "(models/planner_oracle.py)", "lemmas": [],
                       "command": "partsafe prove planner"})
+    where = judged(spec)
     if as_json:
         click.echo(dumps(dict(spec.as_dict(), rationale=spec.rationale, z3=forms or None,
-                              zoo_variants=breaking)))
+                              zoo_variants=breaking, **where)))
         return
-    render_spec(stdout(), spec, breaking, forms)
+    render_spec(stdout(), spec, breaking, forms, where)
 
 
 @main.command()

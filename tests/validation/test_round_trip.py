@@ -223,3 +223,38 @@ def test_the_validation_docs_hold_the_table_specs_gives() -> None:
     start = text.index("<!-- judged-table:start -->\n") + len("<!-- judged-table:start -->\n")
     end = text.index("<!-- judged-table:end -->")
     assert text[start:end].strip() == markdown_table().strip()
+
+
+def test_the_command_line_gives_the_settings_a_log_does_not_print(tmp_path: Path) -> None:
+    """`--config max_parallel=2`: three migrations in flight at one member break
+    PAR-MAX-PARALLEL; a header that says otherwise is bad input; a bad setting is named."""
+    started = [ev.MigrationStarted(member="A", role="master", migration=f"m{i}", partition=i,
+                                   source_member="A", destination="B", source_current_index=0,
+                                   source_endpoint="A", planned_version=1, partition_version=1)
+               for i in range(3)]
+    path = tmp_path / "e.jsonl"
+    with path.open("w") as out:
+        ev.write_jsonl([ev.Repartitioning(member="A", planned=3), *started], out)
+    runner = CliRunner()
+    for given, broken in ((["--config", "max_parallel=2"], True), ([], False)):
+        result = runner.invoke(main, ["validate", str(path), "--json", *given])
+        found = {v["spec"] for v in json.loads(result.stdout)["violations"]}
+        assert ("PAR-MAX-PARALLEL" in found) is broken, result.stdout
+    with path.open("w") as out:
+        ev.write_jsonl(started, out, with_header=True, config={"max_parallel": 3})
+    result = runner.invoke(main, ["validate", str(path), "--config", "max_parallel=2"])
+    assert result.exit_code == 2 and "--config sets max_parallel=2" in result.output
+    for bad, says in (("max_parallel", "give KEY=VALUE"), ("backups=two", "a whole number"),
+                      ("serial=yes", "true or false"), ("colour=red", "KEY one of backups")):
+        result = runner.invoke(main, ["validate", str(path), "--config", bad])
+        assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_explain_says_where_a_spec_is_judged() -> None:
+    result = CliRunner().invoke(main, ["explain", "MEM-VERSION", "--json"])
+    doc = json.loads(result.stdout)
+    assert {"explore", "prove", "events", "hazelcast-log"} <= set(doc["judged_by"])
+    assert "ignite-log" in doc["not_judged"]
+    text = CliRunner().invoke(main, ["explain", "MEM-VERSION"]).output
+    assert "judged by: explore, prove, events, hazelcast-log" in text
+    assert "not by ignite-log: " in text
