@@ -352,8 +352,9 @@ class PlanMonitor(Monitor):
     rebuilt from its events, judged, and forgotten at its order record (`PlanOrder`), which ends
     it; a new plan of the partition (``Planning migrations``, ``Initial state``) starts afresh.
     What the log did not show (a plan whose start it missed, a source it cannot name) is not
-    judged. Subclasses judge at three points: the planner's cycle-fixed target is known (its
-    first pass starts), a decision, the order record."""
+    judged, nor is a plan whose arrays differ in length (not one partition's). Subclasses judge
+    at three points: the planner's cycle-fixed target is known (its first pass starts), a
+    decision, the order record."""
 
     key_size = 2
     observes: ClassVar[frozenset[str]] = frozenset(
@@ -378,12 +379,17 @@ class PlanMonitor(Monitor):
                 message = self.ordered(partition, seen,
                                        tuple(Call("", *m) for m in event.migrations))
             return frozenset(kv for kv in pairs if kv[0] != key), message
+        forget = frozenset(kv for kv in pairs if kv[0] != key)
         if isinstance(event, PlanStarted):
+            if len(event.current) != len(event.target):
+                return forget, None  # not arrays of one partition: no plan to follow
             seen = _begin(event.current, event.target)
         elif isinstance(event, PlanState) and event.stage == "initial":
             seen = _begin(event.replicas)
         elif seen is None:
             return pairs, None
+        elif isinstance(event, PlanState) and len(event.replicas) != len(seen.current):
+            return forget, None  # an array of another length: not the plan followed
         elif isinstance(event, PlanState):
             if event.stage == "final":
                 seen = seen._replace(target=event.replicas)
