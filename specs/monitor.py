@@ -79,7 +79,9 @@ class Monitor(ABC):
           its member did there. It raises nothing, and what it removes is read only by that
           member's later events in a part, or in the part whose key names the member; so it is
           delivered to the parts whose key names its member and to those its member has events
-          in before and after it, and to any other part it would change nothing;
+          in before and after it, and to any other part it would change nothing. Nor does it
+          change a part in its initial state, or one it made forget its member's events when
+          its member has had no event there since (the validator leaves those out);
         - None: the event changes nothing and raises nothing (the validator's `routes`
           gives None for an event whose member is unknown, whatever the key, as `step` does).
 

@@ -371,36 +371,52 @@ class CommitOrder(Monitor):
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
-        migration, (role, outcome, me), partition = _decision(event)
-        if role not in COMMIT_RANK:
+        migration, decision, partition = _decision(event)
+        if decision[0] not in COMMIT_RANK:
             return state, None
         seen: frozenset[Decision] = lookup(pairs, migration, frozenset())
-        message = None
-        if outcome == "committed":
-            for r, o, m in sorted(seen, key=lambda d: (-COMMIT_RANK.get(d[0], -1), d)):
-                if o == "committed" and COMMIT_RANK.get(r, -1) > COMMIT_RANK[role]:
-                    message = (f"{role} {me} commits {_of(migration, partition)} after {r} {m} "
-                               "committed it")
-                    break
-            if message is None:
-                waits_for = {"master": "destination", "source": "master"}.get(role)
-                for r, o, m in sorted(seen):
-                    if r == waits_for and o == "rolled back":
-                        message = (f"{role} {me} commits {_of(migration, partition)} after {r} "
-                                   f"{m} rolled it back")
-                        break
-        return assign(pairs, migration, seen | {(role, outcome, me)}), message
+        return (assign(pairs, migration, seen | {decision}),
+                _commit_order(seen, migration, decision, partition))
 
     def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         """`observe`, and for events read from a file (they have a `source`) one migration per
         partition is remembered (`_latest_per_partition`); the explorer calls `observe` and keeps
-        every decision."""
-        state, message = super().step(state, event)
+        every decision. (The decisions are looked up by key at once: a log's state holds a
+        migration of each partition.)"""
         assert isinstance(event, MigrationCommitted | MigrationRolledBack)
         if event.source is None or event.member == UNKNOWN_MEMBER \
                 or event.role not in COMMIT_RANK:
-            return state, message
-        return _latest_per_partition(state, event), message  # type: ignore[arg-type]
+            return super().step(state, event)
+        pairs: Pairs = state  # type: ignore[assignment]
+        migration, decision, partition = _decision(event)
+        index = dict(pairs)  # the entries by key (unique in a Pairs), for the lookups below
+        seen: frozenset[Decision] = index.get(migration, frozenset())
+        message = _commit_order(seen, migration, decision, partition)
+        now = (migration, seen | {decision})
+        if partition is None:  # `assign`, which `_latest_per_partition` keeps as it is
+            return pairs - {(migration, index.get(migration))} | {now}, message
+        # `assign` then `_latest_per_partition`, at once: the partition's migration and this
+        # one's decisions replaced by this one's
+        slot = ("p", partition)
+        gone = {(k, index[k]) for k in (slot, index.get(slot), migration) if k in index}
+        return pairs - gone | {now, (slot, migration)}, message
+
+
+def _commit_order(seen: frozenset[Decision], migration: str, decision: Decision,
+                  partition: int | None) -> str | None:
+    """MIG-COMMIT-ORDER's message for `decision` of `migration`, after the decisions `seen`."""
+    role, outcome, me = decision
+    if outcome != "committed":
+        return None
+    for r, o, m in sorted(seen, key=lambda d: (-COMMIT_RANK.get(d[0], -1), d)):
+        if o == "committed" and COMMIT_RANK.get(r, -1) > COMMIT_RANK[role]:
+            return f"{role} {me} commits {_of(migration, partition)} after {r} {m} committed it"
+    waits_for = {"master": "destination", "source": "master"}.get(role)
+    for r, o, m in sorted(seen):
+        if r == waits_for and o == "rolled back":
+            return (f"{role} {me} commits {_of(migration, partition)} after {r} {m} rolled it "
+                    "back")
+    return None
 
 
 class Atomic(Monitor):
@@ -489,10 +505,11 @@ def _latest_per_partition(pairs: Pairs, event: MigrationCommitted | MigrationRol
     early is unknown, never a violation."""
     if event.partition is None:
         return pairs
+    index = dict(pairs)  # the entries by key at once (keys are unique in a Pairs)
     slot = ("p", event.partition)
-    earlier = lookup(pairs, slot)
-    seen = lookup(pairs, event.migration)
-    pairs = frozenset(kv for kv in pairs if kv[0] not in (slot, earlier, event.migration))
+    earlier = index.get(slot)
+    seen = index.get(event.migration)
+    pairs = pairs - {(k, index[k]) for k in (slot, earlier, event.migration) if k in index}
     if done or seen is None:
         return pairs
     return pairs | {(event.migration, seen), (slot, event.migration)}

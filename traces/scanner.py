@@ -29,6 +29,7 @@ import dataclasses
 import gzip
 import json
 import re
+import sys
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -86,6 +87,10 @@ ISLAND_BREAK = "0000-00-00 -"
 _MEMBER_LINE = re.compile(r"\s+Member \[")
 _SPLITS = re.compile(r"\]:? |: | - | \| ")
 _CLOSING = frozenset({"]", "}"})
+#: a member list's body in its usual shape, the lines after its header: indented member lines
+#: (no ``|``, so no docker-compose prefix), then the closing bracket (group 2); what the
+#: scanner's line loop reads of such lines, matched at once
+_PLAIN_LIST = re.compile(rb"((?:[ \t]+Member[^\n|]*\n)*)[ \t]*([\]}])[ \t\r]*(?:\n|\Z)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +330,8 @@ class _LogFile:
         self.stream_member: dict[str, str] = {}
         self.out: list[Event] = []
         self.block, self.end, self.final = b"", 0, False
+        #: the offset in the block up to which a record has read every line (a member list)
+        self.resume = 0
         #: the line being handled: its layout's timestamp, its header, its offset
         self._header: tuple[int | None, str, int] = (None, "", 0)
         #: lines that had NUL bytes: where their malformed entry is in the accounting
@@ -427,9 +434,12 @@ class _LogFile:
         self.final = final
         at, at_line = 0, before + 1  # an offset at a line start, and that line's number
         last_start = -1
+        self.resume = 0
         for _kw, start, _end in _MATCHER.find_matches_as_indexes(block):
             if start >= limit:
                 break
+            if start < self.resume:  # in the lines a record just read
+                continue
             ls = block.rfind(b"\n", 0, start) + 1
             if ls == last_start:
                 continue
@@ -457,7 +467,8 @@ class _LogFile:
         text = p.text
         m = layout.PREFIX.search(text)
         if m is not None:
-            member = layout.address(m) or self.stream_member.get(p.stream, UNKNOWN_MEMBER)
+            member = sys.intern(layout.address(m)) \
+                or self.stream_member.get(p.stream, UNKNOWN_MEMBER)
             if member:
                 self.stream_member[p.stream] = member
             payload = text[m.end():]
@@ -591,6 +602,15 @@ class _LogFile:
         number = numbers[-1]
         lines = [header.strip()]
         pos, n = le + 1, number
+        if not stream:  # the usual shape, read at once: what the loop below reads of it
+            plain = _PLAIN_LIST.match(self.block, pos, self.end)
+            if plain is not None and self.block.count(b"\n", pos, plain.end(1)) <= MAX_MEMBERS:
+                rows = self.block[pos:plain.end(1)].decode("utf-8", "replace").split("\n")
+                lines += [row.rstrip() for row in rows[:-1]]
+                lines.append(plain.group(2).decode())
+                numbers += range(n + 1, n + len(rows) + 1)
+                self.resume = plain.end()
+                return self._list_record(header, lines, numbers, member, order)
         closed = False
         members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
         while pos < self.end:
@@ -625,6 +645,12 @@ class _LogFile:
         if members > MAX_MEMBERS:
             self._too_long(header, numbers, members, closed)
             return True
+        return self._list_record(header, lines, numbers, member, order, closed)
+
+    def _list_record(self, header: str, lines: list[str], numbers: list[int], member: str,
+                     order: int | None, closed: bool = True) -> bool:
+        """Parse a member list's `lines` (the header's, the members', the closing bracket's when
+        `closed`), which are the lines `numbers`."""
         origin = Origin(member, self.name, numbers[0], order)
         text = "\n".join(lines)
         try:
@@ -678,7 +704,8 @@ class _LogFile:
             m = layout.PREFIX.search(q.text)
             if m is None or q.text[m.end():].strip():
                 return None
-            member = layout.address(m) or self.stream_member.get(stream, UNKNOWN_MEMBER)
+            member = sys.intern(layout.address(m)) \
+                or self.stream_member.get(stream, UNKNOWN_MEMBER)
             order = q.order if q.order is not None else layout.timestamp(q.text[:m.start()])
             return [n, *reversed(blanks)], member, order
         return None
@@ -714,15 +741,20 @@ class _LogFile:
     # -- accounting
 
     def _parsed(self, numbers: tuple[int, ...] | list[int], events: list[Event]) -> None:
-        for n in numbers:
-            if n not in self.done:
-                self.done.add(n)
-                if n not in self.nul_at:  # else malformed already
-                    self.acc.parsed_lines += 1
+        if not self.nul_at and self.done.isdisjoint(numbers):  # lines not yet accounted
+            self.done.update(numbers)
+            self.acc.parsed_lines += len(set(numbers))
+        else:
+            for n in numbers:
+                if n not in self.done:
+                    self.done.add(n)
+                    if n not in self.nul_at:  # else malformed already
+                        self.acc.parsed_lines += 1
         if events and events[0].order is None:
             when = self._when()
             if when is not None:
-                events = [dataclasses.replace(e, order=when) for e in events]
+                for e in events:  # made from this record just now: no one else holds them
+                    object.__setattr__(e, "order", when)
         self.out.extend(events)
 
     def _malformed(self, number: int, reason: str) -> None:

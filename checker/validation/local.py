@@ -26,9 +26,11 @@ files one after the other. `spark` (this package) is the other engine.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import time
+from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +44,6 @@ from partsafe.checker.validation.shards import (
     Violation,
     allowed,
     judge,
-    stamped,
     view_key,
     warnings_of,
 )
@@ -281,7 +282,7 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     t0 = time.perf_counter()
     candidates = expand(list(paths))
     scanner = Scanner(fmt, progress)
-    events: list[tuple[OrderKey, Event]] = []
+    events = Timeline()
     files: list[str] = []
     kinds: list[str] = []
     declared: list[tuple[str, ...] | None] = []
@@ -291,11 +292,11 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
         found = list(scanner.scan(c.path, str(c.path), c.explicit))
         tally = scanner.accounting.files[-1]
         if tally.skipped is None:
-            events.extend(stamped(len(files), found, one_stream=tally.fmt == "jsonl"))
+            events.add(len(files), found, one_stream=tally.fmt == "jsonl")
             files.append(str(c.path))
             kinds.append(forms.form_of(tally.fmt))
             declared.append(declared_specs(tally))
-    events.sort(key=lambda pair: pair[0])
+        del found
     report = Report(files, scanner.accounting, kinds=kinds, declared=declared,
                     config=merged_config(scanner.accounting.files), max_skew_ms=max_skew_ms)
     report.inputs = statuses(candidates, scanner.accounting.files)
@@ -318,6 +319,52 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report
+
+
+class Timeline:
+    """The events of the files read, in order key order each time it is iterated: what
+    `shards.stamped` and a sort give, kept compact. A file's events are kept per stream (a
+    member's events in a log; the whole of an event file), in file order with their positions,
+    and a stream's order keys, which grow along it, are made as it is read; the streams are
+    merged (`heapq.merge`, on keys that never tie). So an event costs the event itself and a
+    few bytes, not a key and a pair of its own."""
+
+    def __init__(self) -> None:
+        #: (file index, the stream's first position in its file, its events, their positions)
+        self.streams: list[tuple[int, int, list[Event], array[int]]] = []
+        self.count = 0
+
+    def add(self, file_index: int, events: Iterable[Event], one_stream: bool = False) -> None:
+        """The events of one file, in file order (`shards.stamped`'s streams)."""
+        streams: dict[str, tuple[int, list[Event], array[int]]] = {}
+        for position, ev in enumerate(events):
+            member = "" if one_stream else ev.member
+            stream = streams.get(member)
+            if stream is None:
+                stream = streams[member] = (position, [], array("L"))
+            stream[1].append(ev)
+            stream[2].append(position)
+            self.count += 1
+        self.streams += [(file_index, start, evs, at) for start, evs, at in streams.values()]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[tuple[OrderKey, Event]]:
+        if len(self.streams) == 1:
+            return _stream(*self.streams[0])
+        return heapq.merge(*(_stream(*s) for s in self.streams))
+
+
+def _stream(file_index: int, start: int, events: list[Event], positions: array[int]
+            ) -> Iterator[tuple[OrderKey, Event]]:
+    """One stream's events with their order keys (`shards.stamped`)."""
+    when = 0
+    for position, ev in zip(positions, events, strict=True):
+        order = ev.order
+        if order is not None and order > when:
+            when = order
+        yield (when, file_index, start, position), ev
 
 
 def declared_specs(tally: FileTally) -> tuple[str, ...] | None:
