@@ -18,6 +18,7 @@ merge the members' streams, never to judge anything).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -136,8 +137,10 @@ def timestamp(text: str) -> int | None:
     midnight), or None."""
     m = _ISO.search(text)
     if m:
-        y, mo, d, h, mi, s, frac = m.groups()
-        return _millis(int(y), int(mo), int(d), int(h), int(mi), int(s), frac)
+        seconds = _iso_seconds(m.group(1, 2, 3, 4, 5, 6))
+        if seconds is None:
+            return None
+        return seconds * 1000 + int((m.group(7) or "0")[:3].ljust(3, "0"))
     m = _JUL.search(text)
     if m and m.group(1) in _MONTHS:
         mon, d, y, h, mi, s, frac, ampm = m.groups()
@@ -152,6 +155,15 @@ def timestamp(text: str) -> int | None:
         h, mi, s, ms = (int(g) for g in m.groups())
         return ((h * 60 + mi) * 60 + s) * 1000 + ms
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_seconds(fields: tuple[str, ...]) -> int | None:
+    """The seconds of a date and time's fields (year to second, as written): records that
+    follow each other share their seconds, so they are computed once."""
+    y, mo, d, h, mi, s = (int(f) for f in fields)
+    millis = _millis(y, mo, d, h, mi, s, None)
+    return None if millis is None else millis // 1000
 
 
 def _millis(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None) -> int | None:

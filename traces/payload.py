@@ -598,6 +598,38 @@ def _unmarked(text: str) -> tuple[str, int | None]:
     return text[:m.start(1)] + text[m.end(1):], text.count("\n", 0, start) - 1
 
 
+def _terminal(name: str) -> str:
+    """The regex of one of the grammar's terminals."""
+    return str(_PARSER.get_terminal(name).pattern.to_regexp())
+
+
+#: a versioned member list as the grammar's lexer reads it: ``Members`` ``{`` SIZE VER ``}``
+#: ``[``, then MEMBER tokens, then ``]`` (each token after the separators the grammar ignores,
+#: none backtracked into)
+_RX_LIST_HEAD = re.compile(rf"Members[\s,]*\{{[\s,]*(?>({_terminal('SIZE')}))[\s,]*"
+                           rf"(?>({_terminal('VER')}))[\s,]*\}}[\s,]*\[")
+_RX_MEMBER_TOKEN = re.compile(rf"[\s,]*(?>({_terminal('MEMBER')}))")
+_RX_LIST_END = re.compile(r"[\s,]*\][\s,]*\Z")
+
+
+def _flat_list(text: str) -> _MemberList | None:
+    """A versioned member list of member lines (``ClusterServiceImpl.printMemberList``), read
+    with the grammar's own terminals and token values: what the grammar's parser makes of it,
+    without the parser's cost per token. None for anything else (the legacy form, a broken
+    list), which the parser reads."""
+    head = _RX_LIST_HEAD.match(text)
+    if head is None:
+        return None
+    members = []
+    pos = head.end()
+    while (m := _RX_MEMBER_TOKEN.match(text, pos)) is not None:
+        members.append(_TOKENS.MEMBER(m[1]))
+        pos = m.end()
+    if _RX_LIST_END.match(text, pos) is None:
+        return None
+    return _MemberList(_TOKENS.VER(head[2]), _TOKENS.SIZE(head[1]), tuple(members))
+
+
 def _listed(text: str) -> _Listed:
     """A member list's version, members and ``this`` member, parsed once for all the members'
     copies of it (`_LISTS`, keyed by the text without its ``this`` marker: the marker's line is
@@ -606,7 +638,7 @@ def _listed(text: str) -> _Listed:
     found: _Listed | None = _LISTS.get(key)
     if found is not None:
         return found if marker is None else found._replace(this=marker)
-    parsed: _MemberList = _parse(text, "member_list", "member list")
+    parsed: _MemberList = _flat_list(text) or _parse(text, "member_list", "member list")
     members = tuple(sys.intern(m.address) for m in parsed.members)
     uuids = tuple(sys.intern(m.uuid) for m in parsed.members if m.uuid is not None)
     this = next((i for i, m in enumerate(parsed.members) if m.this), None)

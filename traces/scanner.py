@@ -332,6 +332,9 @@ class _LogFile:
         self.block, self.end, self.final = b"", 0, False
         #: the offset in the block up to which a record has read every line (a member list)
         self.resume = 0
+        #: an offset at a line start in the block and that line's number, as the block's loop
+        #: left them (the lines before it are counted)
+        self.counted = (0, 1)
         #: the line being handled: its layout's timestamp, its header, its offset
         self._header: tuple[int | None, str, int] = (None, "", 0)
         #: lines that had NUL bytes: where their malformed entry is in the accounting
@@ -367,7 +370,8 @@ class _LogFile:
                     carry = _skip_line(reader)
                 continue
             end = self._block(data, number, final=False, limit=cut)
-            lines = data.count(b"\n", 0, end)
+            at, at_line = self.counted  # the lines before `at` were counted by the block's loop
+            lines = at_line - 1 - number + data.count(b"\n", at, end)
             self._remember(data, end, number + lines)
             number += lines
             carry = data[end:]
@@ -452,7 +456,9 @@ class _LogFile:
             if le < 0:
                 le = limit
             if not self._line(ls, le, at_line):
+                self.counted = (at, at_line)
                 return ls  # needs the next block: start it at this line
+        self.counted = (at, at_line)
         if len(self.done) > 4 * LOOKBACK:
             self.done = {n for n in self.done if n >= at_line - LOOKBACK}
         if len(self.nul_at) > 4 * LOOKBACK:

@@ -1177,3 +1177,29 @@ def test_a_flat_migration_info_is_read_as_the_grammar_reads_it(
 def test_the_flat_reading_covers_the_usual_migration_infos() -> None:
     flat = [t for t in _MIGRATION_INFOS if payload._flat_migration(t) is not None]
     assert len(flat) >= len(_MIGRATION_INFOS) - 2
+
+
+_MEMBER_LISTS = [t for t in EXAMPLES if t.startswith("Members")]
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_MEMBER_LISTS), st.lists(_EDIT, max_size=4))
+def test_a_versioned_member_list_is_read_as_the_grammar_reads_it(
+    text: str, edits: list[tuple[str, float, int, str]]
+) -> None:
+    """A versioned member list is read with the grammar's terminals alone
+    (payload._flat_list): what the parser makes of it, or left to it."""
+    text = _mutate(text, edits)
+    flat = payload._flat_list(text)
+    if flat is not None:
+        assert flat == payload._parse(text, "member_list", "member list")
+
+
+def test_the_flat_reading_covers_every_versioned_member_list_that_parses() -> None:
+    for text in _MEMBER_LISTS:
+        try:
+            payload._parse(text, "member_list", "member list")
+        except PayloadError:
+            continue
+        if text.startswith("Members {size"):
+            assert payload._flat_list(text) is not None, text
