@@ -30,8 +30,10 @@ def lookup(pairs: Pairs, key: Hashable, default: Any = None) -> Any:
 
 
 def assign(pairs: Pairs, key: Hashable, value: Any) -> Pairs:
-    """`pairs` with `key` set to `value`."""
-    return frozenset([(k, v) for k, v in pairs if k != key] + [(key, value)])
+    """`pairs` with `key` set to `value` (the entries of `key` taken out, the new one put in:
+    set operations on the rest, which is not rebuilt)."""
+    old = [kv for kv in pairs if kv[0] == key]
+    return (pairs.difference(old) if old else pairs) | {(key, value)}
 
 
 class Monitor(ABC):
@@ -41,6 +43,10 @@ class Monitor(ABC):
     spec: ClassVar[str]
     #: the event types it observes; others leave its state unchanged
     observes: ClassVar[frozenset[str]]
+    #: the observed types at which it may raise a violation (None: any it observes); the
+    #: others only bring its state up to date, so over events of none of these types it raises
+    #: nothing (the validator does not run it on a record that shows none)
+    judged_on: ClassVar[frozenset[str] | None] = None
 
     @abstractmethod
     def initial(self) -> Hashable:
@@ -60,6 +66,10 @@ class Monitor(ABC):
         if event.member == UNKNOWN_MEMBER:
             return state, None
         return self.observe(state, event)
+
+    def verdict_types(self) -> frozenset[str]:
+        """The event types at which it may raise a violation (`judged_on`)."""
+        return self.judged_on if self.judged_on is not None else self.observes
 
     def at_quiescence(self, state: Hashable) -> str | None:
         """A message if the spec is violated once nothing but faults can happen any more."""

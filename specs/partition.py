@@ -73,6 +73,7 @@ class TablesApplied(PerMember):
 
     spec = "PT-VERSION"
     observes = frozenset({"partition_table_applied", "member_crashed", "member_started"})
+    judged_on = frozenset({"partition_table_applied"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
@@ -104,6 +105,7 @@ class PartitionVersions(Monitor):
 
     spec = "PT-VERSION"
     observes = frozenset({"partition_version_applied", "member_crashed", "member_started"})
+    judged_on = frozenset({"partition_version_applied"})
     key_size = 2
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:
@@ -209,6 +211,8 @@ class MasterOnly(Monitor):
     observes = frozenset({"partition_table_applied", "partition_table_published",
                           "member_crashed", "member_left", "member_removed",
                           "partition_table_conflict"})
+    judged_on = frozenset({"partition_table_applied", "partition_table_published",
+                           "partition_table_conflict"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -296,6 +300,7 @@ class MostRecent(Monitor):
     observes = frozenset({"partition_table_applied", "partition_table_published",
                           "member_list_installed", "member_joined", "member_removed",
                           "member_crashed", "member_left"})
+    judged_on = frozenset({"partition_table_published"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS, frozenset())
@@ -365,6 +370,7 @@ class CommitOrder(Monitor):
 
     spec = "MIG-COMMIT-ORDER"
     observes = frozenset({"migration_committed", "migration_rolled_back"})
+    judged_on = frozenset({"migration_committed"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -437,6 +443,7 @@ class Atomic(Monitor):
     spec = "MIG-ATOMIC"
     observes = frozenset({"migration_committed", "migration_rolled_back", "member_crashed",
                           "member_removed", "member_joined", "member_list_installed"})
+    judged_on = frozenset({"migration_committed", "migration_rolled_back"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, frozenset(), NO_PAIRS)
@@ -538,6 +545,7 @@ class RejectStale(Monitor):
     observes = frozenset({"partition_table_applied", "migration_started", "migration_committed",
                           "migration_rolled_back", "member_crashed", "member_started",
                           "split_brain_merge"})
+    judged_on = frozenset({"migration_started"})
     key_size = 1
 
     def __init__(self, serial: bool = False) -> None:
@@ -613,6 +621,7 @@ class _InFlight(Monitor):
     observes = frozenset({"migration_started", "migration_committed", "migration_rolled_back",
                           "migration_failed", "migration_finished", "repartitioning",
                           "migrations_completed", "member_crashed", "member_started"})
+    judged_on = frozenset({"migration_started"})
     key_size = 1
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:
@@ -797,6 +806,7 @@ class MigrationStats(PerMember):
     spec = "MIG-STATS"
     observes = frozenset({"repartitioning", "migrations_completed", "member_crashed",
                           "member_started"})
+    judged_on = frozenset({"migrations_completed"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]

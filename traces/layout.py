@@ -137,10 +137,11 @@ def timestamp(text: str) -> int | None:
     midnight), or None."""
     m = _ISO.search(text)
     if m:
-        seconds = _iso_seconds(m.group(1, 2, 3, 4, 5, 6))
-        if seconds is None:
+        day = _day_seconds(m.group(1, 2, 3))
+        h, mi, s = int(m.group(4)), int(m.group(5)), int(m.group(6))
+        if day is None or h > 23 or mi > 59 or s > 59:  # what datetime refuses
             return None
-        return seconds * 1000 + int((m.group(7) or "0")[:3].ljust(3, "0"))
+        return (day + (h * 60 + mi) * 60 + s) * 1000 + int((m.group(7) or "0")[:3].ljust(3, "0"))
     m = _JUL.search(text)
     if m and m.group(1) in _MONTHS:
         mon, d, y, h, mi, s, frac, ampm = m.groups()
@@ -157,12 +158,12 @@ def timestamp(text: str) -> int | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
-def _iso_seconds(fields: tuple[str, ...]) -> int | None:
-    """The seconds of a date and time's fields (year to second, as written): records that
-    follow each other share their seconds, so they are computed once."""
-    y, mo, d, h, mi, s = (int(f) for f in fields)
-    millis = _millis(y, mo, d, h, mi, s, None)
+@functools.lru_cache(maxsize=1024)
+def _day_seconds(fields: tuple[str, ...]) -> int | None:
+    """The seconds at the start of a day (year, month, day, as written; None when there is no
+    such day): records share their day, so it is computed once."""
+    y, mo, d = (int(f) for f in fields)
+    millis = _millis(y, mo, d, 0, 0, 0, None)
     return None if millis is None else millis // 1000
 
 

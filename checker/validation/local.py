@@ -302,7 +302,8 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     report.inputs = statuses(candidates, scanner.accounting.files)
     order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
-    report.violations = judge(events, kinds, declared, report.config, max_skew_ms)
+    report.violations = judge(events, kinds, declared, report.config, max_skew_ms,
+                              present=events.types)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
     report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms)
                                              + ignite.warnings_of(events),
@@ -326,16 +327,22 @@ class Timeline:
     `shards.stamped` and a sort give, kept compact. A file's events are kept per stream (a
     member's events in a log; the whole of an event file), in file order with their positions,
     and a stream's order keys, which grow along it, are made as it is read; the streams are
-    merged (`heapq.merge`, on keys that never tie). So an event costs the event itself and a
-    few bytes, not a key and a pair of its own."""
+    merged (`heapq.merge`, on keys that never tie) the first time, which records the stream of
+    each event in turn, and later iterations follow that record. So an event costs the event
+    itself and a few bytes, not a key and a pair of its own."""
 
     def __init__(self) -> None:
         #: (file index, the stream's first position in its file, its events, their positions)
         self.streams: list[tuple[int, int, list[Event], array[int]]] = []
         self.count = 0
+        #: the event types among them
+        self.types: set[str] = set()
+        #: the stream of each event in order key order, once merged
+        self.order: array[int] | None = None
 
     def add(self, file_index: int, events: Iterable[Event], one_stream: bool = False) -> None:
         """The events of one file, in file order (`shards.stamped`'s streams)."""
+        self.order = None
         streams: dict[str, tuple[int, list[Event], array[int]]] = {}
         for position, ev in enumerate(events):
             member = "" if one_stream else ev.member
@@ -344,6 +351,7 @@ class Timeline:
                 stream = streams[member] = (position, [], array("L"))
             stream[1].append(ev)
             stream[2].append(position)
+            self.types.add(ev.TYPE)
             self.count += 1
         self.streams += [(file_index, start, evs, at) for start, evs, at in streams.values()]
 
@@ -353,7 +361,22 @@ class Timeline:
     def __iter__(self) -> Iterator[tuple[OrderKey, Event]]:
         if len(self.streams) == 1:
             return _stream(*self.streams[0])
-        return heapq.merge(*(_stream(*s) for s in self.streams))
+        if self.order is None:
+            return self._merged()
+        return self._replayed(self.order)
+
+    def _merged(self) -> Iterator[tuple[OrderKey, Event]]:
+        index = {(fi, start): i for i, (fi, start, _, _) in enumerate(self.streams)}
+        order = array("L")
+        for pair in heapq.merge(*(_stream(*s) for s in self.streams)):
+            order.append(index[pair[0][1], pair[0][2]])
+            yield pair
+        self.order = order  # a merge run to its end: later ones follow it
+
+    def _replayed(self, order: array[int]) -> Iterator[tuple[OrderKey, Event]]:
+        taken = [_stream(*s).__next__ for s in self.streams]
+        for i in order:
+            yield taken[i]()
 
 
 def _stream(file_index: int, start: int, events: list[Event], positions: array[int]

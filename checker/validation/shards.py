@@ -23,12 +23,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.specs import forms, registry
-from partsafe.specs.monitor import Monitor
+from partsafe.specs.monitor import Monitor, PerMember
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     Event,
@@ -283,8 +283,8 @@ def skewed(part: Part, steps: Sequence[tuple[OrderKey, Event, bool]],
 
 def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
           declared: Sequence[Sequence[str] | None] | None = None,
-          config: dict[str, Any] | None = None, max_skew_ms: int | None = None
-          ) -> list[Violation]:
+          config: dict[str, Any] | None = None, max_skew_ms: int | None = None,
+          present: Collection[str] | None = None) -> list[Violation]:
     """Run every part of the monitors of the specs judged on files of recorded forms `kinds`
     (the form of file i is ``kinds[i]``, what its header declares ``declared[i]``; an event's
     order key names its file), per key, over `events` in order key order: every violation, in
@@ -296,13 +296,18 @@ def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
     has no later events in is not changed in any way that matters, which is why the Spark engine
     may leave it out), but for those it would leave as they are: a shard it made forget its
     member's events, until that member has an event there again, and a shard in its initial
-    state (`Monitor.key` says why neither changes)."""
+    state (`Monitor.key` says why neither changes). `present`, when given, holds every event
+    type of `events`: a part none of whose verdict types is among them
+    (`Monitor.judged_on`) would raise nothing, and is not run."""
     ps = parts(judged_specs(kinds), config)
     tables = dispatchers(ps, kinds, declared)
     judges = [_PartJudge(p) for p in ps]
+    run = {p.index for p in ps if present is None
+           or not p.monitor.verdict_types().isdisjoint(present)
+           or (quiescence_part(p) and Quiescent.TYPE in present)}
     # per file, per event type: the parts' judges an event reaches, in part order
-    feeds = [{kind: [judges[p.index].feed for p in reached] for kind, reached in table.items()}
-             for table in tables]
+    feeds = [{kind: [judges[p.index].feed for p in reached if p.index in run]
+              for kind, reached in table.items()} for table in tables]
     found: list[Violation] = []
     for at, ev in events:
         todo = feeds[at[1]].get(ev.TYPE)
@@ -322,16 +327,18 @@ def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
 class _PartJudge:
     """One part's shards in `judge`, and per member the shards a routed event of it reaches:
     those whose key names the member and those it has had events in, less those the routed
-    event would leave as they are (see `judge`)."""
+    event would leave as they are (see `judge`). `feed` is made for the part's key: one shard
+    (`Monitor.key` as it is), a shard per member (`PerMember.key`, never routed), or any key."""
 
-    __slots__ = ("initial", "involved", "key_size", "keys", "monitor", "part", "quiescence",
-                 "shards", "unnamed")
+    __slots__ = ("feed", "initial", "involved", "key_size", "keys", "monitor", "part",
+                 "quiescence", "shards", "step", "unnamed")
 
     def __init__(self, part: Part) -> None:
+        monitor = part.monitor
         self.part = part
-        self.monitor = part.monitor
-        self.key_size = part.monitor.key_size
-        self.initial = part.monitor.initial()
+        self.monitor = monitor
+        self.key_size = monitor.key_size
+        self.initial = monitor.initial()
         self.quiescence = quiescence_part(part)
         self.shards: dict[str, Shard] = {}
         #: a key's components -> the shard key (`routes`' form)
@@ -341,15 +348,56 @@ class _PartJudge:
         #: the shards taken out of the sets of the members their key names (their state was
         #: the initial one): put back at their next event
         self.unnamed: set[str] = set()
+        # `Monitor.step` but for the unknown member, which `judge` never feeds
+        self.step = monitor.step if type(monitor).step is not Monitor.step else monitor.observe
+        key = type(monitor).key
+        self.feed = (self._feed_one if key is Monitor.key
+                     else self._feed_member if key is PerMember.key and self.key_size == 1
+                     else self._feed_keyed)
 
-    def feed(self, at: OrderKey, ev: Event) -> Violation | None:
-        """`ev` (whose member is known, or a `Quiescent` record) to the shards it reaches
-        (`Shard.step`, inlined: this runs for every event and part)."""
+    def _quiescent(self, at: OrderKey, ev: Event) -> Violation | None:
+        if not self.quiescence:
+            return None
+        assert self.key_size == 0, f"{self.part.spec}: a keyed quiescence check"
+        return self._shard("").step(at, ev)
+
+    def _judged(self, shard: Shard, at: OrderKey, ev: Event) -> Violation | None:
+        """`Shard.step` for an event that is not routed (inlined: this runs for every event
+        and part)."""
+        shard.state, message = self.step(shard.state, ev)
+        member = ev.member
+        previous = shard.previous
+        before = previous.get(member)
+        previous[member] = ev.source
+        if message is None:
+            return None
+        sources = tuple(dict.fromkeys(s for s in (before, ev.source) if s is not None))
+        return Violation(self.part.spec, member, sources, message, at, self.part.index,
+                         shard.key)
+
+    def _feed_one(self, at: OrderKey, ev: Event) -> Violation | None:
+        """`ev` to the one shard of a part whose state is one piece (``Monitor.key``)."""
         if isinstance(ev, Quiescent):
-            if not self.quiescence:
-                return None
-            assert self.key_size == 0, f"{self.part.spec}: a keyed quiescence check"
-            return self._shard("").step(at, ev)
+            return self._quiescent(at, ev)
+        if self.key_size:  # the key is ``()``: a routed event
+            self._routed(at, ev)
+            return None
+        shard = self.shards.get("")
+        return self._judged(shard if shard is not None else self._shard(""), at, ev)
+
+    def _feed_member(self, at: OrderKey, ev: Event) -> Violation | None:
+        """`ev` to its member's shard (``PerMember.key``: never routed)."""
+        if isinstance(ev, Quiescent):
+            return self._quiescent(at, ev)
+        shard = self.shards.get(ev.member)  # this part's shards by member
+        if shard is None:
+            shard = self.shards[ev.member] = Shard(self.part, f"{ev.member}\x1f")
+        return self._judged(shard, at, ev)
+
+    def _feed_keyed(self, at: OrderKey, ev: Event) -> Violation | None:
+        """`ev` to the shards it reaches, by `Monitor.key`."""
+        if isinstance(ev, Quiescent):
+            return self._quiescent(at, ev)
         parts = self.monitor.key(ev)
         if parts is None:
             return None
@@ -367,18 +415,11 @@ class _PartJudge:
             self.unnamed.discard(key)
             for name in names(key):
                 self.involved.setdefault(name, set()).add(key)
-        member = ev.member
-        mine = self.involved.get(member)
+        mine = self.involved.get(ev.member)
         if mine is None:
-            mine = self.involved[member] = set()
+            mine = self.involved[ev.member] = set()
         mine.add(key)
-        shard.state, message = self.monitor.step(shard.state, ev)
-        before = shard.previous.get(member)
-        shard.previous[member] = ev.source
-        if message is None:
-            return None
-        sources = tuple(dict.fromkeys(s for s in (before, ev.source) if s is not None))
-        return Violation(self.part.spec, member, sources, message, at, self.part.index, key)
+        return self._judged(shard, at, ev)
 
     def _shard(self, key: str) -> Shard:
         shard = self.shards.get(key)
