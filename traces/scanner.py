@@ -345,12 +345,13 @@ class _LogFile:
     # -- blocks
 
     def scan(self, f: IO[bytes]) -> Iterator[Event]:
-        reader = NulSkipper(f)
+        reader = NulSkipper(f, count_lines=False)  # this loop counts the lines
         carry = b""
         first = self.acc.lines  # lines of earlier files
         number = 0  # lines of this file before the current block
         consumed = 0
         while True:
+            reader.line = number + carry.count(b"\n") + 1  # the line the next byte read is on
             chunk = reader.read(BLOCK)
             # the lines read to their end that had NUL bytes (every line at the end of the file)
             last_nul = self._nuls(reader.take(None if not chunk else reader.line))
