@@ -372,6 +372,11 @@ class CommitOrder(Monitor):
     observes = frozenset({"migration_committed", "migration_rolled_back"})
     judged_on = frozenset({"migration_committed"})
 
+    def __init__(self) -> None:
+        #: the state `step` returned last, with its entries by key: what the next step of a
+        #: file looks up in it (a file's state holds a migration of each partition)
+        self._last: tuple[Pairs, dict[Hashable, Any]] | None = None
+
     def initial(self) -> Hashable:
         return NO_PAIRS
 
@@ -395,17 +400,26 @@ class CommitOrder(Monitor):
             return super().step(state, event)
         pairs: Pairs = state  # type: ignore[assignment]
         migration, decision, partition = _decision(event)
-        index = dict(pairs)  # the entries by key (unique in a Pairs), for the lookups below
+        # the entries by key (unique in a Pairs), as the last step left them for this state
+        last = self._last
+        index = last[1] if last is not None and last[0] is pairs else dict(pairs)
         seen: frozenset[Decision] = index.get(migration, frozenset())
         message = _commit_order(seen, migration, decision, partition)
         now = (migration, seen | {decision})
         if partition is None:  # `assign`, which `_latest_per_partition` keeps as it is
-            return pairs - {(migration, index.get(migration))} | {now}, message
-        # `assign` then `_latest_per_partition`, at once: the partition's migration and this
-        # one's decisions replaced by this one's
-        slot = ("p", partition)
-        gone = {(k, index[k]) for k in (slot, index.get(slot), migration) if k in index}
-        return pairs - gone | {now, (slot, migration)}, message
+            after = pairs - {(migration, index.get(migration))} | {now}
+        else:
+            # `assign` then `_latest_per_partition`, at once: the partition's migration and
+            # this one's decisions replaced by this one's
+            slot = ("p", partition)
+            gone = {(k, index[k]) for k in (slot, index.get(slot), migration) if k in index}
+            after = pairs - gone | {now, (slot, migration)}
+            for k, _ in gone:
+                del index[k]
+            index[slot] = migration
+        index[migration] = now[1]
+        self._last = (after, index)
+        return after, message
 
 
 def _commit_order(seen: frozenset[Decision], migration: str, decision: Decision,

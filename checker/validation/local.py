@@ -312,7 +312,10 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     views: set[str] = set()
     for _, ev in events:
         if ev.member != UNKNOWN_MEMBER:
-            tallies.setdefault(ev.member, Tally()).add(ev)
+            tally = tallies.get(ev.member)
+            if tally is None:
+                tally = tallies[ev.member] = Tally()
+            tally.add(ev)
         elif not isinstance(ev, Quiescent):  # the run's record: no member's, and not a lack
             report.events_without_member += 1
         if isinstance(ev, MemberListInstalled):  # whoever installed it: a list the log shows
