@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, NamedTuple
@@ -290,27 +290,30 @@ class _Recent:
     structured text again and again: every member prints each member list (each copy differs
     only in which line says ``this``) and each completed migration it applies, and the master's
     and the participants' lines name one ``MigrationInfo``. The values are immutable and shared
-    by the events made from them (their member tuples too)."""
+    by the events made from them (their member tuples too). Files are read one after the
+    other, so a text comes back once per member's file: the bound holds what a few gigabytes
+    of a cluster's logs print."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.values: dict[str, Any] = {}
+        self.values: dict[Hashable, Any] = {}
 
-    def get(self, key: str) -> Any:
+    def get(self, key: Hashable) -> Any:
         value = self.values.pop(key, None)
         if value is not None:
             self.values[key] = value  # the most recent last
         return value
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: Hashable, value: Any) -> None:
         if len(self.values) >= self.size:
             del self.values[next(iter(self.values))]
         self.values[key] = value
 
 
-#: parse results kept (a few MB: keys of 0.5-2 KB and values shared with events)
-_LISTS = _Recent(1024)
-_MIGRATIONS = _Recent(4096)
+#: parse results kept: member lists by their lines (shared among the lists: a few hundred
+#: bytes a list), ``MigrationInfo`` texts (about 700 bytes each)
+_LISTS = _Recent(1 << 15)
+_MIGRATIONS = _Recent(1 << 16)
 
 
 # --- fields of one-line messages ----------------------------------------------------------------
@@ -583,19 +586,21 @@ _RX_THIS_LINE = re.compile(
     rf"[ \t]*Member[ \t]*{_A}[ \t]+-[ \t]+[^\s,{{}}\[\]=]+([ \t]+this)(?:[ \t]+lite)?[ \t]*")
 
 
-def _unmarked(text: str) -> tuple[str, int | None]:
-    """`text` (a member list, one line per member after its header) without the ``this`` marker,
-    and the index of the marker's line among the member lines, when ``this`` occurs once in
-    `text`, as a member line's marker; else `text` itself and None."""
+def _unmarked(text: str) -> tuple[tuple[str, ...], int | None]:
+    """The lines of `text` (a member list, one line per member after its header) without the
+    ``this`` marker, and the index of the marker's line among the member lines, when ``this``
+    occurs once in `text`, as a member line's marker; else the lines of `text` and None. The
+    lines are interned: the lists of a log share them."""
+    lines = text.split("\n")
+    marker = None
     at = text.find("this")
-    if at < 0 or text.find("this", at + 4) >= 0:
-        return text, None
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    m = _RX_THIS_LINE.fullmatch(text, start, len(text) if end < 0 else end)
-    if m is None or start == 0:
-        return text, None
-    return text[:m.start(1)] + text[m.end(1):], text.count("\n", 0, start) - 1
+    if at >= 0 and text.find("this", at + 4) < 0:
+        row = text.count("\n", 0, at)
+        m = _RX_THIS_LINE.fullmatch(lines[row])
+        if m is not None and row > 0:
+            lines[row] = lines[row][:m.start(1)] + lines[row][m.end(1):]
+            marker = row - 1
+    return tuple(map(sys.intern, lines)), marker
 
 
 def _terminal(name: str) -> str:
@@ -632,8 +637,8 @@ def _flat_list(text: str) -> _MemberList | None:
 
 def _listed(text: str) -> _Listed:
     """A member list's version, members and ``this`` member, parsed once for all the members'
-    copies of it (`_LISTS`, keyed by the text without its ``this`` marker: the marker's line is
-    the copy's own)."""
+    copies of it (`_LISTS`, keyed by its lines without the ``this`` marker: the marker's line
+    is the copy's own)."""
     key, marker = _unmarked(text)
     found: _Listed | None = _LISTS.get(key)
     if found is not None:
@@ -646,9 +651,8 @@ def _listed(text: str) -> _Listed:
     # a copy's marker line gives its member only when every member has a line of its own (the
     # key holds no other ``this``: `_unmarked`)
     if marker is None or (this == marker
-                          and len(members) == text.count("\n") - 1
-                          and all(line.lstrip().startswith("Member")
-                                  for line in text.split("\n")[1:-1])):
+                          and len(members) == len(key) - 2
+                          and all(line.lstrip().startswith("Member") for line in key[1:-1])):
         _LISTS.put(key, found._replace(this=None) if marker is not None else found)
     return found
 
