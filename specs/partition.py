@@ -539,7 +539,7 @@ def _latest_per_partition(pairs: Pairs, event: MigrationCommitted | MigrationRol
 # --- MIG-REJECT-STALE ---------------------------------------------------------------------------
 
 
-class RejectStale(Monitor):
+class RejectStale(PerMember):
     """MIG-REJECT-STALE: a participant refuses a migration while it has an undecided one or a
     stale table.
 
@@ -560,13 +560,9 @@ class RejectStale(Monitor):
                           "migration_rolled_back", "member_crashed", "member_started",
                           "split_brain_merge"})
     judged_on = frozenset({"migration_started"})
-    key_size = 1
 
     def __init__(self, serial: bool = False) -> None:
         self.serial = serial
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
@@ -618,7 +614,7 @@ def source_endpoint(event: MigrationStarted) -> str | None:
     return None
 
 
-class _InFlight(Monitor):
+class _InFlight(PerMember):
     """The migrations in flight at each master, as the master's own events show them.
 
     A migration is in flight at master M from M's `migration_started(role="master")` until M's
@@ -636,13 +632,6 @@ class _InFlight(Monitor):
                           "migration_failed", "migration_finished", "repartitioning",
                           "migrations_completed", "member_crashed", "member_started"})
     judged_on = frozenset({"migration_started"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
-
-    def initial(self) -> Hashable:
-        return NO_PAIRS
 
     @abstractmethod
     def judge(self, flight: Pairs, event: MigrationStarted,

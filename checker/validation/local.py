@@ -26,6 +26,7 @@ files one after the other. `spark` (this package) is the other engine.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import heapq
 import time
 from array import array
@@ -279,6 +280,19 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
              progress: Callable[[int], None] | None = None) -> Report:
     """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
+    # the events are kept to the end and hold no reference cycles: once a file is read, the
+    # collector need not go through them again (`gc.freeze`), unless the caller froze objects
+    # of its own, which unfreezing would let go of
+    freeze = gc.get_freeze_count() == 0
+    try:
+        return _validate(paths, fmt, stuck_ms, max_skew_ms, progress, freeze)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
+              progress: Callable[[int], None] | None, freeze: bool) -> Report:
     t0 = time.perf_counter()
     candidates = expand(list(paths))
     scanner = Scanner(fmt, progress)
@@ -297,6 +311,8 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
             kinds.append(forms.form_of(tally.fmt))
             declared.append(declared_specs(tally))
         del found
+        if freeze:
+            gc.freeze()
     report = Report(files, scanner.accounting, kinds=kinds, declared=declared,
                     config=merged_config(scanner.accounting.files), max_skew_ms=max_skew_ms)
     report.inputs = statuses(candidates, scanner.accounting.files)
