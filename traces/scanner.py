@@ -614,13 +614,13 @@ class _LogFile:
         lines = [header.strip()]
         pos, n = le + 1, number
         if not stream:  # the usual shape, read at once: what the loop below reads of it
-            plain = _PLAIN_LIST.match(self.block, pos, self.end)
-            if plain is not None and self.block.count(b"\n", pos, plain.end(1)) <= MAX_MEMBERS:
-                rows = self.block[pos:plain.end(1)].decode("utf-8", "replace").split("\n")
+            body = self._plain_list(pos)
+            if body is not None and self.block.count(b"\n", pos, body[0]) <= MAX_MEMBERS:
+                rows = self.block[pos:body[0]].decode("utf-8", "replace").split("\n")
                 lines += [row.rstrip() for row in rows[:-1]]
-                lines.append(plain.group(2).decode())
+                lines.append(body[1])
                 numbers += range(n + 1, n + len(rows) + 1)
-                self.resume = plain.end()
+                self.resume = body[2]
                 return self._list_record(header, lines, numbers, member, order)
         closed = False
         members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
@@ -657,6 +657,22 @@ class _LogFile:
             self._too_long(header, numbers, members, closed)
             return True
         return self._list_record(header, lines, numbers, member, order, closed)
+
+    def _plain_list(self, pos: int) -> tuple[int, str, int] | None:
+        """`_PLAIN_LIST` at `pos` (a member list's body: the end of its member lines, its
+        closing bracket, the end of its closing line), or None. The commonest shape, tabbed
+        member lines and a bare ``]``, is told by counting (no byte is matched twice)."""
+        block = self.block
+        close = block.find(b"\n]\n", pos - 1, self.end)
+        if close >= pos - 1:
+            body = block[pos:close + 1]  # the member lines, each with its newline
+            if b"|" not in body and body.count(b"\n") \
+                    == body.startswith(b"\tMember ") + body.count(b"\n\tMember "):
+                return close + 1, "]", close + 3
+        plain = _PLAIN_LIST.match(block, pos, self.end)
+        if plain is None:
+            return None
+        return plain.end(1), plain.group(2).decode(), plain.end()
 
     def _list_record(self, header: str, lines: list[str], numbers: list[int], member: str,
                      order: int | None, closed: bool = True) -> bool:

@@ -858,6 +858,25 @@ def test_holes_anywhere_are_their_lines_malformed_and_the_rest_as_without_them(
         (n, f"{count:,}") for n, count in sorted(holes.items())]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([
+    "\tMember [10.0.0.1]:5701 - u1", "\tMember [10.0.0.2]:5701 - u2 this", "  Member [h]:1 - u",
+    "\tMember [a]:1 | x", "\tMember [a]:1 - u\r", "", "]", "}", "  ]", "]\r", "2023-11-14 x",
+    "\tMembers", "\tMember"]), max_size=8), st.booleans())
+def test_a_member_list_body_is_told_by_counting_as_by_its_regex(rows: list[str],
+                                                                 end: bool) -> None:
+    """The scanner's count of a usual member list body is what its regex reads."""
+    from partsafe.traces import scanner
+
+    block = ("Members {size:2, ver:3} [\n" + "\n".join(rows) + ("\n" if end else "")).encode()
+    log = scanner._LogFile(scanner.Scanner(), "m.log")
+    log.block, log.end = block, len(block)
+    pos = block.index(b"\n") + 1
+    plain = scanner._PLAIN_LIST.match(block, pos, len(block))
+    assert log._plain_list(pos) == (None if plain is None else (
+        plain.end(1), plain.group(2).decode(), plain.end()))
+
+
 def binaries(where: Path) -> list[Path]:
     """Files that are not logs, whatever their names: a gzip of random bytes, an ELF, random
     bytes."""
