@@ -137,11 +137,13 @@ def timestamp(text: str) -> int | None:
     midnight), or None."""
     m = _ISO.search(text)
     if m:
-        day = _day_seconds(m.group(1, 2, 3))
-        h, mi, s = int(m.group(4)), int(m.group(5)), int(m.group(6))
-        if day is None or h > 23 or mi > 59 or s > 59:  # what datetime refuses
+        y, mo, d, h, mi, s, frac = m.groups()
+        day = _day_seconds(y, mo, d)
+        hours, minutes, seconds = int(h), int(mi), int(s)
+        if day is None or hours > 23 or minutes > 59 or seconds > 59:  # what datetime refuses
             return None
-        return (day + (h * 60 + mi) * 60 + s) * 1000 + int((m.group(7) or "0")[:3].ljust(3, "0"))
+        millis = int(frac[:3].ljust(3, "0")) if frac else 0
+        return (day + (hours * 60 + minutes) * 60 + seconds) * 1000 + millis
     m = _JUL.search(text)
     if m and m.group(1) in _MONTHS:
         mon, d, y, h, mi, s, frac, ampm = m.groups()
@@ -159,11 +161,10 @@ def timestamp(text: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _day_seconds(fields: tuple[str, ...]) -> int | None:
+def _day_seconds(y: str, mo: str, d: str) -> int | None:
     """The seconds at the start of a day (year, month, day, as written; None when there is no
     such day): records share their day, so it is computed once."""
-    y, mo, d = (int(f) for f in fields)
-    millis = _millis(y, mo, d, 0, 0, 0, None)
+    millis = _millis(int(y), int(mo), int(d), 0, 0, 0, None)
     return None if millis is None else millis // 1000
 
 
