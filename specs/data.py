@@ -456,6 +456,7 @@ class LeavingDestination(Monitor):
     spec = "SHUT-ONLY-SOURCE"
     observes = frozenset({"shutdown_requested", "migration_started", "member_crashed",
                           "member_started"})
+    judged_on = frozenset({"migration_started"})
     key_size = 1
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:
@@ -490,6 +491,7 @@ class HandledRequest(Monitor):
     spec = "SHUT-ONLY-SOURCE"
     observes = frozenset({"shutdown_request_handled", "migration_started", "member_crashed",
                           "member_started"})
+    judged_on = frozenset({"migration_started"})
     key_size = 1
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:

@@ -59,6 +59,7 @@ class ViewOrder(Monitor):
 
     spec = "MEM-VIEW-ORDER"
     observes = frozenset({"member_list_installed", "member_started"})
+    judged_on = frozenset({"member_list_installed"})
     key_size = 1
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:
@@ -157,6 +158,7 @@ class VersionIncrease(PerMember):
 
     spec = "MEM-VERSION"
     observes = frozenset({"member_list_installed", "member_crashed", "member_started"})
+    judged_on = frozenset({"member_list_installed"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         last: Pairs = state  # type: ignore[assignment]
@@ -283,6 +285,7 @@ class MasterOnly(_ListAndSuspicions):
     observes = frozenset({"member_list_installed", "member_joined", "member_removed",
                           *_SUSPICION_EVENTS, "mastership_claim_started", "member_crashed",
                           "member_started"})
+    judged_on = frozenset({"member_joined", "member_removed", "mastership_claim_started"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         tracked = self.track(state, event)
@@ -324,6 +327,7 @@ class ClaimAcceptance(_ListAndSuspicions):
     spec = "MEM-CLAIM-ACCEPT"
     observes = frozenset({"member_list_installed", *_SUSPICION_EVENTS,
                           "mastership_claim_accepted", "member_crashed", "member_started"})
+    judged_on = frozenset({"mastership_claim_accepted"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         tracked = self.track(state, event)
@@ -449,6 +453,7 @@ class ClaimResult(_Claims):
 
     spec = "MEM-CLAIM-RESULT"
     observes = frozenset({*_Claims.CLAIM_EVENTS, "mastership_acceptance_received"})
+    judged_on = frozenset({"mastership_claimed"})
 
     def started(self, me: str, members: tuple[str, ...], version: int | None,
                 suspects: frozenset[str]) -> Any:
@@ -507,6 +512,7 @@ class ClaimDiscovery(_Claims):
     spec = "MEM-CLAIM-DISCOVER"
     observes = frozenset({*_Claims.CLAIM_EVENTS, "mastership_claim_sent",
                           "mastership_acceptance_received"})
+    judged_on = frozenset({"mastership_claimed"})
 
     def started(self, me: str, members: tuple[str, ...], version: int | None,
                 suspects: frozenset[str]) -> Any:

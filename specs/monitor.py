@@ -30,8 +30,10 @@ def lookup(pairs: Pairs, key: Hashable, default: Any = None) -> Any:
 
 
 def assign(pairs: Pairs, key: Hashable, value: Any) -> Pairs:
-    """`pairs` with `key` set to `value`."""
-    return frozenset([(k, v) for k, v in pairs if k != key] + [(key, value)])
+    """`pairs` with `key` set to `value` (the entries of `key` taken out, the new one put in:
+    set operations on the rest, which is not rebuilt)."""
+    old = [kv for kv in pairs if kv[0] == key]
+    return (pairs.difference(old) if old else pairs) | {(key, value)}
 
 
 class Monitor(ABC):
@@ -41,6 +43,10 @@ class Monitor(ABC):
     spec: ClassVar[str]
     #: the event types it observes; others leave its state unchanged
     observes: ClassVar[frozenset[str]]
+    #: the observed types at which it may raise a violation (None: any it observes); the
+    #: others only bring its state up to date, so over events of none of these types it raises
+    #: nothing (the validator does not run it on a record that shows none)
+    judged_on: ClassVar[frozenset[str] | None] = None
 
     @abstractmethod
     def initial(self) -> Hashable:
@@ -61,6 +67,10 @@ class Monitor(ABC):
             return state, None
         return self.observe(state, event)
 
+    def verdict_types(self) -> frozenset[str]:
+        """The event types at which it may raise a violation (`judged_on`)."""
+        return self.judged_on if self.judged_on is not None else self.observes
+
     def at_quiescence(self, state: Hashable) -> str | None:
         """A message if the spec is violated once nothing but faults can happen any more."""
         return None
@@ -79,7 +89,9 @@ class Monitor(ABC):
           its member did there. It raises nothing, and what it removes is read only by that
           member's later events in a part, or in the part whose key names the member; so it is
           delivered to the parts whose key names its member and to those its member has events
-          in before and after it, and to any other part it would change nothing;
+          in before and after it, and to any other part it would change nothing. Nor does it
+          change a part in its initial state, or one it made forget its member's events when
+          its member has had no event there since (the validator leaves those out);
         - None: the event changes nothing and raises nothing (the validator's `routes`
           gives None for an event whose member is unknown, whatever the key, as `step` does).
 

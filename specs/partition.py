@@ -73,6 +73,7 @@ class TablesApplied(PerMember):
 
     spec = "PT-VERSION"
     observes = frozenset({"partition_table_applied", "member_crashed", "member_started"})
+    judged_on = frozenset({"partition_table_applied"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
@@ -104,6 +105,7 @@ class PartitionVersions(Monitor):
 
     spec = "PT-VERSION"
     observes = frozenset({"partition_version_applied", "member_crashed", "member_started"})
+    judged_on = frozenset({"partition_version_applied"})
     key_size = 2
 
     def key(self, event: Event) -> tuple[Hashable, ...] | None:
@@ -209,6 +211,8 @@ class MasterOnly(Monitor):
     observes = frozenset({"partition_table_applied", "partition_table_published",
                           "member_crashed", "member_left", "member_removed",
                           "partition_table_conflict"})
+    judged_on = frozenset({"partition_table_applied", "partition_table_published",
+                           "partition_table_conflict"})
 
     def initial(self) -> Hashable:
         return NO_PAIRS
@@ -296,6 +300,7 @@ class MostRecent(Monitor):
     observes = frozenset({"partition_table_applied", "partition_table_published",
                           "member_list_installed", "member_joined", "member_removed",
                           "member_crashed", "member_left"})
+    judged_on = frozenset({"partition_table_published"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS, frozenset())
@@ -365,42 +370,73 @@ class CommitOrder(Monitor):
 
     spec = "MIG-COMMIT-ORDER"
     observes = frozenset({"migration_committed", "migration_rolled_back"})
+    judged_on = frozenset({"migration_committed"})
+
+    def __init__(self) -> None:
+        #: the state `step` returned last, with its entries by key: what the next step of a
+        #: file looks up in it (a file's state holds a migration of each partition)
+        self._last: tuple[Pairs, dict[Hashable, Any]] | None = None
 
     def initial(self) -> Hashable:
         return NO_PAIRS
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]
-        migration, (role, outcome, me), partition = _decision(event)
-        if role not in COMMIT_RANK:
+        migration, decision, partition = _decision(event)
+        if decision[0] not in COMMIT_RANK:
             return state, None
         seen: frozenset[Decision] = lookup(pairs, migration, frozenset())
-        message = None
-        if outcome == "committed":
-            for r, o, m in sorted(seen, key=lambda d: (-COMMIT_RANK.get(d[0], -1), d)):
-                if o == "committed" and COMMIT_RANK.get(r, -1) > COMMIT_RANK[role]:
-                    message = (f"{role} {me} commits {_of(migration, partition)} after {r} {m} "
-                               "committed it")
-                    break
-            if message is None:
-                waits_for = {"master": "destination", "source": "master"}.get(role)
-                for r, o, m in sorted(seen):
-                    if r == waits_for and o == "rolled back":
-                        message = (f"{role} {me} commits {_of(migration, partition)} after {r} "
-                                   f"{m} rolled it back")
-                        break
-        return assign(pairs, migration, seen | {(role, outcome, me)}), message
+        return (assign(pairs, migration, seen | {decision}),
+                _commit_order(seen, migration, decision, partition))
 
     def step(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         """`observe`, and for events read from a file (they have a `source`) one migration per
         partition is remembered (`_latest_per_partition`); the explorer calls `observe` and keeps
-        every decision."""
-        state, message = super().step(state, event)
+        every decision. (The decisions are looked up by key at once: a log's state holds a
+        migration of each partition.)"""
         assert isinstance(event, MigrationCommitted | MigrationRolledBack)
         if event.source is None or event.member == UNKNOWN_MEMBER \
                 or event.role not in COMMIT_RANK:
-            return state, message
-        return _latest_per_partition(state, event), message  # type: ignore[arg-type]
+            return super().step(state, event)
+        pairs: Pairs = state  # type: ignore[assignment]
+        migration, decision, partition = _decision(event)
+        # the entries by key (unique in a Pairs), as the last step left them for this state
+        last = self._last
+        index = last[1] if last is not None and last[0] is pairs else dict(pairs)
+        seen: frozenset[Decision] = index.get(migration, frozenset())
+        message = _commit_order(seen, migration, decision, partition)
+        now = (migration, seen | {decision})
+        if partition is None:  # `assign`, which `_latest_per_partition` keeps as it is
+            after = pairs - {(migration, index.get(migration))} | {now}
+        else:
+            # `assign` then `_latest_per_partition`, at once: the partition's migration and
+            # this one's decisions replaced by this one's
+            slot = ("p", partition)
+            gone = {(k, index[k]) for k in (slot, index.get(slot), migration) if k in index}
+            after = pairs - gone | {now, (slot, migration)}
+            for k, _ in gone:
+                del index[k]
+            index[slot] = migration
+        index[migration] = now[1]
+        self._last = (after, index)
+        return after, message
+
+
+def _commit_order(seen: frozenset[Decision], migration: str, decision: Decision,
+                  partition: int | None) -> str | None:
+    """MIG-COMMIT-ORDER's message for `decision` of `migration`, after the decisions `seen`."""
+    role, outcome, me = decision
+    if outcome != "committed":
+        return None
+    for r, o, m in sorted(seen, key=lambda d: (-COMMIT_RANK.get(d[0], -1), d)):
+        if o == "committed" and COMMIT_RANK.get(r, -1) > COMMIT_RANK[role]:
+            return f"{role} {me} commits {_of(migration, partition)} after {r} {m} committed it"
+    waits_for = {"master": "destination", "source": "master"}.get(role)
+    for r, o, m in sorted(seen):
+        if r == waits_for and o == "rolled back":
+            return (f"{role} {me} commits {_of(migration, partition)} after {r} {m} rolled it "
+                    "back")
+    return None
 
 
 class Atomic(Monitor):
@@ -421,6 +457,7 @@ class Atomic(Monitor):
     spec = "MIG-ATOMIC"
     observes = frozenset({"migration_committed", "migration_rolled_back", "member_crashed",
                           "member_removed", "member_joined", "member_list_installed"})
+    judged_on = frozenset({"migration_committed", "migration_rolled_back"})
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, frozenset(), NO_PAIRS)
@@ -489,10 +526,11 @@ def _latest_per_partition(pairs: Pairs, event: MigrationCommitted | MigrationRol
     early is unknown, never a violation."""
     if event.partition is None:
         return pairs
+    index = dict(pairs)  # the entries by key at once (keys are unique in a Pairs)
     slot = ("p", event.partition)
-    earlier = lookup(pairs, slot)
-    seen = lookup(pairs, event.migration)
-    pairs = frozenset(kv for kv in pairs if kv[0] not in (slot, earlier, event.migration))
+    earlier = index.get(slot)
+    seen = index.get(event.migration)
+    pairs = pairs - {(k, index[k]) for k in (slot, earlier, event.migration) if k in index}
     if done or seen is None:
         return pairs
     return pairs | {(event.migration, seen), (slot, event.migration)}
@@ -501,7 +539,7 @@ def _latest_per_partition(pairs: Pairs, event: MigrationCommitted | MigrationRol
 # --- MIG-REJECT-STALE ---------------------------------------------------------------------------
 
 
-class RejectStale(Monitor):
+class RejectStale(PerMember):
     """MIG-REJECT-STALE: a participant refuses a migration while it has an undecided one or a
     stale table.
 
@@ -521,13 +559,10 @@ class RejectStale(Monitor):
     observes = frozenset({"partition_table_applied", "migration_started", "migration_committed",
                           "migration_rolled_back", "member_crashed", "member_started",
                           "split_brain_merge"})
-    key_size = 1
+    judged_on = frozenset({"migration_started"})
 
     def __init__(self, serial: bool = False) -> None:
         self.serial = serial
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
 
     def initial(self) -> Hashable:
         return (NO_PAIRS, NO_PAIRS)
@@ -579,7 +614,7 @@ def source_endpoint(event: MigrationStarted) -> str | None:
     return None
 
 
-class _InFlight(Monitor):
+class _InFlight(PerMember):
     """The migrations in flight at each master, as the master's own events show them.
 
     A migration is in flight at master M from M's `migration_started(role="master")` until M's
@@ -596,13 +631,7 @@ class _InFlight(Monitor):
     observes = frozenset({"migration_started", "migration_committed", "migration_rolled_back",
                           "migration_failed", "migration_finished", "repartitioning",
                           "migrations_completed", "member_crashed", "member_started"})
-    key_size = 1
-
-    def key(self, event: Event) -> tuple[Hashable, ...] | None:
-        return (event.member,)
-
-    def initial(self) -> Hashable:
-        return NO_PAIRS
+    judged_on = frozenset({"migration_started"})
 
     @abstractmethod
     def judge(self, flight: Pairs, event: MigrationStarted,
@@ -780,6 +809,7 @@ class MigrationStats(PerMember):
     spec = "MIG-STATS"
     observes = frozenset({"repartitioning", "migrations_completed", "member_crashed",
                           "member_started"})
+    judged_on = frozenset({"migrations_completed"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
         pairs: Pairs = state  # type: ignore[assignment]

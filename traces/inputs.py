@@ -295,10 +295,14 @@ class NulSkipper:
     """A binary stream with its NUL bytes taken out (`read`), and where they were: `found` maps
     a line of the stream (1-based) to its NUL count and longest run, counted across reads."""
 
-    def __init__(self, f: IO[bytes]) -> None:
+    def __init__(self, f: IO[bytes], count_lines: bool = True) -> None:
         self.f = f
         #: the line the next byte read belongs to
         self.line = 1
+        #: whether `line` follows every read; if not, a read counts its lines only when it needs
+        #: them (NUL bytes in it, or lines with NUL bytes not taken yet), and the caller, which
+        #: counts them anyway, sets `line` before each read
+        self.count_lines = count_lines
         #: bytes read from `f` (for progress)
         self.consumed = 0
         self.found: dict[int, tuple[int, int]] = {}
@@ -317,7 +321,8 @@ class NulSkipper:
 
     def _strip(self, chunk: bytes) -> bytes:
         if b"\x00" not in chunk:
-            self.line += chunk.count(b"\n")
+            if self.count_lines or self.found:
+                self.line += chunk.count(b"\n")
             self._run = 0
             return chunk
         at, run = 0, 0

@@ -18,6 +18,7 @@ merge the members' streams, never to judge anything).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -137,7 +138,12 @@ def timestamp(text: str) -> int | None:
     m = _ISO.search(text)
     if m:
         y, mo, d, h, mi, s, frac = m.groups()
-        return _millis(int(y), int(mo), int(d), int(h), int(mi), int(s), frac)
+        day = _day_seconds(y, mo, d)
+        hours, minutes, seconds = int(h), int(mi), int(s)
+        if day is None or hours > 23 or minutes > 59 or seconds > 59:  # what datetime refuses
+            return None
+        millis = int(frac[:3].ljust(3, "0")) if frac else 0
+        return (day + (hours * 60 + minutes) * 60 + seconds) * 1000 + millis
     m = _JUL.search(text)
     if m and m.group(1) in _MONTHS:
         mon, d, y, h, mi, s, frac, ampm = m.groups()
@@ -152,6 +158,14 @@ def timestamp(text: str) -> int | None:
         h, mi, s, ms = (int(g) for g in m.groups())
         return ((h * 60 + mi) * 60 + s) * 1000 + ms
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _day_seconds(y: str, mo: str, d: str) -> int | None:
+    """The seconds at the start of a day (year, month, day, as written; None when there is no
+    such day): records share their day, so it is computed once."""
+    millis = _millis(int(y), int(mo), int(d), 0, 0, 0, None)
+    return None if millis is None else millis // 1000
 
 
 def _millis(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None) -> int | None:

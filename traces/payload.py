@@ -22,7 +22,8 @@ per-line path stays in one module on purpose (it is the parser's hot path).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, NamedTuple
@@ -289,6 +290,37 @@ def _parse(text: str, start: str, what: str) -> Any:
         raise PayloadError(f"{what} does not parse ({type(exc).__name__})") from None
 
 
+class _Recent:
+    """A bounded cache of parse results, least recently used first out. A cluster logs the same
+    structured text again and again: every member prints each member list (each copy differs
+    only in which line says ``this``) and each completed migration it applies, and the master's
+    and the participants' lines name one ``MigrationInfo``. The values are immutable and shared
+    by the events made from them (their member tuples too). Files are read one after the
+    other, so a text comes back once per member's file: the bound holds what a few gigabytes
+    of a cluster's logs print."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.values: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable) -> Any:
+        value = self.values.pop(key, None)
+        if value is not None:
+            self.values[key] = value  # the most recent last
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        if len(self.values) >= self.size:
+            del self.values[next(iter(self.values))]
+        self.values[key] = value
+
+
+#: parse results kept: member lists by their lines (shared among the lists: a few hundred
+#: bytes a list), ``MigrationInfo`` texts (about 700 bytes each)
+_LISTS = _Recent(1 << 15)
+_MIGRATIONS = _Recent(1 << 16)
+
+
 # --- fields of one-line messages ----------------------------------------------------------------
 
 #: the grammar's §1 address terminal, reused by the one-line regexes
@@ -404,11 +436,13 @@ def _migration(obj: _Obj) -> _Migration:
     if not isinstance(uuid, str) or not uuid:
         raise PayloadError("MigrationInfo has no uuid")
     status = f.get("status")
+    source = _addr(f.get("source"), "MigrationInfo source")
+    destination = _addr(f.get("destination"), "MigrationInfo destination")
     return _Migration(
-        uuid=uuid,
+        uuid=sys.intern(uuid),
         partition=_int(f.get("partitionId"), "MigrationInfo partitionId"),
-        source=_addr(f.get("source"), "MigrationInfo source"),
-        destination=_addr(f.get("destination"), "MigrationInfo destination"),
+        source=sys.intern(source) if source is not None else None,
+        destination=sys.intern(destination) if destination is not None else None,
         source_current_index=_int(f.get("sourceCurrentReplicaIndex"), "sourceCurrentReplicaIndex"),
         initial_version=_int(f.get("initialPartitionVersion"), "initialPartitionVersion"),
         increment=_int(f.get("partitionVersionIncrement"), "partitionVersionIncrement"),
@@ -416,10 +450,50 @@ def _migration(obj: _Obj) -> _Migration:
     )
 
 
+#: the tokens of a flat object's fields (``MigrationInfo.toString``: replicas, addresses and
+#: plain values), as the grammar's lexer reads them there: its terminals in the order it tries
+#: them (priority), the first that matches taken and never backtracked into, each after the
+#: separators the grammar ignores
+_RX_FIELD_TOKEN = re.compile(
+    r"[\s,]*(?>"
+    + "|".join(f"(?P<{name}>{_PARSER.get_terminal(name).pattern.to_regexp()})"
+               for name in ("FIELD_REPLICA", "FIELD_ADDRESS", "FIELD"))
+    + ")")
+_RX_OBJECT_END = re.compile(r"[\s,]*\}")
+_TOKENS = _Tokens()
+
+
+def _flat_migration(piece: str) -> tuple[_Obj, str] | None:
+    """A ``MigrationInfo{...}`` at the start of `piece` that holds only replica, address and
+    plain fields (what ``MigrationInfo.toString`` prints), and the text after it: read with the
+    grammar's own terminals and token values (`_Tokens`), it is what the grammar's parser makes
+    of it (``lead_object``), without the parser's cost per token. None for anything else (a
+    nested value), which the parser reads."""
+    if not piece.startswith("MigrationInfo{"):
+        return None
+    fields = []
+    pos = len("MigrationInfo{")
+    while (m := _RX_FIELD_TOKEN.match(piece, pos)) is not None:
+        name = m.lastgroup
+        assert name is not None
+        fields.append(getattr(_TOKENS, name)(m[name]))
+        pos = m.end()
+    end = _RX_OBJECT_END.match(piece, pos)
+    if end is None:
+        return None
+    return _Obj("MigrationInfo", dict(fields)), piece[end.end():]  # the TAIL, if any
+
+
 def _lead_migration(text: str, at: int) -> tuple[_Migration, str]:
-    """The ``MigrationInfo{...}`` starting at `at`, and the text after it."""
-    obj, tail = _parse(text[at:], "lead_object", "MigrationInfo")
-    return _migration(obj), tail
+    """The ``MigrationInfo{...}`` starting at `at`, and the text after it (parsed once for
+    every line that prints the same text: `_MIGRATIONS`)."""
+    piece = text[at:]
+    found: tuple[_Migration, str] | None = _MIGRATIONS.get(piece)
+    if found is None:
+        obj, tail = _flat_migration(piece) or _parse(piece, "lead_object", "MigrationInfo")
+        found = _migration(obj), tail
+        _MIGRATIONS.put(piece, found)
+    return found
 
 
 def _members_view(obj: Any) -> tuple[int | None, tuple[str, ...]]:
@@ -501,22 +575,109 @@ def _meta(origin: Origin) -> dict[str, Any]:
 _Handler = Callable[[str, int, Origin], "list[Event] | None"]
 
 
+class _Listed(NamedTuple):
+    """What a member list gives an event: its version, members and their UUIDs (all or none),
+    and the index of its ``this`` member (None: no line says ``this``)."""
+
+    version: int | None
+    members: tuple[str, ...]
+    uuids: tuple[str, ...]
+    this: int | None
+
+
+#: a member line that ends in the ``this`` marker (``AbstractMember.toString``: ``Member
+#: [h]:p - uuid this``, then `` lite`` for a lite member), the marker in group 1
+_RX_THIS_LINE = re.compile(
+    rf"[ \t]*Member[ \t]*{_A}[ \t]+-[ \t]+[^\s,{{}}\[\]=]+([ \t]+this)(?:[ \t]+lite)?[ \t]*")
+
+
+def _unmarked(text: str) -> tuple[tuple[str, ...], int | None]:
+    """The lines of `text` (a member list, one line per member after its header) without the
+    ``this`` marker, and the index of the marker's line among the member lines, when ``this``
+    occurs once in `text`, as a member line's marker; else the lines of `text` and None. The
+    lines are interned: the lists of a log share them."""
+    lines = text.split("\n")
+    marker = None
+    at = text.find("this")
+    if at >= 0 and text.find("this", at + 4) < 0:
+        row = text.count("\n", 0, at)
+        m = _RX_THIS_LINE.fullmatch(lines[row])
+        if m is not None and row > 0:
+            lines[row] = lines[row][:m.start(1)] + lines[row][m.end(1):]
+            marker = row - 1
+    return tuple(map(sys.intern, lines)), marker
+
+
+def _terminal(name: str) -> str:
+    """The regex of one of the grammar's terminals."""
+    return str(_PARSER.get_terminal(name).pattern.to_regexp())
+
+
+#: a versioned member list as the grammar's lexer reads it: ``Members`` ``{`` SIZE VER ``}``
+#: ``[``, then MEMBER tokens, then ``]`` (each token after the separators the grammar ignores,
+#: none backtracked into)
+_RX_LIST_HEAD = re.compile(rf"Members[\s,]*\{{[\s,]*(?>({_terminal('SIZE')}))[\s,]*"
+                           rf"(?>({_terminal('VER')}))[\s,]*\}}[\s,]*\[")
+_RX_MEMBER_TOKEN = re.compile(rf"[\s,]*(?>({_terminal('MEMBER')}))")
+_RX_LIST_END = re.compile(r"[\s,]*\][\s,]*\Z")
+
+
+def _flat_list(text: str) -> _MemberList | None:
+    """A versioned member list of member lines (``ClusterServiceImpl.printMemberList``), read
+    with the grammar's own terminals and token values: what the grammar's parser makes of it,
+    without the parser's cost per token. None for anything else (the legacy form, a broken
+    list), which the parser reads."""
+    head = _RX_LIST_HEAD.match(text)
+    if head is None:
+        return None
+    members = []
+    pos = head.end()
+    while (m := _RX_MEMBER_TOKEN.match(text, pos)) is not None:
+        members.append(_TOKENS.MEMBER(m[1]))
+        pos = m.end()
+    if _RX_LIST_END.match(text, pos) is None:
+        return None
+    return _MemberList(_TOKENS.VER(head[2]), _TOKENS.SIZE(head[1]), tuple(members))
+
+
+def _listed(text: str) -> _Listed:
+    """A member list's version, members and ``this`` member, parsed once for all the members'
+    copies of it (`_LISTS`, keyed by its lines without the ``this`` marker: the marker's line
+    is the copy's own)."""
+    key, marker = _unmarked(text)
+    found: _Listed | None = _LISTS.get(key)
+    if found is not None:
+        return found if marker is None else found._replace(this=marker)
+    parsed: _MemberList = _flat_list(text) or _parse(text, "member_list", "member list")
+    members = tuple(sys.intern(m.address) for m in parsed.members)
+    uuids = tuple(sys.intern(m.uuid) for m in parsed.members if m.uuid is not None)
+    this = next((i for i, m in enumerate(parsed.members) if m.this), None)
+    found = _Listed(parsed.version, members, uuids if len(uuids) == len(members) else (), this)
+    # a copy's marker line gives its member only when every member has a line of its own (the
+    # key holds no other ``this``: `_unmarked`)
+    if marker is None or (this == marker
+                          and len(members) == len(key) - 2
+                          and all(line.lstrip().startswith("Member") for line in key[1:-1])):
+        _LISTS.put(key, found._replace(this=None) if marker is not None else found)
+    return found
+
+
 def _member_list(text: str, _end: int, origin: Origin) -> list[Event]:
     """``Members {size:N, ver:V} [`` ... ``]`` and legacy ``Members [N] {`` ... ``}``
     (``ClusterServiceImpl.printMemberList``, family §2)."""
-    parsed: _MemberList = _parse(text, "member_list", "member list")
-    members = tuple(m.address for m in parsed.members)
-    uuids = tuple(m.uuid for m in parsed.members if m.uuid is not None)
+    listed = _listed(text)
+    members = listed.members
     # the logging member, else the list's ``this`` member, else unknown (a bare list: no spec
     # judges it)
-    member = origin.member or next((m.address for m in parsed.members if m.this), UNKNOWN_MEMBER)
+    member = origin.member or (members[listed.this] if listed.this is not None
+                               else UNKNOWN_MEMBER)
     return [
         MemberListInstalled(
             **{**_meta(origin), "member": member},
-            version=parsed.version,
+            version=listed.version,
             members=members,
             master=members[0] if members else None,
-            uuids=uuids if len(uuids) == len(members) else (),
+            uuids=listed.uuids,
         )
     ]
 

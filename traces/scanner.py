@@ -29,6 +29,7 @@ import dataclasses
 import gzip
 import json
 import re
+import sys
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -75,8 +76,12 @@ MAX_MEMBERS = 1_000_000
 MAX_WRAP = 40
 #: and a member list's lines, to report them when their header is missing
 SCANNER_KEYWORDS = ("Members", "\tMember [", "  Member [")
+#: which keyword a line has, and how many, does not matter (its first match finds the line):
+#: leftmost-first matching finds the same lines, and lets the search skip ahead with a
+#: prefilter (several times faster than reporting every match as the automaton meets it)
 _MATCHER = ahocorasick_rs.BytesAhoCorasick(
-    [k.encode() for k in dict.fromkeys((*KEYWORDS, *SCANNER_KEYWORDS))])
+    [k.encode() for k in dict.fromkeys((*KEYWORDS, *SCANNER_KEYWORDS))],
+    matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
 #: a stack trace line; it ends a member list or a hard-wrapped message like a new record does
 STACK_PATTERN = r"\s*(?:at [\w$.<>/@\-]+\(|Caused by: |Suppressed: |\.\.\. \d+ (?:more|common))"
 _STACK = re.compile(STACK_PATTERN, re.ASCII)
@@ -86,6 +91,10 @@ ISLAND_BREAK = "0000-00-00 -"
 _MEMBER_LINE = re.compile(r"\s+Member \[")
 _SPLITS = re.compile(r"\]:? |: | - | \| ")
 _CLOSING = frozenset({"]", "}"})
+#: a member list's body in its usual shape, the lines after its header: indented member lines
+#: (no ``|``, so no docker-compose prefix), then the closing bracket (group 2); what the
+#: scanner's line loop reads of such lines, matched at once
+_PLAIN_LIST = re.compile(rb"((?:[ \t]+Member[^\n|]*\n)*)[ \t]*([\]}])[ \t\r]*(?:\n|\Z)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +334,11 @@ class _LogFile:
         self.stream_member: dict[str, str] = {}
         self.out: list[Event] = []
         self.block, self.end, self.final = b"", 0, False
+        #: the offset in the block up to which a record has read every line (a member list)
+        self.resume = 0
+        #: an offset at a line start in the block and that line's number, as the block's loop
+        #: left them (the lines before it are counted)
+        self.counted = (0, 1)
         #: the line being handled: its layout's timestamp, its header, its offset
         self._header: tuple[int | None, str, int] = (None, "", 0)
         #: lines that had NUL bytes: where their malformed entry is in the accounting
@@ -335,12 +349,13 @@ class _LogFile:
     # -- blocks
 
     def scan(self, f: IO[bytes]) -> Iterator[Event]:
-        reader = NulSkipper(f)
+        reader = NulSkipper(f, count_lines=False)  # this loop counts the lines
         carry = b""
         first = self.acc.lines  # lines of earlier files
         number = 0  # lines of this file before the current block
         consumed = 0
         while True:
+            reader.line = number + carry.count(b"\n") + 1  # the line the next byte read is on
             chunk = reader.read(BLOCK)
             # the lines read to their end that had NUL bytes (every line at the end of the file)
             last_nul = self._nuls(reader.take(None if not chunk else reader.line))
@@ -360,7 +375,8 @@ class _LogFile:
                     carry = _skip_line(reader)
                 continue
             end = self._block(data, number, final=False, limit=cut)
-            lines = data.count(b"\n", 0, end)
+            at, at_line = self.counted  # the lines before `at` were counted by the block's loop
+            lines = at_line - 1 - number + data.count(b"\n", at, end)
             self._remember(data, end, number + lines)
             number += lines
             carry = data[end:]
@@ -427,9 +443,12 @@ class _LogFile:
         self.final = final
         at, at_line = 0, before + 1  # an offset at a line start, and that line's number
         last_start = -1
+        self.resume = 0
         for _kw, start, _end in _MATCHER.find_matches_as_indexes(block):
             if start >= limit:
                 break
+            if start < self.resume:  # in the lines a record just read
+                continue
             ls = block.rfind(b"\n", 0, start) + 1
             if ls == last_start:
                 continue
@@ -442,7 +461,9 @@ class _LogFile:
             if le < 0:
                 le = limit
             if not self._line(ls, le, at_line):
+                self.counted = (at, at_line)
                 return ls  # needs the next block: start it at this line
+        self.counted = (at, at_line)
         if len(self.done) > 4 * LOOKBACK:
             self.done = {n for n in self.done if n >= at_line - LOOKBACK}
         if len(self.nul_at) > 4 * LOOKBACK:
@@ -457,7 +478,8 @@ class _LogFile:
         text = p.text
         m = layout.PREFIX.search(text)
         if m is not None:
-            member = layout.address(m) or self.stream_member.get(p.stream, UNKNOWN_MEMBER)
+            member = sys.intern(layout.address(m)) \
+                or self.stream_member.get(p.stream, UNKNOWN_MEMBER)
             if member:
                 self.stream_member[p.stream] = member
             payload = text[m.end():]
@@ -591,6 +613,15 @@ class _LogFile:
         number = numbers[-1]
         lines = [header.strip()]
         pos, n = le + 1, number
+        if not stream:  # the usual shape, read at once: what the loop below reads of it
+            body = self._plain_list(pos)
+            if body is not None and self.block.count(b"\n", pos, body[0]) <= MAX_MEMBERS:
+                rows = self.block[pos:body[0]].decode("utf-8", "replace").split("\n")
+                lines += [row.rstrip() for row in rows[:-1]]
+                lines.append(body[1])
+                numbers += range(n + 1, n + len(rows) + 1)
+                self.resume = body[2]
+                return self._list_record(header, lines, numbers, member, order)
         closed = False
         members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
         while pos < self.end:
@@ -625,6 +656,28 @@ class _LogFile:
         if members > MAX_MEMBERS:
             self._too_long(header, numbers, members, closed)
             return True
+        return self._list_record(header, lines, numbers, member, order, closed)
+
+    def _plain_list(self, pos: int) -> tuple[int, str, int] | None:
+        """`_PLAIN_LIST` at `pos` (a member list's body: the end of its member lines, its
+        closing bracket, the end of its closing line), or None. The commonest shape, tabbed
+        member lines and a bare ``]``, is told by counting (no byte is matched twice)."""
+        block = self.block
+        close = block.find(b"\n]\n", pos - 1, self.end)
+        if close >= pos - 1:
+            body = block[pos:close + 1]  # the member lines, each with its newline
+            if b"|" not in body and body.count(b"\n") \
+                    == body.startswith(b"\tMember ") + body.count(b"\n\tMember "):
+                return close + 1, "]", close + 3
+        plain = _PLAIN_LIST.match(block, pos, self.end)
+        if plain is None:
+            return None
+        return plain.end(1), plain.group(2).decode(), plain.end()
+
+    def _list_record(self, header: str, lines: list[str], numbers: list[int], member: str,
+                     order: int | None, closed: bool = True) -> bool:
+        """Parse a member list's `lines` (the header's, the members', the closing bracket's when
+        `closed`), which are the lines `numbers`."""
         origin = Origin(member, self.name, numbers[0], order)
         text = "\n".join(lines)
         try:
@@ -678,7 +731,8 @@ class _LogFile:
             m = layout.PREFIX.search(q.text)
             if m is None or q.text[m.end():].strip():
                 return None
-            member = layout.address(m) or self.stream_member.get(stream, UNKNOWN_MEMBER)
+            member = sys.intern(layout.address(m)) \
+                or self.stream_member.get(stream, UNKNOWN_MEMBER)
             order = q.order if q.order is not None else layout.timestamp(q.text[:m.start()])
             return [n, *reversed(blanks)], member, order
         return None
@@ -714,15 +768,20 @@ class _LogFile:
     # -- accounting
 
     def _parsed(self, numbers: tuple[int, ...] | list[int], events: list[Event]) -> None:
-        for n in numbers:
-            if n not in self.done:
-                self.done.add(n)
-                if n not in self.nul_at:  # else malformed already
-                    self.acc.parsed_lines += 1
+        if not self.nul_at and self.done.isdisjoint(numbers):  # lines not yet accounted
+            self.done.update(numbers)
+            self.acc.parsed_lines += len(set(numbers))
+        else:
+            for n in numbers:
+                if n not in self.done:
+                    self.done.add(n)
+                    if n not in self.nul_at:  # else malformed already
+                        self.acc.parsed_lines += 1
         if events and events[0].order is None:
             when = self._when()
             if when is not None:
-                events = [dataclasses.replace(e, order=when) for e in events]
+                for e in events:  # made from this record just now: no one else holds them
+                    object.__setattr__(e, "order", when)
         self.out.extend(events)
 
     def _malformed(self, number: int, reason: str) -> None:

@@ -26,9 +26,12 @@ files one after the other. `spark` (this package) is the other engine.
 from __future__ import annotations
 
 import dataclasses
+import gc
+import heapq
 import time
+from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +45,6 @@ from partsafe.checker.validation.shards import (
     Violation,
     allowed,
     judge,
-    stamped,
     view_key,
     warnings_of,
 )
@@ -278,10 +280,23 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
              progress: Callable[[int], None] | None = None) -> Report:
     """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
+    # the events are kept to the end and hold no reference cycles: once a file is read, the
+    # collector need not go through them again (`gc.freeze`), unless the caller froze objects
+    # of its own, which unfreezing would let go of
+    freeze = gc.get_freeze_count() == 0
+    try:
+        return _validate(paths, fmt, stuck_ms, max_skew_ms, progress, freeze)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
+              progress: Callable[[int], None] | None, freeze: bool) -> Report:
     t0 = time.perf_counter()
     candidates = expand(list(paths))
     scanner = Scanner(fmt, progress)
-    events: list[tuple[OrderKey, Event]] = []
+    events = Timeline()
     files: list[str] = []
     kinds: list[str] = []
     declared: list[tuple[str, ...] | None] = []
@@ -291,18 +306,21 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
         found = list(scanner.scan(c.path, str(c.path), c.explicit))
         tally = scanner.accounting.files[-1]
         if tally.skipped is None:
-            events.extend(stamped(len(files), found, one_stream=tally.fmt == "jsonl"))
+            events.add(len(files), found, one_stream=tally.fmt == "jsonl")
             files.append(str(c.path))
             kinds.append(forms.form_of(tally.fmt))
             declared.append(declared_specs(tally))
-    events.sort(key=lambda pair: pair[0])
+        del found
+        if freeze:
+            gc.freeze()
     report = Report(files, scanner.accounting, kinds=kinds, declared=declared,
                     config=merged_config(scanner.accounting.files, config),
                     max_skew_ms=max_skew_ms)
     report.inputs = statuses(candidates, scanner.accounting.files)
     order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
-    report.violations = judge(events, kinds, declared, report.config, max_skew_ms)
+    report.violations = judge(events, kinds, declared, report.config, max_skew_ms,
+                              present=events.types)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
     report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms)
                                              + ignite.warnings_of(events),
@@ -311,7 +329,10 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     views: set[str] = set()
     for _, ev in events:
         if ev.member != UNKNOWN_MEMBER:
-            tallies.setdefault(ev.member, Tally()).add(ev)
+            tally = tallies.get(ev.member)
+            if tally is None:
+                tally = tallies[ev.member] = Tally()
+            tally.add(ev)
         elif not isinstance(ev, Quiescent):  # the run's record: no member's, and not a lack
             report.events_without_member += 1
         if isinstance(ev, MemberListInstalled):  # whoever installed it: a list the log shows
@@ -319,6 +340,74 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report
+
+
+class Timeline:
+    """The events of the files read, in order key order each time it is iterated: what
+    `shards.stamped` and a sort give, kept compact. A file's events are kept per stream (a
+    member's events in a log; the whole of an event file), in file order with their positions,
+    and a stream's order keys, which grow along it, are made as it is read; the streams are
+    merged (`heapq.merge`, on keys that never tie) the first time, which records the stream of
+    each event in turn, and later iterations follow that record. So an event costs the event
+    itself and a few bytes, not a key and a pair of its own."""
+
+    def __init__(self) -> None:
+        #: (file index, the stream's first position in its file, its events, their positions)
+        self.streams: list[tuple[int, int, list[Event], array[int]]] = []
+        self.count = 0
+        #: the event types among them
+        self.types: set[str] = set()
+        #: the stream of each event in order key order, once merged
+        self.order: array[int] | None = None
+
+    def add(self, file_index: int, events: Iterable[Event], one_stream: bool = False) -> None:
+        """The events of one file, in file order (`shards.stamped`'s streams)."""
+        self.order = None
+        streams: dict[str, tuple[int, list[Event], array[int]]] = {}
+        for position, ev in enumerate(events):
+            member = "" if one_stream else ev.member
+            stream = streams.get(member)
+            if stream is None:
+                stream = streams[member] = (position, [], array("L"))
+            stream[1].append(ev)
+            stream[2].append(position)
+            self.types.add(ev.TYPE)
+            self.count += 1
+        self.streams += [(file_index, start, evs, at) for start, evs, at in streams.values()]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[tuple[OrderKey, Event]]:
+        if len(self.streams) == 1:
+            return _stream(*self.streams[0])
+        if self.order is None:
+            return self._merged()
+        return self._replayed(self.order)
+
+    def _merged(self) -> Iterator[tuple[OrderKey, Event]]:
+        index = {(fi, start): i for i, (fi, start, _, _) in enumerate(self.streams)}
+        order = array("L")
+        for pair in heapq.merge(*(_stream(*s) for s in self.streams)):
+            order.append(index[pair[0][1], pair[0][2]])
+            yield pair
+        self.order = order  # a merge run to its end: later ones follow it
+
+    def _replayed(self, order: array[int]) -> Iterator[tuple[OrderKey, Event]]:
+        taken = [_stream(*s).__next__ for s in self.streams]
+        for i in order:
+            yield taken[i]()
+
+
+def _stream(file_index: int, start: int, events: list[Event], positions: array[int]
+            ) -> Iterator[tuple[OrderKey, Event]]:
+    """One stream's events with their order keys (`shards.stamped`)."""
+    when = 0
+    for position, ev in zip(positions, events, strict=True):
+        order = ev.order
+        if order is not None and order > when:
+            when = order
+        yield (when, file_index, start, position), ev
 
 
 def declared_specs(tally: FileTally) -> tuple[str, ...] | None:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.specs import forms, registry
-from partsafe.specs.monitor import Monitor
+from partsafe.specs.monitor import Monitor, PerMember
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     Event,
@@ -220,8 +220,9 @@ class Shard:
     part: Part
     key: str = ""
     state: Hashable = None
-    #: each member's previous event this shard saw (not counting routed ones)
-    previous: dict[str, Event] = field(default_factory=dict)
+    #: where each member's previous event this shard saw is (not counting routed ones): what a
+    #: violation names besides the event that raised it
+    previous: dict[str, Source | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.state = self.part.monitor.initial()
@@ -238,12 +239,11 @@ class Shard:
             assert message is None, f"{self.part.spec}: a routed event raised {message!r}"
             return None
         before = self.previous.get(ev.member)
-        self.previous[ev.member] = ev
+        self.previous[ev.member] = ev.source
         if message is None:
             return None
         # one line may give two events (an Ignite line naming two leaders): each line once
-        sources = tuple(dict.fromkeys(e.source for e in (before, ev)
-                                      if e is not None and e.source is not None))
+        sources = tuple(dict.fromkeys(s for s in (before, ev.source) if s is not None))
         return Violation(self.part.spec, ev.member, sources, message, at, self.part.index,
                          self.key)
 
@@ -281,48 +281,171 @@ def skewed(part: Part, steps: Sequence[tuple[OrderKey, Event, bool]],
     return out
 
 
-def judge(events: Sequence[tuple[OrderKey, Event]], kinds: Sequence[str],
+def judge(events: Iterable[tuple[OrderKey, Event]], kinds: Sequence[str],
           declared: Sequence[Sequence[str] | None] | None = None,
-          config: dict[str, Any] | None = None, max_skew_ms: int | None = None
-          ) -> list[Violation]:
+          config: dict[str, Any] | None = None, max_skew_ms: int | None = None,
+          present: Collection[str] | None = None) -> list[Violation]:
     """Run every part of the monitors of the specs judged on files of recorded forms `kinds`
     (the form of file i is ``kinds[i]``, what its header declares ``declared[i]``; an event's
     order key names its file), per key, over `events` in order key order: every violation, in
     report order, each monitor built for the cluster's settings `config`. An event reaches the
     parts of the specs its file judges (`dispatchers`). With `max_skew_ms`, each violation
-    carries what the log proves of it under that bound on the members' clocks (`skewed`). A
-    routed event reaches the shards that name its member and those its member has had events in
-    (`Monitor.key`; one its member has no later events in is not changed in any way that
-    matters, which is why the Spark engine may leave it out)."""
+    carries what the log proves of it under that bound on the members' clocks (`skewed`; it
+    iterates `events` once more, when there is a violation). A routed event reaches the shards
+    that name its member and those its member has had events in (`Monitor.key`; one its member
+    has no later events in is not changed in any way that matters, which is why the Spark engine
+    may leave it out), but for those it would leave as they are: a shard it made forget its
+    member's events, until that member has an event there again, and a shard in its initial
+    state (`Monitor.key` says why neither changes). `present`, when given, holds every event
+    type of `events`: a part none of whose verdict types is among them
+    (`Monitor.judged_on`) would raise nothing, and is not run."""
     ps = parts(judged_specs(kinds), config)
     tables = dispatchers(ps, kinds, declared)
-    shards: list[dict[str, Shard]] = [{} for _ in ps]
-    #: per part, member -> the keys of the shards it has events in or that name it
-    involved: list[dict[str, set[str]]] = [{} for _ in ps]
+    judges = [_PartJudge(p) for p in ps]
+    run = {p.index for p in ps if present is None
+           or not p.monitor.verdict_types().isdisjoint(present)
+           or (quiescence_part(p) and Quiescent.TYPE in present)}
+    # per file, per event type: the parts' judges an event reaches, in part order
+    feeds = [{kind: [judges[p.index].feed for p in reached if p.index in run]
+              for kind, reached in table.items()} for table in tables]
     found: list[Violation] = []
     for at, ev in events:
-        for p in tables[at[1]].get(ev.TYPE, ()):
-            route = routes(p, ev)
-            if route is None:
-                continue
-            key, routed = route
-            mine = shards[p.index]
-            if routed:
-                for k in sorted(involved[p.index].get(ev.member, ())):
-                    mine[k].step(at, ev, routed=True)
-                continue
-            shard = mine.get(key)
-            if shard is None:
-                shard = mine[key] = Shard(p, key)
-                for name in names(key):
-                    involved[p.index].setdefault(name, set()).add(key)
-            involved[p.index].setdefault(ev.member, set()).add(key)
-            v = shard.step(at, ev)
+        todo = feeds[at[1]].get(ev.TYPE)
+        if not todo:
+            continue
+        if ev.member == UNKNOWN_MEMBER and not isinstance(ev, Quiescent):
+            continue  # unknown: changes nothing (`Monitor.step`, `routes`)
+        for feed in todo:
+            v = feed(at, ev)
             if v is not None:
                 found.append(v)
     if max_skew_ms is not None and found:
         found = _skewed_all(ps, tables, events, found, max_skew_ms)
     return sorted(found, key=violation_order)
+
+
+class _PartJudge:
+    """One part's shards in `judge`, and per member the shards a routed event of it reaches:
+    those whose key names the member and those it has had events in, less those the routed
+    event would leave as they are (see `judge`). `feed` is made for the part's key: one shard
+    (`Monitor.key` as it is), a shard per member (`PerMember.key`, never routed), or any key."""
+
+    __slots__ = ("feed", "initial", "involved", "key_size", "keys", "monitor", "part",
+                 "quiescence", "shards", "step", "unnamed")
+
+    def __init__(self, part: Part) -> None:
+        monitor = part.monitor
+        self.part = part
+        self.monitor = monitor
+        self.key_size = monitor.key_size
+        self.initial = monitor.initial()
+        self.quiescence = quiescence_part(part)
+        self.shards: dict[str, Shard] = {}
+        #: a key's components -> the shard key (`routes`' form)
+        self.keys: dict[tuple[Hashable, ...], str] = {}
+        #: member -> the keys of the shards a routed event of it reaches
+        self.involved: dict[str, set[str]] = {}
+        #: the shards taken out of the sets of the members their key names (their state was
+        #: the initial one): put back at their next event
+        self.unnamed: set[str] = set()
+        # `Monitor.step` but for the unknown member, which `judge` never feeds
+        self.step = monitor.step if type(monitor).step is not Monitor.step else monitor.observe
+        key = type(monitor).key
+        self.feed = (self._feed_one if key is Monitor.key
+                     else self._feed_member if key is PerMember.key and self.key_size == 1
+                     else self._feed_keyed)
+
+    def _quiescent(self, at: OrderKey, ev: Event) -> Violation | None:
+        if not self.quiescence:
+            return None
+        assert self.key_size == 0, f"{self.part.spec}: a keyed quiescence check"
+        return self._shard("").step(at, ev)
+
+    def _judged(self, shard: Shard, at: OrderKey, ev: Event) -> Violation | None:
+        """`Shard.step` for an event that is not routed (inlined: this runs for every event
+        and part)."""
+        shard.state, message = self.step(shard.state, ev)
+        member = ev.member
+        previous = shard.previous
+        before = previous.get(member)
+        previous[member] = ev.source
+        if message is None:
+            return None
+        sources = tuple(dict.fromkeys(s for s in (before, ev.source) if s is not None))
+        return Violation(self.part.spec, member, sources, message, at, self.part.index,
+                         shard.key)
+
+    def _feed_one(self, at: OrderKey, ev: Event) -> Violation | None:
+        """`ev` to the one shard of a part whose state is one piece (``Monitor.key``)."""
+        if isinstance(ev, Quiescent):
+            return self._quiescent(at, ev)
+        if self.key_size:  # the key is ``()``: a routed event
+            self._routed(at, ev)
+            return None
+        shard = self.shards.get("")
+        return self._judged(shard if shard is not None else self._shard(""), at, ev)
+
+    def _feed_member(self, at: OrderKey, ev: Event) -> Violation | None:
+        """`ev` to its member's shard (``PerMember.key``: never routed)."""
+        if isinstance(ev, Quiescent):
+            return self._quiescent(at, ev)
+        shard = self.shards.get(ev.member)  # this part's shards by member
+        if shard is None:
+            shard = self.shards[ev.member] = Shard(self.part, f"{ev.member}\x1f")
+        return self._judged(shard, at, ev)
+
+    def _feed_keyed(self, at: OrderKey, ev: Event) -> Violation | None:
+        """`ev` to the shards it reaches, by `Monitor.key`."""
+        if isinstance(ev, Quiescent):
+            return self._quiescent(at, ev)
+        parts = self.monitor.key(ev)
+        if parts is None:
+            return None
+        if len(parts) < self.key_size:
+            assert not parts, f"{self.part.spec}: partial key {parts!r}"
+            self._routed(at, ev)
+            return None
+        key = self.keys.get(parts)
+        if key is None:
+            key = self.keys[parts] = "".join(f"{k}\x1f" for k in parts)
+        shard = self.shards.get(key)
+        if shard is None:
+            shard = self._shard(key)
+        elif key in self.unnamed:
+            self.unnamed.discard(key)
+            for name in names(key):
+                self.involved.setdefault(name, set()).add(key)
+        mine = self.involved.get(ev.member)
+        if mine is None:
+            mine = self.involved[ev.member] = set()
+        mine.add(key)
+        return self._judged(shard, at, ev)
+
+    def _shard(self, key: str) -> Shard:
+        shard = self.shards.get(key)
+        if shard is None:
+            shard = self.shards[key] = Shard(self.part, key)
+            for name in names(key):
+                self.involved.setdefault(name, set()).add(key)
+        return shard
+
+    def _routed(self, at: OrderKey, ev: Event) -> None:
+        """A crashed or restarted member's event: each shard it reaches forgets what the member
+        did there. Then a shard whose key does not name the member is left out until the member
+        has an event there again, and one that does, when it is in its initial state, until its
+        next event."""
+        mine = self.involved.get(ev.member)
+        if not mine:
+            return
+        for key in list(mine):
+            shard = self.shards[key]
+            if shard.state != self.initial:
+                shard.step(at, ev, routed=True)
+            if ev.member not in names(key):
+                mine.discard(key)
+            elif shard.state == self.initial:
+                mine.discard(key)
+                self.unnamed.add(key)
 
 
 def _skewed_all(ps: Sequence[Part], tables: Sequence[dict[str, list[Part]]],

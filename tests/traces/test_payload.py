@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from partsafe.traces import payload
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     ClusterStateChanged,
@@ -1241,3 +1242,85 @@ def test_mutated_examples_never_raise_anything_else(
 )
 def test_huge_and_unbalanced_input(text: str) -> None:
     _check(text)
+
+
+def _copy(members: list[tuple[str, str]], this: int | None, flags: str = " this") -> str:
+    """A list as member `this` prints it (``ClusterServiceImpl.printMemberList``): its own line
+    ends in `` this``."""
+    lines = [f"\tMember [{h}]:5701 - {u}{flags if i == this else ''}"
+             for i, (h, u) in enumerate(members)]
+    return f"Members {{size:{len(members)}, ver:9}} [\n" + "\n".join(lines) + "\n]"
+
+
+def test_each_copy_of_a_member_list_gives_its_own_member_from_one_parse() -> None:
+    """Every member prints each list, with `` this`` on its own line: the copies are parsed
+    once, share their member tuples, and each names its own member when the record does not."""
+    hosts = [(f"10.1.0.{i}", f"00000000-0000-0000-0000-00000000000{i}") for i in range(1, 5)]
+    addresses = tuple(f"{h}:5701" for h, _ in hosts)
+    made = []
+    for this in (0, 2, 3, None, 1):
+        [ev] = parse_payload(_copy(hosts, this), UNKNOWN) or []
+        assert isinstance(ev, MemberListInstalled)
+        assert ev.member == (addresses[this] if this is not None else "")
+        assert (ev.version, ev.members, ev.master) == (9, addresses, addresses[0])
+        assert ev.uuids == tuple(u for _, u in hosts)
+        made.append(ev)
+    assert all(ev.members is made[0].members for ev in made)
+    [lite] = parse_payload(_copy(hosts, 2, " this lite"), UNKNOWN) or []
+    assert lite.member == addresses[2] and lite.members == addresses
+    # ``this`` elsewhere (a host name) or twice: the copy is read on its own, and alike
+    named = [("this.example", "u-1"), ("10.1.0.2", "u-2")]
+    [ev] = parse_payload(_copy(named, 1), UNKNOWN) or []
+    assert (ev.member, ev.members) == ("10.1.0.2:5701", ("this.example:5701", "10.1.0.2:5701"))
+    twice = _copy(hosts, 1).replace(f"{hosts[3][1]}\n", f"{hosts[3][1]} this\n")
+    assert [e.member for e in parse_payload(twice, UNKNOWN) or []] == [addresses[1]]
+    [ev] = parse_payload(_copy(hosts, 3), ORIGIN) or []
+    assert ev.member == ME  # the record's member first
+
+
+_MIGRATION_INFOS = sorted({t[t.index("MigrationInfo{"):].strip() for t in EXAMPLES
+                           if "MigrationInfo{" in t})
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_MIGRATION_INFOS), st.lists(_EDIT, max_size=4))
+def test_a_flat_migration_info_is_read_as_the_grammar_reads_it(
+    text: str, edits: list[tuple[str, float, int, str]]
+) -> None:
+    """A ``MigrationInfo{...}`` of plain, address and replica fields is read with the grammar's
+    terminals alone (payload._flat_migration): what the parser makes of it, or left to it."""
+    text = _mutate(text, edits)
+    flat = payload._flat_migration(text)
+    if flat is not None:
+        assert flat == payload._parse(text, "lead_object", "MigrationInfo")
+
+
+def test_the_flat_reading_covers_the_usual_migration_infos() -> None:
+    flat = [t for t in _MIGRATION_INFOS if payload._flat_migration(t) is not None]
+    assert len(flat) >= len(_MIGRATION_INFOS) - 2
+
+
+_MEMBER_LISTS = [t for t in EXAMPLES if t.startswith("Members")]
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_MEMBER_LISTS), st.lists(_EDIT, max_size=4))
+def test_a_versioned_member_list_is_read_as_the_grammar_reads_it(
+    text: str, edits: list[tuple[str, float, int, str]]
+) -> None:
+    """A versioned member list is read with the grammar's terminals alone
+    (payload._flat_list): what the parser makes of it, or left to it."""
+    text = _mutate(text, edits)
+    flat = payload._flat_list(text)
+    if flat is not None:
+        assert flat == payload._parse(text, "member_list", "member list")
+
+
+def test_the_flat_reading_covers_every_versioned_member_list_that_parses() -> None:
+    for text in _MEMBER_LISTS:
+        try:
+            payload._parse(text, "member_list", "member list")
+        except PayloadError:
+            continue
+        if text.startswith("Members {size"):
+            assert payload._flat_list(text) is not None, text

@@ -106,6 +106,19 @@ def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event], kind: 
         assert sorted(per_key) == sorted(whole), part.spec
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(EVENTS, max_size=30), st.sampled_from(["hazelcast-log", "events"]))
+def test_monitors_raise_only_at_their_verdict_types(events: list[ev.Event], kind: str) -> None:
+    """`Monitor.judged_on`: the other types only bring a monitor's state up to date, so a run
+    of the parts that can raise at the types present finds what a run of every part finds."""
+    for part in shards.parts(shards.judged_specs([kind])):
+        for e, _message in run(part.monitor, events):
+            assert e is not None and e.TYPE in part.monitor.verdict_types(), part.spec
+    present = {e.TYPE for e in events}
+    assert shards.judge(keyed(events), [kind], present=present) == shards.judge(keyed(events),
+                                                                               [kind])
+
+
 def test_a_conjunction_is_judged_by_each_part() -> None:
     spec_parts = [p for p in shards.parts() if p.spec == "MEM-VERSION"]
     assert [type(p.monitor).__name__ for p in spec_parts] == ["VersionIncrease", "VersionNames"]

@@ -831,6 +831,52 @@ def test_a_hole_longer_than_the_head_and_the_blocks_is_one_line(
         (11, "200,000 NUL bytes (what copytruncate log rotation leaves)"), (21, "5 NUL bytes")]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_holes_anywhere_are_their_lines_malformed_and_the_rest_as_without_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """NUL runs of any length in random lines, across blocks of any size: each such line is
+    one malformed entry with its count, and the events and the line count are the log's."""
+    from partsafe.traces import scanner
+
+    rng = random.Random(seed)
+    monkeypatch.setattr(scanner, "BLOCK", rng.choice([512, 4096, 1 << 16]))
+    lines = ((LOGS / "hz_06.log").read_bytes() * 6).split(b"\n")
+    holes: dict[int, int] = {}  # line -> its NUL bytes
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if rng.random() < 0.15 and number < len(lines):
+            for run in [rng.choice([1, 7, 300, 5000]) for _ in range(rng.randint(1, 2))]:
+                at = rng.randint(0, len(line))
+                line = line[:at] + b"\x00" * run + line[at:]
+            holes[number] = line.count(b"\x00")
+        out.append(line)
+    clean, clean_acc = scan(tmp_path, b"\n".join(lines), "clean.log")
+    events, acc = scan(tmp_path, b"\n".join(out), "holes.log")
+    assert [(e.TYPE, e.member) for e in events] == [(e.TYPE, e.member) for e in clean]
+    assert acc.lines == clean_acc.lines and not clean_acc.malformed
+    assert [(m.line, m.reason.split(" NUL")[0]) for m in acc.malformed] == [
+        (n, f"{count:,}") for n, count in sorted(holes.items())]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([
+    "\tMember [10.0.0.1]:5701 - u1", "\tMember [10.0.0.2]:5701 - u2 this", "  Member [h]:1 - u",
+    "\tMember [a]:1 | x", "\tMember [a]:1 - u\r", "", "]", "}", "  ]", "]\r", "2023-11-14 x",
+    "\tMembers", "\tMember"]), max_size=8), st.booleans())
+def test_a_member_list_body_is_told_by_counting_as_by_its_regex(rows: list[str],
+                                                                 end: bool) -> None:
+    """The scanner's count of a usual member list body is what its regex reads."""
+    from partsafe.traces import scanner
+
+    block = ("Members {size:2, ver:3} [\n" + "\n".join(rows) + ("\n" if end else "")).encode()
+    log = scanner._LogFile(scanner.Scanner(), "m.log")
+    log.block, log.end = block, len(block)
+    pos = block.index(b"\n") + 1
+    plain = scanner._PLAIN_LIST.match(block, pos, len(block))
+    assert log._plain_list(pos) == (None if plain is None else (
+        plain.end(1), plain.group(2).decode(), plain.end()))
+
+
 def binaries(where: Path) -> list[Path]:
     """Files that are not logs, whatever their names: a gzip of random bytes, an ELF, random
     bytes."""
