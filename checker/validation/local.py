@@ -285,14 +285,15 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     # of its own, which unfreezing would let go of
     freeze = gc.get_freeze_count() == 0
     try:
-        return _validate(paths, fmt, stuck_ms, max_skew_ms, progress, freeze)
+        return _validate(paths, fmt, stuck_ms, max_skew_ms, config, progress, freeze)
     finally:
         if freeze:
             gc.unfreeze()
 
 
 def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
-              progress: Callable[[int], None] | None, freeze: bool) -> Report:
+              config: dict[str, Any] | None, progress: Callable[[int], None] | None,
+              freeze: bool) -> Report:
     t0 = time.perf_counter()
     candidates = expand(list(paths))
     scanner = Scanner(fmt, progress)

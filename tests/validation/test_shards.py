@@ -107,7 +107,7 @@ def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event], kind: 
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(EVENTS, max_size=30), st.sampled_from(["hazelcast-log", "events"]))
+@given(st.lists(EVENTS, max_size=30).map(_flat), st.sampled_from(["hazelcast-log", "events"]))
 def test_monitors_raise_only_at_their_verdict_types(events: list[ev.Event], kind: str) -> None:
     """`Monitor.judged_on`: the other types only bring a monitor's state up to date, so a run
     of the parts that can raise at the types present finds what a run of every part finds."""
