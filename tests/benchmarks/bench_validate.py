@@ -13,8 +13,8 @@ Cases (each validated in a fresh process, so that its peak memory is its own):
 - ``few-event``: the same size with 5 events per MB (the scan's fast path);
 - ``skew-heavy``: a docker-compose log of two members whose clocks differ, holding `--skewed`
   candidate violations across members (a master starts a migration to a member 50 ms before that
-  member's log says it restarted; the migration then commits), each decided by Z3 (`partsafe.checker.validation.skew`), among
-  noise lines.
+  member's log says it restarted; the migration then commits), each decided by Z3
+  (`partsafe.checker.validation.skew`), among noise lines.
 
 For each: lines, events, seconds, lines per second, peak memory (the child's own high-water mark,
 VmHWM; ru_maxrss where /proc is missing) and bytes per event above the start;
