@@ -17,6 +17,7 @@ master and partition.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import ClassVar, NamedTuple, Protocol
@@ -478,8 +479,9 @@ class _ArraySpec(PlanMonitor):
                         f"{_show(seen.current[:w])} to {_show(target[:w])}")
         return None
 
+    @abstractmethod
     def why(self, current: Replicas, target: Replicas, array: Replicas) -> str:
-        raise NotImplementedError
+        """The sentence that says how `array` breaks the spec."""
 
 
 class NoDecreaseOnLog(_ArraySpec):
