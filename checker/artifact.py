@@ -12,7 +12,7 @@ Ignite model's events), which `partsafe validate` reads back.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -209,37 +209,31 @@ def write_logs(found: Sequence[Event], folder: Path, model: str | None = None
     if model in IGNITE_MODELS or (model is None and is_ignite(found)):
         return write_ignite_logs(found, folder)
     writer = LogWriter()
-    folder.mkdir(parents=True, exist_ok=True)
-    streams: dict[str, IO[str]] = {}
-
-    def stream(member: str) -> IO[str]:
-        if member not in streams:
-            name = writer.address(member).replace(":", "-")
-            streams[member] = (folder / f"member-{name}.log").open("w")
-        return streams[member]
-
-    try:
-        written = writer.write(found, stream)
-    finally:
-        for f in streams.values():
-            f.close()
-    return written, len(streams)
+    return _per_member(found, folder, writer.write,
+                       lambda m: f"member-{writer.address(m).replace(':', '-')}.log")
 
 
 def write_ignite_logs(found: Sequence[Event], folder: Path) -> tuple[int, int]:
     """`found` (the Ignite model's events) as Ignite 3 log text in `folder`, one
     ``ignite3db-NODE.log`` a node; the lines and the files written."""
-    writer = IgniteLogWriter()
+    return _per_member(found, folder, IgniteLogWriter().write, lambda m: f"ignite3db-{m}.log")
+
+
+def _per_member(found: Sequence[Event], folder: Path,
+                write: Callable[[Sequence[Event], Callable[[str], IO[str]]], int],
+                name: Callable[[str], str]) -> tuple[int, int]:
+    """`write` `found` into `folder`, one file a member (named by `name`), opened as the writer
+    first writes for that member; the lines and the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     streams: dict[str, IO[str]] = {}
 
     def stream(member: str) -> IO[str]:
         if member not in streams:
-            streams[member] = (folder / f"ignite3db-{member}.log").open("w")
+            streams[member] = (folder / name(member)).open("w")
         return streams[member]
 
     try:
-        written = writer.write(found, stream)
+        written = write(found, stream)
     finally:
         for f in streams.values():
             f.close()
