@@ -642,7 +642,8 @@ def _listed(text: str) -> _Listed:
     key, marker = _unmarked(text)
     found: _Listed | None = _LISTS.get(key)
     if found is not None:
-        return found if marker is None else found._replace(this=marker)
+        return found if marker is None else _Listed(found.version, found.members, found.uuids,
+                                                    marker)
     parsed: _MemberList = _flat_list(text) or _parse(text, "member_list", "member list")
     members = tuple(sys.intern(m.address) for m in parsed.members)
     uuids = tuple(sys.intern(m.uuid) for m in parsed.members if m.uuid is not None)
