@@ -456,6 +456,19 @@ _RX_FIELD_TOKEN = re.compile(
     + ")")
 _RX_OBJECT_END = re.compile(r"[\s,]*\}")
 _TOKENS = _Tokens()
+#: token values by terminal and text: a log repeats its fields and member lines far more than
+#: it has them (values are immutable)
+_VALUES = _Recent(1 << 16)
+
+
+def _value(name: str, token: str) -> Any:
+    """The value of a token of terminal `name` (`_Tokens`), made once per text."""
+    key = (name, token)
+    value = _VALUES.get(key)
+    if value is None:
+        value = getattr(_TOKENS, name)(token)
+        _VALUES.put(key, value)
+    return value
 
 
 def _flat_migration(piece: str) -> tuple[_Obj, str] | None:
@@ -471,7 +484,7 @@ def _flat_migration(piece: str) -> tuple[_Obj, str] | None:
     while (m := _RX_FIELD_TOKEN.match(piece, pos)) is not None:
         name = m.lastgroup
         assert name is not None
-        fields.append(getattr(_TOKENS, name)(m[name]))
+        fields.append(_value(name, m[name]))
         pos = m.end()
     end = _RX_OBJECT_END.match(piece, pos)
     if end is None:
@@ -509,6 +522,24 @@ def _members_view(obj: Any) -> tuple[int | None, tuple[str, ...]]:
     return _int(obj.fields.get("version"), "MembersView version"), tuple(addresses)
 
 
+_RX_STAT_TOKEN = re.compile(rf"[\s,]*(?>({_PARSER.get_terminal('STAT').pattern.to_regexp()}))")
+_RX_STATS_END = re.compile(r"[\s,]*\Z")
+
+
+def _flat_stats(text: str) -> dict[str, str] | None:
+    """``MigrationStats`` text read with the grammar's STAT terminal and its value (``stats``):
+    what the grammar's parser makes of it, without its cost per token; None when it is not a
+    run of statistics, which the parser reads."""
+    stats = []
+    pos = 0
+    while (m := _RX_STAT_TOKEN.match(text, pos)) is not None:
+        stats.append(_TOKENS.STAT(m[1]))
+        pos = m.end()
+    if not stats or _RX_STATS_END.match(text, pos) is None:
+        return None
+    return dict(stats)
+
+
 def _stats_event(
     text: str, at: int, outcome: str, tasks: int | None, origin: Origin
 ) -> list[Event]:
@@ -521,7 +552,8 @@ def _stats_event(
     closing = text.rfind(")")
     if closing < opening:
         raise PayloadError("MigrationStats text is truncated: no closing parenthesis")
-    stats = _parse(text[opening + 1 : closing], "stats", "MigrationStats text")
+    inside = text[opening + 1 : closing]
+    stats = _flat_stats(inside) or _parse(inside, "stats", "MigrationStats text")
     values = {}
     for key in ("plannedMigrations", "completedMigrations", "remainingMigrations"):
         value = _int(stats.get(key), key)
@@ -628,7 +660,7 @@ def _flat_list(text: str) -> _MemberList | None:
     members = []
     pos = head.end()
     while (m := _RX_MEMBER_TOKEN.match(text, pos)) is not None:
-        members.append(_TOKENS.MEMBER(m[1]))
+        members.append(_value("MEMBER", m[1]))
         pos = m.end()
     if _RX_LIST_END.match(text, pos) is None:
         return None

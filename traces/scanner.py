@@ -759,7 +759,7 @@ class _LogFile:
             seen += 1
             yield number, _decode(self.block[start:end])
             end = start - 1
-        if 0 < most - seen:
+        if seen < most:
             yield from reversed(list(self.context)[-(most - seen):])
 
     def _order(self, header: str, ls: int) -> int | None:
