@@ -9,7 +9,10 @@ recognises the message family from its fixed wording with one precompiled regex,
 fields of one-line messages with a regex built from the grammar's own terminals, and runs the lark
 grammar ``hazelcast.lark`` (one LALR parser with several start rules) over the structured parts:
 member lists, ``MembersView``/``MemberInfo``, ``MigrationInfo``, ``MigrationStats``,
-``PartitionLostEventImpl``, ``ClusterState`` changes.
+``PartitionLostEventImpl``, ``ClusterState`` changes. The usual shapes of the three that every
+member prints again and again (a versioned member list, a flat ``MigrationInfo``, the
+statistics) are read with the grammar's own terminals and token values, what its parser makes
+of them, and member lists and ``MigrationInfo``s once per text (`_Recent`).
 
 Addresses are normalised to ``host:port`` (``[10.0.0.1]:5701`` -> ``10.0.0.1:5701``, redacted
 ``[<ip>]:<portA>`` -> ``<ip>:<portA>``, ``[fe80::1%eth0]:5701`` -> ``fe80::1%eth0:5701``).
