@@ -35,11 +35,13 @@ prioritisation, the variants), ported method by method so it reads beside the so
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.refimpl.variants import Variant, variant_table
+from partsafe.traces import events as ev
 
 __all__ = [
     "DECISION_TYPES",
@@ -59,6 +61,7 @@ __all__ = [
     "parse_replicas",
     "plan",
     "plan_decisions",
+    "plan_events",
     "prioritize",
     "replica_count",
 ]
@@ -109,6 +112,10 @@ class Decision:
     ``-1`` as a current index means "not a replica before", as a new index "not a replica after".
     A clear has ``destination is None`` and every index but ``source_current_index`` at ``-1``.
     ``type`` is named after the case of :meth:`_Planner.step` that emitted the decision (000 §3.1).
+    ``case`` and ``returns_to`` are how the planner's FINEST line words it beyond its type (they
+    take no part in comparisons): ``MOVE-2`` (the chain walk's MOVE at a colder index) and
+    ``MOVE-3`` (a MOVE whose holder comes back at a colder index later), and the index ``k`` of a
+    SHIFT UP whose displaced holder "will get another MOVE migration to index: k".
     """
 
     type: str
@@ -118,6 +125,8 @@ class Decision:
     destination: str | None
     destination_current_index: int
     destination_new_index: int
+    case: str = field(default="", compare=False)
+    returns_to: int = field(default=-1, compare=False)
 
     def __post_init__(self) -> None:
         if self.type not in DECISION_TYPES:
@@ -324,6 +333,9 @@ class _Planner:
         self.state: list[str | None] = list(initial)
         self.partition_id = partition_id
         self.decisions: list[Decision] = []
+        #: each pass of the main loop: its index, the working array as it starts (the planner's
+        #: ``Current index: %d, state: %s`` line) and how many decisions came before it
+        self.passes: list[tuple[int, Replicas, int]] = []
 
     # -- messages and assertions (worded as the source's)
 
@@ -350,6 +362,15 @@ class _Planner:
         self.decisions.append(Decision(kind, source, source_current, source_new, destination,
                                        destination_current, destination_new))
 
+    def _worded(self, case: str = "", returns_to: int = -1) -> None:
+        """Give the decision just made the wording of its FINEST line (`Decision.case`)."""
+        self.decisions[-1] = dataclasses.replace(self.decisions[-1], case=case,
+                                                 returns_to=returns_to)
+
+    def _pass(self, i: int) -> None:
+        """A pass of the main loop starts at index ``i``."""
+        self.passes.append((i, tuple(self.state), len(self.decisions)))
+
     # -- the main loop
 
     def run(self) -> None:
@@ -364,6 +385,7 @@ class _Planner:
             budget -= 1
             if budget < 0:
                 raise self._fail("Migration decision algorithm did not terminate!")
+            self._pass(i)
             self.assert_no_duplicate()
             i = self.step(i)
         if state != list(target):
@@ -415,6 +437,7 @@ class _Planner:
             else:
                 # "MOVE-3": the holder comes back to k through a later migration
                 self._migrate("MOVE", have, i, -1, want, -1, i)
+                self._worded("MOVE-3")
             state[i] = want
             return i + 1
         # (f) the new member already sits elsewhere: walk the chain toward colder indices
@@ -457,12 +480,14 @@ class _Planner:
                     else:
                         # SHIFT UP only: the holder will get another MOVE migration
                         self._migrate("SHIFT_UP", holder, cur, -1, state[t], t, cur)
+                        self._worded(returns_to=n)
                         state[cur] = state[t]
                 state[t] = None
                 return
             if _index(state, target[t]) == -1:
                 # "MOVE-2": a MOVE at the colder index t first
                 self._migrate("MOVE", state[t], t, -1, target[t], -1, t)
+                self._worded("MOVE-2")
                 state[t] = target[t]
                 return
             cur = t
@@ -476,6 +501,7 @@ class _NaivePlanner(_Planner):
     def run(self) -> None:
         state, target = self.state, self.target
         for i, want in enumerate(target):
+            self._pass(i)
             self.assert_no_duplicate()
             have = state[i]
             if want is None:
@@ -490,6 +516,8 @@ class _NaivePlanner(_Planner):
                 if not j > i:
                     raise self._fail("Migration decision algorithm failed during SHIFT UP!")
                 self._migrate("SHIFT_UP", have, -1 if have is None else i, -1, want, j, i)
+                if have is not None:
+                    self._worded(returns_to=_index(target, have))
                 state[j] = None
             elif have is None:
                 self._migrate("COPY", None, -1, -1, want, -1, i)
@@ -509,14 +537,16 @@ def _check_variant(variant: str) -> None:
 
 
 def plan_decisions(current: Sequence[str | None], target: Sequence[str | None], *,
-                   variant: str = "fixed",
-                   partition_id: int = 0) -> tuple[Replicas, tuple[Decision, ...]]:
+                   variant: str = "fixed", partition_id: int = 0,
+                   passes: list[tuple[int, Replicas, tuple[Decision, ...]]] | None = None
+                   ) -> tuple[Replicas, tuple[Decision, ...]]:
     """``planMigrations(partitionId, current, target, callback)`` (000 §3.2.2).
 
     Returns the cycle-fixed target and every decision in the order the callback receives them,
     clears included. ``partition_id`` only appears in assertion messages, as in the source.
-    Raises :class:`PlannerError` for bad input and :class:`PlannerAssertion` when one of the
-    planner's own assertions fails.
+    `passes`, when given, receives each pass of the main loop: its index, the working array as
+    it starts and the decisions it made (`Plan.passes`). Raises :class:`PlannerError` for bad
+    input and :class:`PlannerAssertion` when one of the planner's own assertions fails.
     """
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
@@ -527,6 +557,10 @@ def plan_decisions(current: Sequence[str | None], target: Sequence[str | None], 
     planner = planner_cls(cur, tuple(fixed), partition_id)
     planner.assert_no_duplicate()
     planner.run()
+    if passes is not None:
+        bounds = [k for _i, _w, k in planner.passes] + [len(planner.decisions)]
+        passes += [(i, working, tuple(planner.decisions[bounds[n]:bounds[n + 1]]))
+                   for n, (i, working, _k) in enumerate(planner.passes)]
     return planner.target, tuple(planner.decisions)
 
 
@@ -627,6 +661,9 @@ class Plan:
     steps: tuple[Replicas, ...]
     start: Replicas
     variant: str = "fixed"
+    #: each pass of the planner's main loop: its index, the working array as it starts and the
+    #: decisions it made (none or one), as the planner's FINEST lines show them (`plan_events`)
+    passes: tuple[tuple[int, Replicas, tuple[Decision, ...]], ...] = ()
 
     @property
     def final(self) -> Replicas:
@@ -668,7 +705,12 @@ def plan(current: Sequence[str | None], target: Sequence[str | None], *,
     apply them one by one (:func:`apply`) (000 §3.2)."""
     _check_variant(variant)
     cur, tgt = _check_pair(current, target)
-    fixed, decisions = plan_decisions(cur, tgt, variant=variant, partition_id=partition_id)
+    recorded: list[tuple[int, Replicas, tuple[Decision, ...]]] = []
+    fixed, decisions = plan_decisions(cur, tgt, variant=variant, partition_id=partition_id,
+                                      passes=recorded)
+    kept = {id(d) for d in decisions}
+    passes = tuple((i, working, tuple(d for d in made if id(d) in kept))
+                   for i, working, made in recorded)
     start = cur
     for d in decisions:
         if d.is_clear:
@@ -682,4 +724,50 @@ def plan(current: Sequence[str | None], target: Sequence[str | None], *,
         state = apply(state, m)
         steps.append(state)
     return Plan(current=cur, target=tgt, target_after_cycle_fix=fixed, decisions=decisions,
-                migrations=migrations, steps=tuple(steps), start=start, variant=variant)
+                migrations=migrations, steps=tuple(steps), start=start, variant=variant,
+                passes=passes)
+
+
+# --- the planner's log (``MigrationManager`` and ``MigrationPlanner`` at FINEST) ---------------
+
+
+def _lost_owner(d: Decision) -> bool:
+    """``MigrationCollector``'s lost owner assignment: a COPY to index 0, applied at once."""
+    return d.source is None and d.destination_current_index == -1 \
+        and d.destination_new_index == 0
+
+
+def plan_events(current: Sequence[str | None], target: Sequence[str | None], *,
+                variant: str = "fixed", partition: int = 0, member: str = "A",
+                order: int = 0) -> list[ev.Event]:
+    """The events of master `member` planning `partition` from `current` to `target`, one for each
+    FINEST line Hazelcast logs about it: ``MigrationManager``'s ``Planning migrations for
+    partitionId=...``, then ``MigrationPlanner``'s initial and final states, the target after the
+    cycle fix when it changed, each pass of the main loop with the decision it made, and the
+    migrations in the order they run (``Migration order after prioritization``), without the
+    clears and a lost owner's assignment, which ``MigrationCollector`` applies at once. The
+    arrays are padded to ``MAX_REPLICA_COUNT`` indices, as Hazelcast's are; `order` numbers the
+    events from there."""
+    cur, tgt = _check_pair(current, target)
+    pad = (None,) * (MAX_REPLICA_COUNT - len(cur))
+    p = plan(cur + pad, tgt + pad, variant=variant, partition_id=partition)
+    out: list[ev.Event] = [
+        ev.PlanStarted(member=member, partition=partition, current=p.current, target=p.target),
+        ev.PlanState(member=member, partition=partition, stage="initial", replicas=p.current),
+        ev.PlanState(member=member, partition=partition, stage="final", replicas=p.target)]
+    if p.cycle_fixed:
+        out.append(ev.PlanState(member=member, partition=partition, stage="cycle-fixed",
+                                replicas=p.target_after_cycle_fix))
+    for index, working, made in p.passes:
+        out.append(ev.PlanState(member=member, partition=partition, stage="pass",
+                                replicas=working, index=index))
+        out += [ev.PlanDecision(member=member, partition=partition, kind=d.type,
+                                source_member=d.source,
+                                source_current_index=d.source_current_index,
+                                source_new_index=d.source_new_index, destination=d.destination,
+                                destination_current_index=d.destination_current_index,
+                                destination_new_index=d.destination_new_index, case=d.case,
+                                returns_to=d.returns_to) for d in made]
+    out.append(ev.PlanOrder(member=member, partition=partition, migrations=tuple(
+        m.args for m in p.migrations if not _lost_owner(m))))
+    return [dataclasses.replace(e, order=order + k) for k, e in enumerate(out)]

@@ -8,7 +8,7 @@ two, which it owns):
 
 - ``events``: every spec with a monitor. An event file is what an instrumented cluster emits, so
   it carries every event a monitor consumes. Quiescence checks run where the file says the run
-  ended quiescent (a ``quiescent`` record); lassos and state invariants of a plan are not judged.
+  ended quiescent (a ``quiescent`` record); lassos are not judged.
 - a log form: the specs whose evidence the product prints, each with the messages (level, class,
   template) that carry it (`LOG_EVIDENCE`), and for every other spec one sentence that says why
   the log cannot judge it (`LOG_NOT_JUDGED`). What a log at a given level does not show stays
@@ -77,6 +77,23 @@ _MASTER_ENDS = (
        "All migration tasks have been completed. (…) / Rebalance process was failed|aborted. …"),
 )
 _FINALIZING = _e("FINE", "MigrationManager", "Finalizing MigrationInfo{…, status=SUCCESS|FAILED}")
+
+_PLANNING = _e("FINEST", "MigrationManager",
+                "Planning migrations for partitionId=P. Current replicas: [r, …], New replicas: "
+                "[r, …]")
+_INITIAL = _e("FINEST", "MigrationPlanner", "partitionId=P, Initial state: [r, …]")
+_FINAL = _e("FINEST", "MigrationPlanner", "partitionId=P, Final state: [r, …]")
+_CYCLE_FIXED = _e("FINEST", "MigrationPlanner",
+                  "partitionId=P, Final state (after cycle fix): [r, …]")
+_PASS = _e("FINEST", "MigrationPlanner", "partitionId=P, Current index: i, state: [r, …]")
+_DECISIONS = _e("FINEST", "MigrationPlanner",
+                "partitionId=P, MOVE|MOVE-2|MOVE-3|COPY r to index: i / SHIFT UP[-2] r from old "
+                "addresses index: j to index: i[ with source: r| and SHIFT DOWN r to index: k] / "
+                "SHIFT DOWN r to index: k, COPY r to index: i / New address is null at index: i")
+_ORDER = _e("FINEST", "MigrationPlanner",
+            "Migration order after prioritization: [ 0- MigrationInfo{…}, 1- MigrationInfo{…} ]")
+#: a plan whole: its arrays, every decision (the clears among them) and the order it runs in
+_PLAN = (_PLANNING, _INITIAL, _FINAL, _PASS, _DECISIONS, _ORDER)
 
 _IG_INIT = _e("INFO", "NodeImpl", "Node {} init, term={}, lastLogId={}, conf={}, oldConf={}, "
                                   "lastCommittedIndex={}.")
@@ -164,6 +181,14 @@ LOG_EVIDENCE: dict[str, dict[str, tuple[Evidence, ...]]] = {
             _FINALIZING, _STARTING),
         "PAR-ONE-PER-PARTITION": (_MASTER_START, *_MASTER_ENDS),
         "PAR-MAX-PARALLEL": (_MASTER_START, *_MASTER_ENDS),
+        "PLAN-NO-DECREASE": _PLAN,
+        "PLAN-HOTTER-FIRST": _PLAN,
+        "PLAN-REACHES-TARGET": _PLAN,
+        "PLAN-NO-CYCLE": (_PLANNING, _INITIAL, _FINAL, _CYCLE_FIXED, _PASS),
+        "PLAN-PRIORITY": (_ORDER,),
+        "PLAN-NO-DUPLICATE": _PLAN,
+        "PLAN-OWNER": _PLAN,
+        "PLAN-WELL-FORMED": (_PLANNING, _INITIAL, _PASS, _DECISIONS),
     },
     "ignite-log": {
         # the zone era's wording; every era's is read (docs/validation.md, "Ignite 3 logs")
@@ -202,9 +227,6 @@ LOG_NOT_JUDGED: dict[str, dict[str, str]] = {
         "SHUT-LEAVE-EMPTY": "Needs the partition table at the moment a member leaves, which is "
                             "not logged.",
         "SHUT-NO-LOSS": "Needs which member holds which replica, which is not logged.",
-        "PLAN-*": "The planner's intermediate replica arrays, which Hazelcast logs only at "
-                  "FINEST (MigrationPlanner); `partsafe plan` and the planner's check judge "
-                  "them.",
     },
     "ignite-log": {
         "IGN-CAS": "Needs the revisions an invoke's guards require and the keys' revisions when "
@@ -223,10 +245,6 @@ LOG_NOT_JUDGED: dict[str, dict[str, str]] = {
 EVENTS_NOT_JUDGED = {
     "lasso": "A lasso is an infinite behaviour (a cycle repeated for ever), which a finite "
              "record cannot show.",
-    "state invariant": "A state invariant of the planner's replica arrays: no event carries "
-                       "them; `partsafe plan` and the planner's check judge it.",
-    "quiescence check": "A quiescence check of the planner's plan: no event carries it; "
-                        "`partsafe plan` and the planner's check judge it.",
 }
 
 #: the product each design belongs to, for the reason a log of the other cannot judge a spec

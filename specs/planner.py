@@ -9,16 +9,23 @@ The array predicates here are the Python form of the specs for both the referenc
 exhaustive check and the Z3 oracle (models/planner_oracle.py encodes the same definitions). The
 decision predicates judge each decision's six ``migrate`` arguments against the working array the
 decisions before it leave (PLAN-WELL-FORMED), clears included.
+
+The monitors at the end (`PlanMonitor`) judge the same predicates on a plan as its master's log
+shows it (``MigrationManager`` and ``MigrationPlanner`` at FINEST: the `plan_*` events), per
+master and partition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from typing import ClassVar, NamedTuple, Protocol
 
 import networkx as nx
 
+from partsafe.specs.monitor import NO_PAIRS, Monitor, Pairs, assign, lookup
 from partsafe.specs.registry import Spec, register
+from partsafe.traces.events import Event, PlanDecision, PlanOrder, PlanStarted, PlanState
 
 Replicas = tuple[str | None, ...]
 
@@ -273,12 +280,329 @@ def _show(array: Sequence[str | None]) -> str:
     return "[" + ",".join("-" if r is None else r for r in array) + "]"
 
 
+# --- monitors: a plan as the master's log shows it -----------------------------------------------
+
+
+class Call(NamedTuple):
+    """A ``migrate`` call read from a log: a decision (its `type`) or a queued migration (type
+    ``""``: the order record does not say)."""
+
+    type: str
+    source: str | None
+    source_current_index: int
+    source_new_index: int
+    destination: str | None
+    destination_current_index: int
+    destination_new_index: int
+
+    @property
+    def args(self) -> tuple[str | None, int, int, str | None, int, int]:
+        return (self.source, self.source_current_index, self.source_new_index,
+                self.destination, self.destination_current_index, self.destination_new_index)
+
+
+def _lost_owner(c: Call) -> bool:
+    """``MigrationCollector``'s lost owner assignment (a COPY to index 0): applied at once."""
+    return (c.type != "CLEAR" and c.source is None and c.destination_current_index == -1
+            and c.destination_new_index == 0)
+
+
+class Seen(NamedTuple):
+    """One plan of one partition on one master, as far as its log shows it: the `current`
+    replicas, the `target` (before the cycle fix), the planner's own cycle-fixed target when it
+    logged one, whether a pass of its loop was seen and the working array of the last one, the
+    array the decisions so far leave (`array`), the array once the clears and a lost owner are
+    applied (`start`: the master applies those at once), the decisions it queued in the order
+    made, and how many decisions it made. `whole` is False once a decision could not be read
+    whole (a source at an index of a working array the log did not show); `reported` once this
+    monitor reported on the plan (one report a plan)."""
+
+    current: Replicas
+    target: Replicas | None = None
+    fixed: Replicas | None = None
+    passes: bool = False
+    working: Replicas | None = None
+    array: Replicas = ()
+    start: Replicas = ()
+    queued: tuple[Call, ...] = ()
+    made: int = 0
+    whole: bool = True
+    reported: bool = False
+
+
+def _begin(current: Replicas, target: Replicas | None = None) -> Seen:
+    return Seen(current=current, target=target, array=current, start=current)
+
+
+def _read_call(e: PlanDecision, working: Replicas | None) -> Call | None:
+    """The decision's six arguments: a source the line does not name is the member the working
+    array holds at its current index (None when the log showed no working array)."""
+    source = e.source_member
+    if source is None and e.source_current_index >= 0:
+        if working is None:
+            return None
+        index = e.source_current_index
+        source = working[index] if index < len(working) else None
+    return Call(e.kind, source, e.source_current_index, e.source_new_index, e.destination,
+                e.destination_current_index, e.destination_new_index)
+
+
+class PlanMonitor(Monitor):
+    """A PLAN-* spec on the `plan_*` events (000 §3.2), per master and partition: the plan is
+    rebuilt from its events, judged, and forgotten at its order record (`PlanOrder`), which ends
+    it; a new plan of the partition (``Planning migrations``, ``Initial state``) starts afresh.
+    What the log did not show (a plan whose start it missed, a source it cannot name) is not
+    judged, nor is a plan whose arrays differ in length (not one partition's). Subclasses judge
+    at three points: the planner's cycle-fixed target is known (its first pass starts), a
+    decision, the order record."""
+
+    key_size = 2
+    observes: ClassVar[frozenset[str]] = frozenset(
+        {"plan_started", "plan_state", "plan_decision", "plan_order"})
+    #: whether the order record is judged only with the plan it ends (PLAN-PRIORITY needs none)
+    needs_plan: ClassVar[bool] = True
+
+    def key(self, event: Event) -> tuple[Hashable, ...] | None:
+        return (event.member, event.partition)  # type: ignore[attr-defined]
+
+    def initial(self) -> Hashable:
+        return NO_PAIRS
+
+    def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        pairs: Pairs = state  # type: ignore[assignment]
+        partition: int = event.partition  # type: ignore[attr-defined]
+        key = (event.member, partition)
+        seen: Seen | None = lookup(pairs, key)
+        message = None
+        if isinstance(event, PlanOrder):
+            if seen is not None or not self.needs_plan:
+                message = self.ordered(partition, seen,
+                                       tuple(Call("", *m) for m in event.migrations))
+            return frozenset(kv for kv in pairs if kv[0] != key), message
+        forget = frozenset(kv for kv in pairs if kv[0] != key)
+        if isinstance(event, PlanStarted):
+            if len(event.current) != len(event.target):
+                return forget, None  # not arrays of one partition: no plan to follow
+            seen = _begin(event.current, event.target)
+        elif isinstance(event, PlanState) and event.stage == "initial":
+            seen = _begin(event.replicas)
+        elif seen is None:
+            return pairs, None
+        elif isinstance(event, PlanState) and len(event.replicas) != len(seen.current):
+            return forget, None  # an array of another length: not the plan followed
+        elif isinstance(event, PlanState):
+            if event.stage == "final":
+                seen = seen._replace(target=event.replicas)
+            elif event.stage == "cycle-fixed":
+                seen = seen._replace(fixed=event.replicas)
+            elif event.stage == "pass":
+                if not seen.passes and seen.target is not None:
+                    message = self.fixed(partition, seen, seen.fixed or seen.target)
+                seen = seen._replace(passes=True, working=event.replicas)
+        elif isinstance(event, PlanDecision):
+            call = _read_call(event, seen.working)
+            if call is None or not seen.whole:
+                seen = seen._replace(whole=False)
+            else:
+                if not seen.reported:
+                    message = self.decided(partition, seen, call)
+                at_once = call.type == "CLEAR" or _lost_owner(call)
+                seen = seen._replace(
+                    array=applied(seen.array, call), made=seen.made + 1,
+                    start=applied(seen.start, call) if at_once else seen.start,
+                    queued=seen.queued if at_once else (*seen.queued, call))
+        if message is not None:
+            seen = seen._replace(reported=True)
+        return assign(pairs, key, seen), message
+
+    def fixed(self, partition: int, seen: Seen, fixed: Replicas) -> str | None:
+        """The planner's target after its cycle fix is `fixed` (its first pass starts)."""
+        return None
+
+    def decided(self, partition: int, seen: Seen, call: Call) -> str | None:
+        """The planner decides `call` on `seen.array`, the array the decisions before it
+        leave."""
+        return None
+
+    def ordered(self, partition: int, seen: Seen | None, queued: tuple[Call, ...]
+                ) -> str | None:
+        """The plan ends: `queued` are its migrations in the order they run."""
+        return None
+
+
+def _arrays(seen: Seen | None, queued: tuple[Call, ...]) -> tuple[Replicas, ...] | None:
+    """The arrays the partition goes through (the clears and a lost owner applied at once, then
+    each migration in order), when the log showed the whole plan: its current and target arrays
+    and every decision, those it queued being the order record's migrations."""
+    if seen is None or seen.target is None or not seen.whole or \
+            Counter(c.args for c in seen.queued) != Counter(c.args for c in queued):
+        return None
+    out = [seen.start]
+    for m in queued:
+        out.append(applied(out[-1], m))
+    return tuple(out)
+
+
+def _replicas(n: int) -> str:
+    return f"{n} replica" + ("" if n == 1 else "s")
+
+
+def _when(step: int, steps: int) -> str:
+    return "after the clears" if step == 0 else f"after migration {step} of {steps}"
+
+
+def _width(*arrays: Sequence[str | None]) -> int:
+    """The indices worth showing: up to the last one any of `arrays` holds (a log's arrays have
+    seven)."""
+    return max([1] + [i + 1 for a in arrays for i, r in enumerate(a) if r is not None])
+
+
+class _ArraySpec(PlanMonitor):
+    """PLAN-NO-DECREASE, PLAN-HOTTER-FIRST, PLAN-NO-DUPLICATE, PLAN-OWNER on a logged plan: the
+    array spec on each array the partition goes through, against the spec's cycle-fixed target
+    (`cycle_fixed`), judged at the order record."""
+
+    holds: ClassVar[Callable[[Replicas, Replicas, Replicas], bool]]
+
+    def ordered(self, partition: int, seen: Seen | None, queued: tuple[Call, ...]
+                ) -> str | None:
+        arrays = _arrays(seen, queued)
+        if seen is None or seen.target is None or arrays is None:
+            return None
+        target = cycle_fixed(seen.current, seen.target)
+        for step, array in enumerate(arrays):
+            if not type(self).holds(seen.current, target, array):
+                w = _width(seen.current, seen.target, *arrays)
+                return (f"partition {partition}: {_show(array[:w])} {_when(step, len(queued))}"
+                        f", {self.why(seen.current, target, array)}, in the plan from "
+                        f"{_show(seen.current[:w])} to {_show(target[:w])}")
+        return None
+
+    def why(self, current: Replicas, target: Replicas, array: Replicas) -> str:
+        raise NotImplementedError
+
+
+class NoDecreaseOnLog(_ArraySpec):
+    """PLAN-NO-DECREASE on the plans a master's log shows."""
+
+    spec = "PLAN-NO-DECREASE"
+    holds = staticmethod(no_decrease)
+
+    def why(self, current: Replicas, target: Replicas, array: Replicas) -> str:
+        return (f"{_replicas(count(array))} where current and target hold {count(current)} "
+                f"and {count(target)}")
+
+
+class HotterFirstOnLog(_ArraySpec):
+    """PLAN-HOTTER-FIRST on the plans a master's log shows."""
+
+    spec = "PLAN-HOTTER-FIRST"
+    holds = staticmethod(hotter_first)
+
+    def why(self, current: Replicas, target: Replicas, array: Replicas) -> str:
+        p = next(p for p in range(1, len(array) + 1)
+                 if count(array[:p]) < min(count(current[:p]), count(target[:p])))
+        return (f"{_replicas(count(array[:p]))} at indices 0 to {p - 1} where current and "
+                f"target hold {count(current[:p])} and {count(target[:p])}")
+
+
+class NoDuplicateOnLog(_ArraySpec):
+    """PLAN-NO-DUPLICATE on the plans a master's log shows."""
+
+    spec = "PLAN-NO-DUPLICATE"
+    holds = staticmethod(no_duplicate)
+
+    def why(self, current: Replicas, target: Replicas, array: Replicas) -> str:
+        twice = next(r for r in array if r is not None and array.count(r) > 1)
+        return f"{twice} holds two indices"
+
+
+class OwnerOnLog(_ArraySpec):
+    """PLAN-OWNER on the plans a master's log shows."""
+
+    spec = "PLAN-OWNER"
+    holds = staticmethod(owner_kept)
+
+    def why(self, current: Replicas, target: Replicas, array: Replicas) -> str:
+        return "no owner where current and target have one"
+
+
+class ReachesTargetOnLog(PlanMonitor):
+    """PLAN-REACHES-TARGET on the plans a master's log shows: once every migration of the order
+    record has run, the partition holds the spec's cycle-fixed target (`cycle_fixed`)."""
+
+    spec = "PLAN-REACHES-TARGET"
+
+    def ordered(self, partition: int, seen: Seen | None, queued: tuple[Call, ...]
+                ) -> str | None:
+        arrays = _arrays(seen, queued)
+        if seen is None or seen.target is None or arrays is None:
+            return None
+        target = cycle_fixed(seen.current, seen.target)
+        if arrays[-1] == target:
+            return None
+        w = _width(seen.current, seen.target, *arrays)
+        return (f"partition {partition}: the plan from {_show(seen.current[:w])} ends at "
+                f"{_show(arrays[-1][:w])}, not {_show(target[:w])}")
+
+
+class NoCycleOnLog(PlanMonitor):
+    """PLAN-NO-CYCLE on the plans a master's log shows: the target the planner works towards
+    (its ``Final state (after cycle fix)``, or its ``Final state`` when it logged no fix) passes
+    no indices round in a cycle; judged as its first pass starts."""
+
+    spec = "PLAN-NO-CYCLE"
+    observes: ClassVar[frozenset[str]] = frozenset({"plan_started", "plan_state", "plan_order"})
+
+    def fixed(self, partition: int, seen: Seen, fixed: Replicas) -> str | None:
+        members = cycle(seen.current, fixed)
+        if members is None:
+            return None
+        w = _width(seen.current, fixed)
+        return (f"partition {partition}: {' -> '.join(members)} still pass their indices round "
+                f"from {_show(seen.current[:w])} to the planner's target {_show(fixed[:w])}")
+
+
+class PriorityOnLog(PlanMonitor):
+    """PLAN-PRIORITY on the order a master's log shows a partition's migrations run in
+    (``Migration order after prioritization``): the record alone is enough."""
+
+    spec = "PLAN-PRIORITY"
+    observes: ClassVar[frozenset[str]] = frozenset({"plan_order"})
+    needs_plan = False
+
+    def ordered(self, partition: int, seen: Seen | None, queued: tuple[Call, ...]
+                ) -> str | None:
+        breach = priority_breach(queued)
+        if breach is None:
+            return None
+        m = queued[breach]
+        return (f"partition {partition}: migration {breach + 1} of {len(queued)} ({m.destination}"
+                f" to index {m.destination_new_index}, no source index) could go before "
+                f"migration {breach}")
+
+
+class WellFormedOnLog(PlanMonitor):
+    """PLAN-WELL-FORMED on the decisions a master's log shows, each against the array the
+    decisions before it leave from the current replicas (`decision_breach`); the first that
+    breaks the contract of ``migrate`` is reported, once a plan."""
+
+    spec = "PLAN-WELL-FORMED"
+    observes: ClassVar[frozenset[str]] = frozenset(
+        {"plan_started", "plan_state", "plan_decision", "plan_order"})
+
+    def decided(self, partition: int, seen: Seen, call: Call) -> str | None:
+        why = decision_breach(seen.array, call)
+        return None if why is None else f"partition {partition}: decision {seen.made + 1}: {why}"
+
+
 register(Spec(
     id="PLAN-NO-DECREASE", title="Never decrease the available replica count",
     statement="No intermediate replica array of a partition's plan (after the clears, after each "
               "migration) has fewer replicas than min(count(current), count(target)).",
     seed="000", section="§3.2 Performing Migrations With Maintaining Data Safety",
-    kind="state invariant", z3="models/planner_oracle.py"))
+    kind="state invariant", z3="models/planner_oracle.py",
+    monitor=NoDecreaseOnLog))
 register(Spec(
     id="PLAN-HOTTER-FIRST", title="Hotter replicas are available earlier",
     statement="For every prefix of indices 0..p, no intermediate array holds fewer replicas there "
@@ -286,17 +610,20 @@ register(Spec(
     seed="000", section="§3.2 principles; §3.2.2 example 6", kind="state invariant",
     z3="models/planner_oracle.py",
     rationale="Example 6 prefers emptying index 3 (SHIFT UP D from 3 to 1) to emptying index 1 "
-              "(SHIFT UP B from 1 to 0): the target already gives up index 3."))
+              "(SHIFT UP B from 1 to 0): the target already gives up index 3.",
+    monitor=HotterFirstOnLog))
 register(Spec(
     id="PLAN-REACHES-TARGET", title="The plan reaches the cycle-fixed target",
     statement="Applying the clears and then every migration in execution order to the current "
               "array gives exactly the target after cycle fixing.",
-    seed="000", section="§3.2.2 Ordering Migrations", kind="quiescence check"))
+    seed="000", section="§3.2.2 Ordering Migrations", kind="quiescence check",
+    monitor=ReachesTargetOnLog))
 register(Spec(
     id="PLAN-NO-CYCLE", title="Cyclic migrations are cancelled",
     statement="In the cycle-fixed target no members pass their indices round in a cycle (the "
               "graph from each index's current holder to its new holder is acyclic).",
-    seed="000", section="§3.2.1 Cycle Detection", kind="state invariant"))
+    seed="000", section="§3.2.1 Cycle Detection", kind="state invariant",
+    monitor=NoCycleOnLog))
 register(Spec(
     id="PLAN-PRIORITY", title="COPY and SHIFT UP migrations go first",
     statement="No COPY or SHIFT UP into an empty index follows a migration it may be moved ahead "
@@ -306,18 +633,21 @@ register(Spec(
     kind="state invariant",
     rationale="Hazelcast's rule (MigrationPlanner.prioritizeCopiesAndShiftUps) is narrower "
               "than the design text: it compares "
-              "indices only against shift downs, not against MOVEs."))
+              "indices only against shift downs, not against MOVEs.",
+    monitor=PriorityOnLog))
 register(Spec(
     id="PLAN-NO-DUPLICATE", title="No member twice in one partition",
     statement="No intermediate replica array holds one member at two indices.",
     seed="000", section="§3.2.2 (MigrationPlanner.assertNoDuplicate)", kind="state invariant",
-    z3="models/planner_oracle.py"))
+    z3="models/planner_oracle.py",
+    monitor=NoDuplicateOnLog))
 register(Spec(
     id="PLAN-OWNER", title="The owner index never goes empty",
     statement="If the current and the target array both have an owner (index 0), every "
               "intermediate array has one.",
     seed="000", section="§3.2 principles", kind="state invariant",
-    z3="models/planner_oracle.py"))
+    z3="models/planner_oracle.py",
+    monitor=OwnerOnLog))
 register(Spec(
     id="PLAN-WELL-FORMED", title="Decisions follow the migrate callback's contract",
     statement="Every planner decision's six arguments (source, its current and new index, "
@@ -333,5 +663,6 @@ register(Spec(
               "partition service reads the other arguments too: the partition version "
               "increment, who clears its data on commit and on rollback (the current / new "
               "replica index rule, 000 \"API design\"). A decision whose array step is right "
-              "and whose arguments are not passes every array spec."))
+              "and whose arguments are not passes every array spec.",
+    monitor=WellFormedOnLog))
 

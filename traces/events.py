@@ -419,6 +419,75 @@ class PartitionLost(Event):
     lost_backup_count: int | None = None
 
 
+# --- the migration planner (000 §3.2) -----------------------------------------------------------
+# One partition's replicas: index 0 is the owner, a smaller index is hotter, None an empty index.
+# Hazelcast prints arrays of MAX_REPLICA_COUNT (7) indices; a replica is its member's address.
+
+
+@_ev("plan_started")
+class PlanStarted(Event):
+    """Master `member` plans the migrations of `partition` from its `current` replicas to the
+    `target` repartitioning gave, before cycles are cancelled (000 §3.2; ``MigrationManager``,
+    FINEST: ``Planning migrations for partitionId=P. Current replicas: [...], New replicas:
+    [...]``)."""
+
+    partition: int
+    current: tuple[str | None, ...]
+    target: tuple[str | None, ...]
+
+
+@_ev("plan_state")
+class PlanState(Event):
+    """A replica array of master `member`'s migration planner for `partition` (000 §3.2;
+    ``MigrationPlanner``, FINEST): `stage` ``initial`` (the current replicas, ``Initial
+    state``), ``final`` (the target, ``Final state``), ``cycle-fixed`` (the target once its
+    cycles are cancelled, ``Final state (after cycle fix)``, logged only when that changed it)
+    or ``pass`` (the working array as a pass of the planner's loop starts at replica `index`,
+    ``Current index: i, state: [...]``)."""
+
+    partition: int
+    stage: str
+    replicas: tuple[str | None, ...]
+    index: int = -1
+
+
+@_ev("plan_decision")
+class PlanDecision(Event):
+    """Master `member`'s migration planner decides one ``migrate`` call for `partition` (000
+    §3.1, §3.2.2; ``MigrationPlanner``, FINEST, one line a decision): its `type` (MOVE, COPY,
+    SHIFT_UP, SHIFT_DOWN, or CLEAR for "just clear this replica index") and its six arguments,
+    ``-1`` for no index (the `source_member`: the inherited `source` is where the event was
+    read). A `source_member` of None at a `source_current_index` of 0 or more is the member the
+    planner's working array holds there, which the line does not name (``MOVE X to index:
+    i``). `case` and `returns_to` say how the line words it beyond its type: ``MOVE-2`` or
+    ``MOVE-3``, and the index a SHIFT UP's displaced holder "will get another MOVE migration
+    to"."""
+
+    partition: int
+    kind: str
+    source_member: str | None
+    source_current_index: int
+    source_new_index: int
+    destination: str | None
+    destination_current_index: int
+    destination_new_index: int
+    case: str = field(default="", metadata=LOG_FIELD)
+    returns_to: int = field(default=-1, metadata=LOG_FIELD)
+
+
+@_ev("plan_order")
+class PlanOrder(Event):
+    """The migrations master `member` queued for `partition`, in the order they run once COPY
+    and SHIFT UP migrations are prioritized (000 §3.2.3; ``MigrationPlanner``, FINEST: ``Migration
+    order after prioritization: [`` then ``0- MigrationInfo{...},`` a line each, ``]``): each its
+    ``(source, source current index, source new index, destination, destination current index,
+    destination new index)``. Clears and a lost owner's assignment are applied at once, not
+    queued."""
+
+    partition: int
+    migrations: tuple[tuple[str | None, int, int, str | None, int, int], ...]
+
+
 @_ev("migrations_completed")
 class MigrationsCompleted(Event):
     """Master `member`'s migration statistics (``MigrationStats``): at the end of a rebalance

@@ -61,6 +61,10 @@ from partsafe.traces.events import (
     PartitionTableFetch,
     PartitionTablePublished,
     PartitionVersionApplied,
+    PlanDecision,
+    PlanOrder,
+    PlanStarted,
+    PlanState,
     PromotionCommitted,
     Repartitioning,
     ShutdownRequested,
@@ -122,6 +126,7 @@ KEYWORDS: tuple[str, ...] = (
     "latest partition",  # §7 "Issue while determining latest partition..."
     "partition state",  # §8 3.x "Publishing partition state, version", "Applied partition ..."
     "cluster state",  # §12
+    "after prioritization",  # §9 the planner's migration order (its other lines: "partitionId=")
 )
 
 # --- the grammar ------------------------------------------------------------------------------
@@ -1185,6 +1190,178 @@ def _replica_lost(text: str, _end: int, origin: Origin) -> list[Event]:
     ]
 
 
+# --- §9 the migration planner (``MigrationManager``, ``MigrationPlanner``, FINEST) -------------
+
+#: §1 a replica as a planner array prints it: ``PartitionReplica`` ``[h]:p - uuid`` (3.x's
+#: ``Address`` ``[h]:p``), or ``null`` for an empty index
+_REPLICA = rf"(?:null|{_A}(?:[ \t]+-[ \t]+{_U})?)"
+#: ``Arrays.toString`` of a replica array
+_ARRAY = rf"\[[ \t]*(?:{_REPLICA}(?:,[ \t]*{_REPLICA})*)?[ \t]*\]"
+_RX_ARRAY_ITEM = re.compile(
+    rf"(?:\[|,)[ \t]*(?:(?P<null>null)|(?P<addr>{_A})(?:[ \t]+-[ \t]+{_U})?)")
+_RX_PLANNING = re.compile(
+    rf"Planning migrations for partitionId=(?P<p>\d+)\. Current replicas: (?P<current>{_ARRAY}), "
+    rf"New replicas: (?P<target>{_ARRAY})\s*")
+
+
+def _r(name: str) -> str:
+    return f"(?P<{name}>{_REPLICA})"
+
+
+def _i(name: str) -> str:
+    return rf"(?P<{name}>-?\d+)"
+
+
+#: ``MigrationPlanner.planMigrations``'s FINEST lines after ``partitionId=%d, ``: the wording
+#: (its name is the group's) of each state and decision
+_PLANNER_LINES = {
+    "initial": rf"Initial state: (?P<array>{_ARRAY})",
+    "cycle_fixed": rf"Final state \(after cycle fix\): (?P<array>{_ARRAY})",
+    "final": rf"Final state: (?P<array>{_ARRAY})",
+    "pass": rf"Current index: {_i('i')}, state: (?P<array>{_ARRAY})",
+    "clear": rf"New address is null at index: {_i('i')}",
+    "copy": rf"COPY {_r('d')} to index: {_i('i')}",
+    "shift_up_2": rf"SHIFT UP-2 {_r('d')} from old addresses index: {_i('j')} "
+                  rf"to index: {_i('i')}",
+    "shift_up": rf"SHIFT UP {_r('d')} from old addresses index: {_i('j')} "
+                rf"to index: {_i('i')}(?: (?:and|AND) SHIFT DOWN {_r('s')} to index: "
+                rf"{_i('k')}| with source: {_r('w')}(?: will get another MOVE "
+                rf"migration to index: {_i('n')})?)?",
+    "shift_down": rf"SHIFT DOWN {_r('s')} to index: {_i('k')}, COPY "
+                  rf"{_r('d')} to index: {_i('i')}",
+    "move_3": rf"MOVE-3 {_r('d')} to index: {_i('i')}",
+    "move_2": rf"MOVE-2 {_r('d')}[ \t]+to index: {_i('i')}",
+    "move": rf"MOVE {_r('d')} to index: {_i('i')}",
+}
+_RX_PLANNER = re.compile(r"partitionId=(?P<p>\d+),[ \t]+(?:" + "|".join(
+    f"(?P<{name}>{rx.replace('(?P<', f'(?P<{name}_')})" for name, rx in _PLANNER_LINES.items())
+    + r")\s*\Z")
+#: the fixed wording of each: a line that has it and does not read is malformed, not foreign
+_RX_PLANNER_WORDING = re.compile(
+    r"partitionId=\d+,[ \t]+(?:Initial state:|Final state|Current index:|New address is null"
+    r"|COPY |SHIFT UP|SHIFT DOWN |MOVE )")
+_RX_ORDER_ITEM = re.compile(r"(?:\[|,)\s*(?P<n>\d+)-[ \t]+(?=MigrationInfo\{)")
+
+
+def _replica_array(text: str) -> tuple[str | None, ...]:
+    """The members of ``Arrays.toString`` of a replica array (`_ARRAY`), None where it prints
+    ``null``."""
+    return tuple(None if m["null"] else _address(m["addr"])
+                 for m in _RX_ARRAY_ITEM.finditer(text))
+
+
+def _replica_of(value: str | None) -> str | None:
+    """A replica the planner prints (`_REPLICA`): its member's address, None for ``null``."""
+    if value is None or value == "null":
+        return None
+    return _split_member(value).address
+
+
+def _planning(text: str, _end: int, origin: Origin) -> list[Event]:
+    """``Planning migrations for partitionId=P. Current replicas: [...], New replicas: [...]``
+    (``MigrationManager``, FINEST, family §9): the master plans a partition's migrations."""
+    m = _RX_PLANNING.fullmatch(text)
+    if m is None:
+        raise PayloadError("the replicas of a partition's planning are truncated or malformed")
+    return [PlanStarted(**_meta(origin), partition=int(m["p"]),
+                        current=_replica_array(m["current"]),
+                        target=_replica_array(m["target"]))]
+
+
+def _planner(text: str, _end: int, origin: Origin) -> list[Event] | None:
+    """``partitionId=P, ...`` (``MigrationPlanner.planMigrations``, FINEST, family §9): the
+    planner's initial and final states (``Initial state: [...]``, ``Final state: [...]``,
+    ``Final state (after cycle fix): [...]``), each pass of its loop (``Current index: i, state:
+    [...]``) and each decision (``New address is null at index: i``, ``COPY``, ``MOVE``,
+    ``MOVE-2``, ``MOVE-3``, ``SHIFT DOWN``, ``SHIFT UP``, ``SHIFT UP-2`` ``... to index: i``)."""
+    m = _RX_PLANNER.match(text)
+    if m is None:
+        if _RX_PLANNER_WORDING.match(text):
+            raise PayloadError("a line of the migration planner is truncated or malformed")
+        return None
+    case = next(name for name in _PLANNER_LINES if m[name] is not None)
+    g = {k[len(case) + 1:]: v for k, v in m.groupdict().items()
+         if v is not None and k.startswith(f"{case}_")}
+    partition = int(m["p"])
+    fields = {**_meta(origin), "partition": partition}
+    if case in ("initial", "final", "cycle_fixed", "pass"):
+        return [PlanState(**fields, stage=case.replace("_", "-"),
+                          replicas=_replica_array(g["array"]),
+                          index=int(g["i"]) if case == "pass" else -1)]
+    i = int(g["i"])
+    d = _replica_of(g.get("d"))
+    if case == "clear":
+        call = ("CLEAR", None, i, -1, None, -1, -1)
+    elif case == "copy":
+        call = ("COPY", None, -1, -1, d, -1, i)
+    elif case == "shift_up_2":
+        call = ("SHIFT_UP", None, -1, -1, d, int(g["j"]), i)
+    elif case == "shift_up":
+        source = _replica_of(g.get("s", g.get("w")))
+        call = ("SHIFT_UP", source, i, int(g.get("k", -1)), d, int(g["j"]), i)
+    elif case == "shift_down":
+        call = ("SHIFT_DOWN", _replica_of(g["s"]), i, int(g["k"]), d, -1, i)
+    else:  # move, move_2, move_3: the source is the holder of the index
+        call = ("MOVE", None, i, -1, d, -1, i)
+    kind, source, sc, sn, dst, dc, dn = call
+    return [PlanDecision(**fields, kind=kind, source_member=source, source_current_index=sc,
+                         source_new_index=sn, destination=dst, destination_current_index=dc,
+                         destination_new_index=dn,
+                         case={"move_2": "MOVE-2", "move_3": "MOVE-3"}.get(case, ""),
+                         returns_to=int(g.get("n", -1)))]
+
+
+def _migration_args(obj: _Obj) -> tuple[int, tuple[str | None, int, int, str | None, int, int]]:
+    """The partition and the six ``migrate`` arguments of a ``MigrationInfo{...}``
+    (``MigrationInfo.toString``)."""
+    if not obj.name.endswith("MigrationInfo"):
+        raise PayloadError(f"expected a MigrationInfo, found {obj.name[:40]!r}")
+    f = obj.fields
+    numbers = []
+    for key in ("partitionId", "sourceCurrentReplicaIndex", "sourceNewReplicaIndex",
+                "destinationCurrentReplicaIndex", "destinationNewReplicaIndex"):
+        value = _int(f.get(key), key)
+        if value is None:
+            raise PayloadError(f"MigrationInfo lacks {key}")
+        numbers.append(value)
+    p, sc, sn, dc, dn = numbers
+    return p, (_addr(f.get("source"), "MigrationInfo source"), sc, sn,
+               _addr(f.get("destination"), "MigrationInfo destination"), dc, dn)
+
+
+def _order(text: str, end: int, origin: Origin) -> list[Event]:
+    """``Migration order after prioritization: [`` then ``\\n\\t0- MigrationInfo{...},`` a line
+    each and ``]`` (``MigrationPlanner.prioritizeCopiesAndShiftUps``, FINEST, family §9, the
+    record's lines joined): the migrations of one partition in the order they run. With none,
+    ``Migration order after prioritization: ]`` (the builder drops its ``[``): no partition is
+    named, no event."""
+    rest = text[end:].strip()
+    if rest == "]":
+        return []
+    items = list(_RX_ORDER_ITEM.finditer(rest))
+    if not rest.startswith("[") or not items or items[0].start() != 0:
+        if not rest.rstrip().endswith("]"):
+            raise PayloadError("the migration order is truncated: no closing bracket")
+        raise PayloadError("the migration order is not a list of numbered MigrationInfos")
+    if not rest.endswith("]"):
+        raise PayloadError("the migration order is truncated: no closing bracket")
+    partitions: set[int] = set()
+    migrations = []
+    for k, item in enumerate(items):
+        if int(item["n"]) != k:
+            raise PayloadError(f"the migration order numbers its entry {k} as {item['n']}")
+        stop = items[k + 1].start() if k + 1 < len(items) else len(rest) - 1
+        obj, tail = _parse(rest[item.end():stop].rstrip(), "lead_object", "MigrationInfo")
+        if tail.strip():
+            raise PayloadError(f"text after a MigrationInfo of the order: {tail[:40]!r}")
+        partition, args = _migration_args(obj)
+        partitions.add(partition)
+        migrations.append(args)
+    if len(partitions) != 1:
+        raise PayloadError("the migration order names several partitions")
+    return [PlanOrder(**_meta(origin), partition=partitions.pop(), migrations=tuple(migrations))]
+
+
 def _lost_event(text: str, at: int, origin: Origin) -> list[Event]:
     """Any text holding ``PartitionLostEventImpl{partitionId=P, lostBackupCount=N,
     eventSource=[h]:p}`` (its ``toString``, families §1 and §10; 3.x
@@ -1283,6 +1460,12 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
         rf"Migration commit to[ \t]+{_A}[ \t]+failed for ",
         _failure("commit failed"),
     ),
+    ("planner", r"partitionId=\d+,[ \t]", _planner),
+    ("planning", r"Planning migrations for partitionId=\d", _planning),
+    ("planned", r"Planned migration -> partitionId=\d", _recognised),
+    ("order", r"Migration order after prioritization:", _order),
+    ("prioritizing", r"(?:Trying to prioritize migration:|Skipping non-copy migration:"
+                     r"|Cannot prioritize against |Prioritizing migration )", _recognised),
     ("partition_id", r"partitionId=\d", _partition_id),
     ("replica_lost", r"Partition replica is lost!", _replica_lost),
     ("lost_owners", r"Assigning new owners for \d+ LOST partitions", _recognised),

@@ -36,6 +36,7 @@ LOGGERS = {
     "membership": "c.h.i.c.i.MembershipManager",
     "lifecycle": "c.h.c.LifecycleService",
     "migration": "c.h.i.p.i.MigrationManager",
+    "planner": "c.h.i.p.i.MigrationPlanner",
     "migration_request": "c.h.i.p.o.MigrationRequestOperation",
     "migration_operation": "c.h.i.p.o.MigrationOperation",
     "partition": "c.h.i.p.InternalPartitionService",
@@ -50,6 +51,7 @@ THREADS = {
     "membership": "cached.thread-3",
     "lifecycle": "main",
     "migration": "migration",
+    "planner": "migration",
     "migration_request": "partition-operation.thread-1",
     "migration_operation": "partition-operation.thread-2",
     "partition": "cached.thread-7",
@@ -209,6 +211,74 @@ class LogWriter:
                     "Finished Migration: " + self._migration(e, "ACTIVE", e.partition))
         return None
 
+    def _array(self, replicas: Iterable[str | None]) -> str:
+        """``Arrays.toString`` of a replica array (``PartitionReplica.toString``, ``null``)."""
+        return "[" + ", ".join("null" if r is None else self.replica(r) for r in replicas) + "]"
+
+    def _planned(self, partition: int, k: int,
+                 m: tuple[str | None, int, int, str | None, int, int]) -> str:
+        """A queued migration's ``MigrationInfo`` as the planner prints it: no master and no
+        initial partition version yet (``MigrationCollector`` makes it), the increment
+        ``MigrationInfo.getPartitionVersionIncrement`` computes, ACTIVE."""
+        source, sc, sn, destination, dc, dn = m
+        uid = uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"partsafe:plan:{partition}:{k}:{m}")
+        return (f"MigrationInfo{{uuid={uid}, partitionId={partition}, source="
+                f"{'null' if source is None else self.replica(source)}, "
+                f"sourceCurrentReplicaIndex={sc}, sourceNewReplicaIndex={sn}, destination="
+                f"{'null' if destination is None else self.replica(destination)}, "
+                f"destinationCurrentReplicaIndex={dc}, destinationNewReplicaIndex={dn}, "
+                f"master=null, initialPartitionVersion=-1, "
+                f"partitionVersionIncrement={1 + (sn > -1) + (dc > -1)}, status=ACTIVE}}")
+
+    def _plan_message(self, e: ev.Event) -> tuple[str, str, str] | None:
+        """The migration planner's FINEST lines (family §9): ``MigrationManager``'s ``Planning
+        migrations for partitionId=...``, and ``MigrationPlanner.planMigrations``'s states and
+        decisions and ``prioritizeCopiesAndShiftUps``'s order record, in their wording."""
+        if isinstance(e, ev.PlanStarted):
+            return ("FINEST", "migration", f"Planning migrations for partitionId={e.partition}. "
+                    f"Current replicas: {self._array(e.current)}, New replicas: "
+                    f"{self._array(e.target)}")
+        if isinstance(e, ev.PlanOrder):
+            items = ",".join(f"\n\t{k}- {self._planned(e.partition, k, m)}"
+                             for k, m in enumerate(e.migrations))
+            return ("FINEST", "planner", "Migration order after prioritization: "
+                    + (f"[{items}]" if items else "]"))
+        if isinstance(e, ev.PlanState):
+            head = {"initial": "Initial state", "final": "Final state",
+                    "cycle-fixed": "Final state (after cycle fix)",
+                    "pass": f"Current index: {e.index}, state"}.get(e.stage)
+            if head is None:
+                return None
+            return ("FINEST", "planner",
+                    f"partitionId={e.partition}, {head}: {self._array(e.replicas)}")
+        if not isinstance(e, ev.PlanDecision):
+            return None
+        s = None if e.source_member is None else self.replica(e.source_member)
+        d = None if e.destination is None else self.replica(e.destination)
+        sc, sn = e.source_current_index, e.source_new_index
+        dc, dn = e.destination_current_index, e.destination_new_index
+        if e.kind == "CLEAR":
+            text = f"New address is null at index: {sc}"
+        elif e.kind == "COPY":
+            text = f"COPY {d} to index: {dn}"
+        elif e.kind == "SHIFT_DOWN":
+            text = f"SHIFT DOWN {s} to index: {sn}, COPY {d} to index: {dn}"
+        elif e.kind == "SHIFT_UP" and sc == -1:
+            text = f"SHIFT UP-2 {d} from old addresses index: {dc} to index: {dn}"
+        elif e.kind == "SHIFT_UP":
+            text = f"SHIFT UP {d} from old addresses index: {dc} to index: {dn}"
+            if s is not None and sn > -1:
+                text += f" and SHIFT DOWN {s} to index: {sn}"
+            elif s is not None:
+                text += f" with source: {s}" + (
+                    f" will get another MOVE migration to index: {e.returns_to}"
+                    if e.returns_to > -1 else "")
+        elif e.case == "MOVE-2":
+            text = f"MOVE-2 {d}  to index: {dn}"
+        else:
+            text = f"{e.case or 'MOVE'} {d} to index: {dn}"
+        return "FINEST", "planner", f"partitionId={e.partition}, {text}"
+
     def _claim_message(self, e: ev.Event) -> tuple[str, str, str] | None:
         """The claimant's lines (``MembershipManager``, family §5): its claim's start, with
         every member it suspects and those it asks first (every other one), then at FINE each
@@ -265,7 +335,8 @@ class LogWriter:
         me = self.bracketed(e.member)
         self.carried = 1
         self._suspicions(e)
-        written = self._migration_message(e) or self._claim_message(e)
+        written = (self._migration_message(e) or self._claim_message(e)
+                   or self._plan_message(e))
         if written is not None or isinstance(e, ev.MigrationStarted | ev.MigrationCommitted
                                              | ev.MigrationRolledBack | ev.MastershipClaimSent
                                              | ev.MastershipAcceptanceReceived):

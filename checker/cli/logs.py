@@ -44,6 +44,12 @@ from partsafe.traces.events import dumps as event_line
               help="the most two members' clocks may differ (0, 200ms, 1.5s): a violation "
                    "across members is definite when every order of events these clocks allow "
                    "breaks the spec, possible when some order does")
+@click.option("--config", "settings", multiple=True, metavar="KEY=VALUE",
+              help="a setting of the cluster the monitors need and a log does not print: "
+                   "backups=N (the backup count), max_parallel=N (parallel migrations per "
+                   "member, hazelcast.partition.max.parallel.migrations), serial=true|false "
+                   "(migrations one at a time, before 4.1), replicas=N (Ignite's replica "
+                   "count); repeatable")
 @click.option("--strict", is_flag=True,
               help="fail on possible violations too (by default they are findings: reported, "
                    "exit 0)")
@@ -54,7 +60,8 @@ from partsafe.traces.events import dumps as event_line
               help="a progress display on stderr (default: when stderr is a terminal)")
 @click.option("--spark-log", is_flag=True, help="show Spark's own logging (quiet by default)")
 def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir: str | None,
-             fmt: str, stuck_after: float, max_skew: str, strict: bool, as_json: bool,
+             fmt: str, stuck_after: float, max_skew: str, settings: tuple[str, ...],
+             strict: bool, as_json: bool,
              junit_file: str | None, progress: bool | None, spark_log: bool) -> None:
     """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
 
@@ -77,6 +84,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     if stuck_after <= 0:
         fail("--stuck-after must be positive")
     skew_ms = parse_duration_ms(max_skew)
+    config = parse_config(settings)
     if engine == "local" and (output_dir or master):
         fail(f"{'--output' if output_dir else '--master'} needs --engine spark")
     try:
@@ -85,13 +93,14 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         if engine == "spark":
             shown = stderr().is_terminal if progress is None else progress
             report = validate_spark(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
-                                    max_skew_ms=skew_ms, master=master, output=output_dir,
+                                    max_skew_ms=skew_ms, config=config, master=master,
+                                    output=output_dir,
                                     progress=shown and not as_json, verbose=spark_log)
         else:
             with byte_progress(stderr(), lambda: input_bytes(paths),
                                progress if not as_json else False) as advance:
                 report = run_validate(list(paths), fmt=fmt, stuck_ms=int(stuck_after * 1000),
-                                      max_skew_ms=skew_ms, progress=advance)
+                                      max_skew_ms=skew_ms, config=config, progress=advance)
     except (InputError, SparkUnavailable, SparkFailed) as exc:
         fail(str(exc))
     report.strict = strict
@@ -102,6 +111,28 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     else:
         render_report(stdout(), report)
     sys.exit(VERDICT_EXIT[report.result])
+
+
+def parse_config(settings: tuple[str, ...]) -> dict[str, int | bool]:
+    """``--config KEY=VALUE`` settings (`partsafe.traces.events.CONFIG`), typed; a bad one
+    exits 2 naming it."""
+    from partsafe.traces.events import CONFIG
+
+    out: dict[str, int | bool] = {}
+    for item in settings:
+        key, eq, value = item.partition("=")
+        kind = CONFIG.get(key.strip())
+        if not eq or kind is None:
+            fail(f"--config {item!r}: give KEY=VALUE with KEY one of {', '.join(CONFIG)}")
+        text = value.strip().lower()
+        if kind is bool and text in ("true", "false"):
+            out[key.strip()] = text == "true"
+        elif kind is int and text.isdigit():
+            out[key.strip()] = int(text)
+        else:
+            fail(f"--config {item!r}: {key.strip()} takes "
+                 f"{'true or false' if kind is bool else 'a whole number'}")
+    return out
 
 
 @click.command()

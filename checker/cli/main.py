@@ -89,7 +89,7 @@ from partsafe.checker.run import (
 from partsafe.checker.zoo import run_profile_zoo, run_zoo
 from partsafe.models.prove import z3_forms
 from partsafe.refimpl.planner import VARIANT_TABLE as PLANNER_VARIANTS
-from partsafe.refimpl.planner import PlannerError, parse_replicas
+from partsafe.refimpl.planner import PlannerError, parse_replicas, plan_events
 from partsafe.refimpl.planner import plan as make_plan
 from partsafe.specs.registry import Spec, all_specs
 from partsafe.specs.registry import get as get_spec
@@ -481,11 +481,21 @@ def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
 @click.option("--variant", default="fixed", show_default=True,
               help=f"planner variant: {', '.join(PLANNER_VARIANTS)}")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
-def plan(current: str, target: str, variant: str, as_json: bool) -> None:
+@click.option("--events", "events_file", type=click.Path(dir_okay=False, writable=True),
+              help="also write the planner's FINEST lines as events (JSON Lines) to this file")
+@click.option("--log", "log_dir", type=click.Path(file_okay=False, writable=True),
+              help="also write the master's log of the plan (Hazelcast's FINEST lines of "
+                   "MigrationManager and MigrationPlanner) in this directory")
+@click.option("--partition", default=0, show_default=True, type=click.IntRange(min=0),
+              help="the partition id the events and the log name")
+def plan(current: str, target: str, variant: str, as_json: bool, events_file: str | None,
+         log_dir: str | None, partition: int) -> None:
     """Plan the migrations of one partition from CURRENT to TARGET replicas (000 §3).
 
     Replicas are comma-separated members, `-` for an empty index, at most 7 indices:
-    `partsafe plan A,-,C D,A,C`.
+    `partsafe plan A,-,C D,A,C`. With --events or --log the plan is also written as the events
+    and the log text of its master (the current owner, else the first member named), which
+    `partsafe validate` judges.
     """
     if variant not in PLANNER_VARIANTS:
         fail(f"unknown planner variant {variant!r}; known: {', '.join(PLANNER_VARIANTS)}")
@@ -502,6 +512,14 @@ def plan(current: str, target: str, variant: str, as_json: bool) -> None:
         p = make_plan(arrays[0], arrays[1], variant=variant)
     except PlannerError as exc:
         fail(str(exc))
+    if events_file or log_dir:
+        master = next((m for m in (*arrays[0], *arrays[1]) if m is not None), "A")
+        found = plan_events(arrays[0], arrays[1], variant=variant, partition=partition,
+                            member=master)
+        if events_file:
+            artifact.write_events(found, events_file)
+        if log_dir:
+            artifact.write_logs(found, Path(log_dir))
     if as_json:
         click.echo(dumps(plan_json(p)))
     else:
@@ -533,8 +551,8 @@ def _catalogue() -> list[Spec]:
 @click.argument("spec_id")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def explain(spec_id: str, as_json: bool) -> None:
-    """What SPEC_ID states, where the design says so, why it exists, and the variants the bug zoo
-    expects to break it."""
+    """What SPEC_ID states, where the design says so, why it exists, the variants the bug zoo
+    expects to break it, and where it is judged (with the log messages that carry it)."""
     try:
         spec = get_spec(spec_id)
     except KeyError:
@@ -546,11 +564,12 @@ def explain(spec_id: str, as_json: bool) -> None:
                       "formula": "a constraint on every replica array of a plan "
                                  "(models/planner_oracle.py)", "lemmas": [],
                       "command": "partsafe prove planner"})
+    where = judged(spec)
     if as_json:
         click.echo(dumps(dict(spec.as_dict(), rationale=spec.rationale, z3=forms or None,
-                              zoo_variants=breaking)))
+                              zoo_variants=breaking, **where)))
         return
-    render_spec(stdout(), spec, breaking, forms)
+    render_spec(stdout(), spec, breaking, forms, where)
 
 
 @main.command()

@@ -229,7 +229,8 @@ def render_specs(console: Console, catalogue: list[Spec],
 
 
 def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]],
-                forms: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+                forms: list[dict[str, Any]] = (),  # type: ignore[assignment]
+                where: dict[str, Any] | None = None) -> None:
     """`partsafe explain`: what a spec states, where the design says so, why it exists, and the
     variants the bug zoo expects to break it (`catalog.variants_breaking`), each with the
     command that shows it."""
@@ -254,6 +255,14 @@ def render_spec(console: Console, spec: Spec, breaking: list[dict[str, Any]],
             console.print(Text(f"  lemma {lemma['name']}: {lemma['formula']}"), soft_wrap=True)
             console.print(Text(f"    {lemma['design']}", style="dim"), soft_wrap=True)
         console.print(Text(f"  {form['command']}"), soft_wrap=True)
+    if where is not None:
+        console.print(Text(f"\njudged by: {', '.join(where['judged_by'])}", style="bold"))
+        for form, shown in where["evidence"].items():
+            for e in shown:
+                console.print(Text(f"  {form}: {e['level']} {e['logger']}: {e['message']}"),
+                              soft_wrap=True)
+        for form, reason in where["not_judged"].items():
+            console.print(Text(f"  not by {form}: {reason}", style="dim"), soft_wrap=True)
 
 
 # --- release profiles ---------------------------------------------------------------------------

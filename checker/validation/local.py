@@ -276,7 +276,7 @@ class Report:
 
 
 def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT_STUCK_MS,
-             max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
+             max_skew_ms: int = DEFAULT_MAX_SKEW_MS, config: dict[str, Any] | None = None,
              progress: Callable[[int], None] | None = None) -> Report:
     """Scan `paths` (files or directories), order the members' events, run the monitors per key.
     Raises InputError for a path that cannot be read as a log."""
@@ -285,14 +285,15 @@ def validate(paths: Sequence[str], *, fmt: str = "auto", stuck_ms: int = DEFAULT
     # of its own, which unfreezing would let go of
     freeze = gc.get_freeze_count() == 0
     try:
-        return _validate(paths, fmt, stuck_ms, max_skew_ms, progress, freeze)
+        return _validate(paths, fmt, stuck_ms, max_skew_ms, config, progress, freeze)
     finally:
         if freeze:
             gc.unfreeze()
 
 
 def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
-              progress: Callable[[int], None] | None, freeze: bool) -> Report:
+              config: dict[str, Any] | None, progress: Callable[[int], None] | None,
+              freeze: bool) -> Report:
     t0 = time.perf_counter()
     candidates = expand(list(paths))
     scanner = Scanner(fmt, progress)
@@ -314,7 +315,8 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
         if freeze:
             gc.freeze()
     report = Report(files, scanner.accounting, kinds=kinds, declared=declared,
-                    config=merged_config(scanner.accounting.files), max_skew_ms=max_skew_ms)
+                    config=merged_config(scanner.accounting.files, config),
+                    max_skew_ms=max_skew_ms)
     report.inputs = statuses(candidates, scanner.accounting.files)
     order = {f: i for i, f in enumerate(files)}
     report.accounting.malformed.sort(key=lambda m: (order.get(m.file, 0), m.line))
@@ -422,16 +424,19 @@ def declared_specs(tally: FileTally) -> tuple[str, ...] | None:
     return tally.declared
 
 
-def merged_config(tallies: Sequence[FileTally]) -> dict[str, Any]:
-    """The cluster's settings the event files give, as one: files that disagree on a setting
-    are bad input (InputError, naming both)."""
-    out: dict[str, Any] = {}
-    said: dict[str, str] = {}
+def merged_config(tallies: Sequence[FileTally], given: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    """The cluster's settings `given` on the command line (`validate --config`, for logs, which
+    do not print them) and those the event files give, as one: sources that disagree on a
+    setting are bad input (InputError, naming both)."""
+    out: dict[str, Any] = dict(given or {})
+    said: dict[str, str] = {key: "--config" for key in out}
     for t in tallies:
         for key, value in t.config.items():
             if key in out and out[key] != value:
+                where = "--config" if said[key] == "--config" else f"{said[key]}:1"
                 raise InputError(f"{t.name}:1: the header sets {key}={value!r}, but "
-                                 f"{said[key]}:1 sets {key}={out[key]!r}; validate files of "
+                                 f"{where} sets {key}={out[key]!r}; validate files of "
                                  "one cluster together")
             out[key] = value
             said[key] = t.name

@@ -13,8 +13,8 @@ Cases (each validated in a fresh process, so that its peak memory is its own):
 - ``few-event``: the same size with 5 events per MB (the scan's fast path);
 - ``skew-heavy``: a docker-compose log of two members whose clocks differ, holding `--skewed`
   candidate violations across members (a master starts a migration to a member 50 ms before that
-  member's log says it restarted), each decided by Z3 (`partsafe.checker.validation.skew`), among
-  noise lines.
+  member's log says it restarted; the migration then commits), each decided by Z3
+  (`partsafe.checker.validation.skew`), among noise lines.
 
 For each: lines, events, seconds, lines per second, peak memory (the child's own high-water mark,
 VmHWM; ru_maxrss where /proc is missing) and bytes per event above the start;
@@ -103,6 +103,8 @@ def skew_heavy(out: Path, candidates: int, noise: int) -> None:
                 member="A", role="master", migration=f"m{i}", partition=i % 271,
                 source_member="A", destination="B", source_current_index=0,
                 source_endpoint="A", planned_version=1, partition_version=1), t + 1_000))
+            f.write(_lines(writer, "hz1-1", ev.MigrationCommitted(
+                member="A", role="master", migration=f"m{i}", partition=i % 271), t + 1_200))
             for j in range(noise):
                 f.write(f"hz1-1  | 2023-11-14 22:13:20,000 [ INFO] [main] [com.example.App]: "
                         f"request {i}.{j} served in 3 ms\n")

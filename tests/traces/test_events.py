@@ -70,6 +70,14 @@ SAMPLES: list[Event] = [
     ev.PartitionLost(member="A", partition=8, lost_backup_count=1),
     ev.MigrationsCompleted(member="A", planned=10, completed=7, remaining=3, outcome="progress",
                            total_completed=20, tasks=3),
+    ev.PlanStarted(member="A", partition=6, current=("A", None, "B"), target=("C", "A", None)),
+    ev.PlanState(member="A", partition=6, stage="pass", replicas=("A", "C", None), index=2),
+    ev.PlanDecision(member="A", partition=6, kind="SHIFT_UP", source_member="B",
+                    source_current_index=1, source_new_index=-1, destination="C",
+                    destination_current_index=2, destination_new_index=1, case="MOVE-2",
+                    returns_to=0),
+    ev.PlanOrder(member="A", partition=6, migrations=((None, -1, -1, "C", -1, 1),
+                                                      ("A", 0, 1, "C", -1, 0))),
     ev.MetastoreInvoke(member="n1", keys=("stable.assignments", "planned.assignments"),
                        condition="revision(pending) < 42", ok=True, revision=43),
     ev.AssignmentsChanged(member="n1", partition=0, key="pending.assignments",
@@ -101,7 +109,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 49
+    assert len(SAMPLES) == len(EVENT_TYPES) == 53
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 

@@ -45,6 +45,10 @@ from partsafe.traces.events import (
     PartitionTableFetch,
     PartitionTablePublished,
     PartitionVersionApplied,
+    PlanDecision,
+    PlanOrder,
+    PlanStarted,
+    PlanState,
     PromotionCommitted,
     Repartitioning,
     ShutdownRequested,
@@ -762,7 +766,108 @@ LOSS_AND_PROMOTION: list[Case] = [
         "Partition {ID: 7, Version: 3} [\n]",
         [],
     ),
-    ("partitionId=7, Initial state: [null, null, null, null, null, null, null]", None),
+]
+
+# --- §9 the migration planner (FINEST) ----------------------------------------------------------
+# MigrationManager.java (RedoPartitioningTask.processNewPartitionState, MigrationCollector.migrate)
+# and MigrationPlanner.java (planMigrations, prioritizeCopiesAndShiftUps), hazelcast/src/main/java/
+# com/hazelcast/internal/partition/impl/; each line below is its template with values put in.
+
+R1 = f"[10.0.0.1]:5701 - {U1}"
+R2 = f"[10.0.0.2]:5701 - {U2}"
+R3 = f"[10.0.0.3]:5701 - {U3}"
+A1, A2, A3 = "10.0.0.1:5701", "10.0.0.2:5701", "10.0.0.3:5701"
+ARRAY_1_2 = f"[{R1}, {R2}, null, null, null, null, null]"
+ARRAY_1_3 = f"[{R1}, {R3}, null, null, null, null, null]"
+N5 = (None,) * 5
+
+
+def planned(p: int, source: str, sc: int, sn: int, destination: str, dc: int, dn: int) -> str:
+    """``MigrationInfo.toString`` of a migration ``MigrationCollector`` just made: no master,
+    no initial version."""
+    return (f"MigrationInfo{{uuid={MIG}, partitionId={p}, source={source}, "
+            f"sourceCurrentReplicaIndex={sc}, sourceNewReplicaIndex={sn}, "
+            f"destination={destination}, destinationCurrentReplicaIndex={dc}, "
+            f"destinationNewReplicaIndex={dn}, master=null, initialPartitionVersion=-1, "
+            f"partitionVersionIncrement=1, status=ACTIVE}}")
+
+
+def decision(kind: str, source: str | None, sc: int, sn: int, destination: str | None,
+             dc: int, dn: int, case: str = "", returns_to: int = -1) -> Event:
+    return at_me(PlanDecision, partition=12, kind=kind, source_member=source,
+                 source_current_index=sc, source_new_index=sn, destination=destination,
+                 destination_current_index=dc, destination_new_index=dn, case=case,
+                 returns_to=returns_to)
+
+
+PLANNER: list[Case] = [
+    # MigrationManager: "Planning migrations for partitionId=" + partitionId + ". Current
+    # replicas: " + Arrays.toString(currentReplicas) + ", New replicas: " + ...
+    (f"Planning migrations for partitionId=12. Current replicas: {ARRAY_1_2}, New replicas: "
+     f"{ARRAY_1_3}",
+     [at_me(PlanStarted, partition=12, current=(A1, A2, *N5), target=(A1, A3, *N5))]),
+    # 3.x prints Address arrays (its planner's own lines name no partition: not read)
+    ("Planning migrations for partitionId=3. Current replicas: [[10.0.0.1]:5701, null], New "
+     "replicas: [null, [10.0.0.1]:5701]",
+     [at_me(PlanStarted, partition=3, current=(A1, None), target=(None, A1))]),
+    # MigrationPlanner: "partitionId=%d, Initial state: %s", "partitionId=%d, Final state: %s",
+    # "partitionId=%d, Final state (after cycle fix): %s"
+    (f"partitionId=12, Initial state: {ARRAY_1_2}",
+     [at_me(PlanState, partition=12, stage="initial", replicas=(A1, A2, *N5))]),
+    (f"partitionId=12, Final state: {ARRAY_1_3}",
+     [at_me(PlanState, partition=12, stage="final", replicas=(A1, A3, *N5))]),
+    (f"partitionId=12, Final state (after cycle fix): {ARRAY_1_2}",
+     [at_me(PlanState, partition=12, stage="cycle-fixed", replicas=(A1, A2, *N5))]),
+    # "partitionId=%d, Current index: %d, state: %s"
+    ("partitionId=7, Initial state: [null, null, null, null, null, null, null]",
+     [at_me(PlanState, partition=7, stage="initial", replicas=(None,) * 7)]),
+    (f"partitionId=12, Current index: 1, state: {ARRAY_1_2}",
+     [at_me(PlanState, partition=12, stage="pass", replicas=(A1, A2, *N5), index=1)]),
+    # "partitionId=%d, New address is null at index: %d"
+    ("partitionId=12, New address is null at index: 2",
+     [decision("CLEAR", None, 2, -1, None, -1, -1)]),
+    # "partitionId=%d, COPY %s to index: %d"
+    (f"partitionId=12, COPY {R3} to index: 1", [decision("COPY", None, -1, -1, A3, -1, 1)]),
+    # "partitionId=%d, SHIFT UP-2 %s from old addresses index: %d to index: %d"
+    (f"partitionId=12, SHIFT UP-2 {R3} from old addresses index: 3 to index: 1",
+     [decision("SHIFT_UP", None, -1, -1, A3, 3, 1)]),
+    # "partitionId=%d, MOVE %s to index: %d", "... MOVE-3 %s to index: %d", "... MOVE-2 %s  to
+    # index: %d" (two blanks): the source is the holder of the index, which the line leaves out
+    (f"partitionId=12, MOVE {R3} to index: 1", [decision("MOVE", None, 1, -1, A3, -1, 1)]),
+    (f"partitionId=12, MOVE-3 {R3} to index: 1",
+     [decision("MOVE", None, 1, -1, A3, -1, 1, case="MOVE-3")]),
+    (f"partitionId=12, MOVE-2 {R3}  to index: 2",
+     [decision("MOVE", None, 2, -1, A3, -1, 2, case="MOVE-2")]),
+    # "partitionId=%d, SHIFT DOWN %s to index: %d, COPY %s to index: %d"
+    (f"partitionId=12, SHIFT DOWN {R1} to index: 2, COPY {R3} to index: 0",
+     [decision("SHIFT_DOWN", A1, 0, 2, A3, -1, 0)]),
+    # the chain walk: "partitionId=%d, SHIFT UP %s from old addresses index: %d to index: %d"
+    # [" with source: %s"[" will get another MOVE migration to index: %d"]], or "... and SHIFT
+    # DOWN %s to index: %d"
+    (f"partitionId=12, SHIFT UP {R3} from old addresses index: 3 to index: 1",
+     [decision("SHIFT_UP", None, 1, -1, A3, 3, 1)]),
+    (f"partitionId=12, SHIFT UP {R3} from old addresses index: 3 to index: 1 with source: {R2}",
+     [decision("SHIFT_UP", A2, 1, -1, A3, 3, 1)]),
+    (f"partitionId=12, SHIFT UP {R3} from old addresses index: 3 to index: 1 with source: {R2} "
+     "will get another MOVE migration to index: 0",
+     [decision("SHIFT_UP", A2, 1, -1, A3, 3, 1, returns_to=0)]),
+    (f"partitionId=12, SHIFT UP {R3} from old addresses index: 3 to index: 1 and SHIFT DOWN "
+     f"{R2} to index: 2", [decision("SHIFT_UP", A2, 1, 2, A3, 3, 1)]),
+    # prioritizeCopiesAndShiftUps: "Migration order after prioritization: [" then "\n\t" + ix +
+    # "- " + migration + "," each, the last comma deleted, "]"; with no migration the "[" is the
+    # character deleted
+    (f"Migration order after prioritization: [\n\t0- {planned(12, 'null', -1, -1, R3, -1, 1)},"
+     f"\n\t1- {planned(12, R1, 0, -1, R2, -1, 0)}]",
+     [at_me(PlanOrder, partition=12, migrations=((None, -1, -1, A3, -1, 1),
+                                                  (A1, 0, -1, A2, -1, 0)))]),
+    ("Migration order after prioritization: ]", []),
+    # MigrationCollector.migrate (FINE) and prioritize's traces: read, nothing judged on them
+    (f"Planned migration -> partitionId=12, source=null, sourceCurrentReplicaIndex=-1, "
+     f"sourceNewReplicaIndex=-1, destination={R3}, destinationCurrentReplicaIndex=-1, "
+     "destinationNewReplicaIndex=1", []),
+    (f"Trying to prioritize migration: {planned(12, 'null', -1, -1, R3, -1, 1)}", []),
+    (f"Prioritizing migration {planned(12, 'null', -1, -1, R3, -1, 1)} to: 0", []),
+    ("partitionId=12, Migration decision algorithm took a nap", None),
 ]
 
 # --- §11 shutdown ---------------------------------------------------------------------------------
@@ -822,6 +927,16 @@ PROSE: list[Case] = [
 CUT_MIGRATION = MIGRATION_INFO[: MIGRATION_INFO.index("destinationCurrent")]
 
 ERRORS: list[tuple[str, str]] = [
+    (f"partitionId=12, Current index: 1, state: {ARRAY_1_2[:30]}", r"planner is truncated"),
+    (f"Planning migrations for partitionId=12. Current replicas: {ARRAY_1_2}, New rep",
+     r"planning are truncated"),
+    ("Migration order after prioritization: [", r"order is truncated"),
+    (f"Migration order after prioritization: [\n\t0- {planned(12, 'null', -1, -1, R3, -1, 1)},"
+     "\n\t1- MigrationInfo{uuid=", r"order is truncated"),
+    (f"Migration order after prioritization: [\n\t1- {planned(12, 'null', -1, -1, R3, -1, 1)}]",
+     r"numbers its entry 0 as 1"),
+    (f"Migration order after prioritization: [\n\t0- {planned(12, 'null', -1, -1, R3, -1, 1)},"
+     f"\n\t1- {planned(13, 'null', -1, -1, R2, -1, 2)}]", r"several partitions"),
     ("Members {size:2, ver:4} [", r"member list is truncated"),
     (
         f"Issue while determining latest partition... Latest: {P5_AB[:40]}",
@@ -874,6 +989,7 @@ FAMILIES: dict[str, list[Case]] = {
     "migrations (§8, §9)": MIGRATIONS,
     "migration failures (§9)": FAILURES,
     "partition loss and promotions (§10)": LOSS_AND_PROMOTION,
+    "migration planner (§9)": PLANNER,
     "shutdown (§11)": SHUTDOWN,
     "cluster state (§12)": CLUSTER_STATE,
     "prose": PROSE,
@@ -940,6 +1056,11 @@ def test_migration_failures(text: str, expected: list[Event] | None) -> None:
 
 @family("partition loss and promotions (§10)")
 def test_partition_loss_and_promotions(text: str, expected: list[Event] | None) -> None:
+    assert parse_payload(text, ORIGIN) == expected
+
+
+@family("migration planner (§9)")
+def test_migration_planner(text: str, expected: list[Event] | None) -> None:
     assert parse_payload(text, ORIGIN) == expected
 
 

@@ -71,6 +71,23 @@ PIECES = (
     f"{U[1]}, destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex=0, "
     "master=[10.0.0.1]:5701, initialPartitionVersion=3, partitionVersionIncrement=2, "
     "status=SUCCESS}\n",
+    # the master's planner (MigrationPlanner, FINEST): a pass, a decision and the order record
+    # over three lines, its entries' lines indented with a tab
+    f"2023-11-14 10:00:19,000 [TRACE] [hz.x] [c.h.i.p.i.MigrationPlanner]: {P1} partitionId=5, "
+    f"Current index: 1, state: [[10.0.0.1]:5701 - {U[0]}, null, null, null, null, null, null]\n"
+    f"2023-11-14 10:00:19,001 [TRACE] [hz.x] [c.h.i.p.i.MigrationPlanner]: {P1} partitionId=5, "
+    f"COPY [10.0.0.2]:5701 - {U[1]} to index: 1\n"
+    f"2023-11-14 10:00:19,002 [TRACE] [hz.x] [c.h.i.p.i.MigrationPlanner]: {P1} Migration order "
+    "after prioritization: [\n\t0- MigrationInfo{uuid=m2, partitionId=5, source=null, "
+    "sourceCurrentReplicaIndex=-1, sourceNewReplicaIndex=-1, destination=[10.0.0.2]:5701 - "
+    f"{U[1]}, destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex=1, master=null, "
+    "initialPartitionVersion=-1, partitionVersionIncrement=1, status=ACTIVE},\n\t1- "
+    f"MigrationInfo{{uuid=m3, partitionId=5, source=[10.0.0.1]:5701 - {U[0]}, "
+    "sourceCurrentReplicaIndex=0, sourceNewReplicaIndex=1, destination=[10.0.0.2]:5701 - "
+    f"{U[1]}, destinationCurrentReplicaIndex=-1, destinationNewReplicaIndex=0, master=null, "
+    "initialPartitionVersion=-1, partitionVersionIncrement=2, status=ACTIVE}]\n",
+    f"2023-11-14 10:00:19,003 [TRACE] [hz.x] [c.h.i.p.i.MigrationPlanner]: {P1} Migration order "
+    "after prioritization: ]\n",
 )
 
 

@@ -165,6 +165,18 @@ def test_two_leaders_in_one_term_break_one_leader(tmp_path: Path) -> None:
     assert violations(folder) == []
 
 
+@pytest.mark.parametrize("max_skew_ms", [0, 200, 10_000])
+def test_two_leaders_in_one_term_are_definite_whatever_the_clocks(tmp_path: Path,
+                                                                  max_skew_ms: int) -> None:
+    """Two nodes' logs each say it became leader of one group in one term, a second apart:
+    every order the clocks allow holds both, so the violation is definite (exit 1), not a
+    finding."""
+    folder = write(tmp_path, {"n1.log": leader(2, "n1", 1), "n2.log": leader(3, "n2", 1)})
+    report = validate([str(folder)], max_skew_ms=max_skew_ms)
+    assert [(v.spec, v.certainty) for v in report.violations] == [("IGN-ONE-LEADER", "definite")]
+    assert report.result == "violation"
+
+
 def test_the_two_leaders_detector_breaks_one_leader(tmp_path: Path) -> None:
     # NodeImpl.handleAppendEntriesRequest
     folder = write(tmp_path, {"n3.log": line(5, "n3", "NodeImpl", "Another peer n2 declares that "

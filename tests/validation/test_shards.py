@@ -8,12 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from partsafe.checker.validation import shards
+from partsafe.refimpl.planner import plan_events
 from partsafe.specs.monitor import run
 from partsafe.traces import events as ev
 
 M = ("A", "B", "C")
 member = st.sampled_from(M)
 lists = st.lists(member, min_size=1, max_size=3, unique=True).map(tuple)
+#: a partition's replica array: three indices, no member twice
+arrays = st.permutations((*M, None, None, None)).map(lambda r: tuple(r[:3]))
+PLANNER_VARIANTS = ("fixed", "hz37-naive-order", "no-prioritize")
 uuid = st.sampled_from(("u1", "u2"))
 migration = st.sampled_from(("x", "y", "z"))
 part = st.integers(0, 1)
@@ -60,7 +64,31 @@ EVENTS = st.one_of(
     st.builds(lambda m, o: ev.MastershipClaimAccepted(member=m, candidate=o), member, member),
     st.builds(lambda m, v, ms: ev.MastershipClaimed(member=m, version=v, members=ms),
               member, st.integers(1, 5), lists),
+    # the migration planner's lines (PLAN-*, per master and partition): whole plans of the
+    # planner and its variants, some cut short, and stray lines of plans
+    st.builds(lambda m, p, c, t, v, cut: plan_events(c, t, variant=v, partition=p,
+                                                     member=m)[cut:],
+              member, part, arrays, arrays, st.sampled_from(PLANNER_VARIANTS),
+              st.integers(0, 4)),
+    st.builds(lambda m, p, stage, r, i: ev.PlanState(member=m, partition=p, stage=stage,
+                                                     replicas=r, index=i),
+              member, part, st.sampled_from(("initial", "final", "cycle-fixed", "pass")),
+              arrays, st.integers(-1, 2)),
+    st.builds(lambda m, p, kind, s, d, i: ev.PlanDecision(
+        member=m, partition=p, kind=kind, source_member=s, source_current_index=i,
+        source_new_index=-1, destination=d, destination_current_index=-1,
+        destination_new_index=max(i, 0)),
+        member, part, st.sampled_from(("MOVE", "COPY", "CLEAR")), member | st.none(),
+        member | st.none(), st.integers(-1, 2)),
+    st.builds(lambda m, p, d: ev.PlanOrder(member=m, partition=p,
+                                           migrations=((None, -1, -1, d, -1, 1),)),
+              member, part, member),
 )
+
+
+def _flat(items: list[ev.Event | list[ev.Event]]) -> list[ev.Event]:
+    """The events drawn, a plan's lines in a row."""
+    return [e for item in items for e in (item if isinstance(item, list) else [item])]
 
 
 def keyed(events: list[ev.Event]) -> list[tuple[shards.OrderKey, ev.Event]]:
@@ -68,7 +96,7 @@ def keyed(events: list[ev.Event]) -> list[tuple[shards.OrderKey, ev.Event]]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(EVENTS, max_size=30), st.sampled_from(["hazelcast-log", "events"]))
+@given(st.lists(EVENTS, max_size=30).map(_flat), st.sampled_from(["hazelcast-log", "events"]))
 def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event], kind: str) -> None:
     """For the specs of Hazelcast logs, and of event files (every monitor)."""
     found = shards.judge(keyed(events), [kind])
@@ -79,7 +107,7 @@ def test_monitors_per_key_find_what_one_run_finds(events: list[ev.Event], kind: 
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(EVENTS, max_size=30), st.sampled_from(["hazelcast-log", "events"]))
+@given(st.lists(EVENTS, max_size=30).map(_flat), st.sampled_from(["hazelcast-log", "events"]))
 def test_monitors_raise_only_at_their_verdict_types(events: list[ev.Event], kind: str) -> None:
     """`Monitor.judged_on`: the other types only bring a monitor's state up to date, so a run
     of the parts that can raise at the types present finds what a run of every part finds."""

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from partsafe.checker.validation.simulate.cluster import Simulation
 from partsafe.checker.validation.simulate.manifest import Injection, Record
 from partsafe.checker.validation.simulate.names import address
+from partsafe.refimpl.planner import MAX_REPLICA_COUNT, plan_events
+from partsafe.specs.planner import Call, applied
 from partsafe.traces import events as ev
 
 Injector = Callable[[Simulation, set[str]], Injection | None]
@@ -43,13 +45,13 @@ def _pick(sim: Simulation, candidates: list[str]) -> str | None:
 
 
 def _injection(sim: Simulation, spec: str, records: list[Record | None], violating: int,
-               description: str) -> Injection:
+               description: str, implied: tuple[str, ...] = ()) -> Injection:
     """The injection of `spec` that wrote `records` (None for a line not logged), judged at
-    `records[violating]`."""
+    `records[violating]` (with the `implied` specs)."""
     written = [r for r in records if r is not None]
     hit = records[violating]
     assert hit is not None, spec
-    return Injection(spec, hit.member, hit.file, hit.line, description, tuple(written))
+    return Injection(spec, hit.member, hit.file, hit.line, description, tuple(written), implied)
 
 
 def _list(sim: Simulation, member: str, version: int | None, members: tuple[str, ...]
@@ -532,6 +534,183 @@ def inject_claim_discover(sim: Simulation, used: set[str]) -> Injection | None:
                       f"{b} finishes its claim without asking {extra}, which an answer named")
 
 
+# --- the migration planner (000 §3.2): a plan's FINEST lines on the master -----------------------
+
+Replicas = tuple[str | None, ...]
+
+
+def _planner(sim: Simulation, k: int) -> tuple[str, list[str], int] | None:
+    """The master, `k` live members of its cluster in random order (the replicas of a plan),
+    and a partition; None without a master or with fewer members."""
+    master = sim.shadow.master()
+    live = [m for m in sim.cluster if m in sim.shadow.alive]
+    if master is None or len(live) < k:
+        return None
+    return master, sim.rng.sample(live, k), sim.rng.randrange(sim.partitions)
+
+
+def _pad(array: Replicas) -> Replicas:
+    return array + (None,) * (MAX_REPLICA_COUNT - len(array))
+
+
+def _crafted(master: str, p: int, current: Replicas, target: Replicas,
+             decisions: list[Call], fixed: bool = False) -> list[ev.Event]:
+    """The planner's events of a plan no planner of the catalogue makes: the partition's arrays,
+    a pass showing the working array before each decision, the passes left, and the decisions
+    queued in the order made (all but the clears); with `fixed`, the target is logged as the
+    one after the cycle fix."""
+    current, target = _pad(current), _pad(target)
+    out: list[ev.Event] = [
+        ev.PlanStarted(member=master, partition=p, current=current, target=target),
+        ev.PlanState(member=master, partition=p, stage="initial", replicas=current),
+        ev.PlanState(member=master, partition=p, stage="final", replicas=target)]
+    if fixed:
+        out.append(ev.PlanState(member=master, partition=p, stage="cycle-fixed",
+                                replicas=target))
+    working, index = current, -1
+    for d in decisions:
+        index = d.source_current_index if d.type == "CLEAR" else d.destination_new_index
+        out.append(ev.PlanState(member=master, partition=p, stage="pass", replicas=working,
+                                index=index))
+        out.append(ev.PlanDecision(
+            member=master, partition=p, kind=d.type, source_member=d.source,
+            source_current_index=d.source_current_index, source_new_index=d.source_new_index,
+            destination=d.destination, destination_current_index=d.destination_current_index,
+            destination_new_index=d.destination_new_index))
+        working = applied(working, d)
+    out += [ev.PlanState(member=master, partition=p, stage="pass", replicas=working, index=i)
+            for i in range(index + 1, MAX_REPLICA_COUNT)]
+    queued = tuple(d.args for d in decisions if d.type != "CLEAR")
+    if queued:
+        out.append(ev.PlanOrder(member=master, partition=p, migrations=queued))
+    return out
+
+
+def _plan_written(sim: Simulation, spec: str, planned: list[ev.Event], violating: type[ev.Event],
+                  description: str, implied: tuple[str, ...] = ()) -> Injection:
+    """Write a plan's events on its master; the violation is at the first event of type
+    `violating` (a plan_order record, a pass, a decision)."""
+    sim.tick(200, 2000)
+    records = [sim.record(e) for e in planned]
+    at = next(i for i, e in enumerate(planned) if type(e) is violating and (
+        not isinstance(e, ev.PlanState) or e.stage == "pass"))
+    return _injection(sim, spec, records, at, description, implied)
+
+
+def _copy(d: str, i: int) -> Call:
+    return Call("COPY", None, -1, -1, d, -1, i)
+
+
+def inject_plan_no_decrease(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-NO-DECREASE (000 §3.2), HZ-PLAN-1 of Hazelcast's own planner: from ``[a,-,b]`` to
+    ``[a,c,-]`` the master clears b at once (``MigrationCollector``) and copies c afterwards, so
+    the partition holds one replica in between. The lines are those of the faithful planner."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    planned = plan_events((a, None, b), (a, c, None), partition=p, member=master)
+    return _plan_written(sim, "PLAN-NO-DECREASE", planned, ev.PlanOrder,
+                         f"{master} plans partition {p} from [{a},-,{b}] to [{a},{c},-]: "
+                         f"{b} is cleared before {c} is copied", ("PLAN-HOTTER-FIRST",))
+
+
+def inject_plan_hotter_first(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-HOTTER-FIRST (000 §3.2) alone, by Hazelcast's own planner: from ``[a,-,b,c]`` to
+    ``[a,c,-,-]`` the clear of b at index 2 comes at once and c reaches index 1 after, so
+    indices 0 to 2 hold one replica where both arrays hold two."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    planned = plan_events((a, None, b, c), (a, c, None, None), partition=p, member=master)
+    return _plan_written(sim, "PLAN-HOTTER-FIRST", planned, ev.PlanOrder,
+                         f"{master} plans partition {p} from [{a},-,{b},{c}] to [{a},{c},-,-]")
+
+
+def inject_plan_reaches_target(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-REACHES-TARGET (000 §3.2.2): the planner copies b to index 1 and stops, short of
+    its target ``[a,b,c]``."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    planned = _crafted(master, p, (a, None, None), (a, b, c), [_copy(b, 1)])
+    return _plan_written(sim, "PLAN-REACHES-TARGET", planned, ev.PlanOrder,
+                         f"{master} plans partition {p} from [{a},-,-] to [{a},{b},{c}] and "
+                         f"never copies {c}")
+
+
+def inject_plan_no_cycle(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-NO-CYCLE (000 §3.2.1): the planner starts its passes towards ``[b,a,c]`` from
+    ``[a,b,c]`` without cancelling the cycle (no ``Final state (after cycle fix)``), and queues
+    nothing."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    planned = _crafted(master, p, (a, b, c), (b, a, c), [])
+    return _plan_written(sim, "PLAN-NO-CYCLE", planned, ev.PlanState,
+                         f"{master} plans partition {p} from [{a},{b},{c}] towards "
+                         f"[{b},{a},{c}], a cycle it did not cancel")
+
+
+def inject_plan_priority(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-PRIORITY (000 §3.2.3): from ``[a,-]`` to ``[b,c]`` the COPY of c stays after the
+    MOVE of a to b (the decisions of Hazelcast's planner, the order of ``no-prioritize``)."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    planned = plan_events((a, None), (b, c), variant="no-prioritize", partition=p,
+                          member=master)
+    return _plan_written(sim, "PLAN-PRIORITY", planned, ev.PlanOrder,
+                         f"{master} runs the COPY of {c} to partition {p} after a MOVE it "
+                         "shares no member with")
+
+
+def inject_plan_no_duplicate(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-NO-DUPLICATE (000 §3.2.2): the master's partition holds a at indices 0 and 2 when it
+    plans the COPY of c to index 3 (and its target keeps both)."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    planned = _crafted(master, p, (a, b, a, None), (a, b, a, c), [_copy(c, 3)])
+    return _plan_written(sim, "PLAN-NO-DUPLICATE", planned, ev.PlanOrder,
+                         f"{master} plans partition {p} with {a} at indices 0 and 2")
+
+
+def inject_plan_owner(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-OWNER (000 §3.2): from ``[a,b,-]`` to ``[b,c,a]`` the owner a is shifted up to index
+    1 (b down to 2) before b comes back to index 0: no owner in between."""
+    picked = _planner(sim, 3)
+    if picked is None:
+        return None
+    master, (a, b, c), p = picked
+    decisions = [Call("SHIFT_UP", b, 1, 2, a, 0, 1), Call("SHIFT_UP", None, -1, -1, b, 2, 0),
+                 Call("SHIFT_DOWN", a, 1, 2, c, -1, 1)]
+    planned = _crafted(master, p, (a, b, None), (b, c, a), decisions)
+    return _plan_written(sim, "PLAN-OWNER", planned, ev.PlanOrder,
+                         f"{master} leaves partition {p} without an owner between two "
+                         "migrations", ("PLAN-HOTTER-FIRST",))
+
+
+def inject_plan_well_formed(sim: Simulation, used: set[str]) -> Injection | None:
+    """PLAN-WELL-FORMED (000 §3.1): the planner's chain walk takes the branch the source
+    never reaches (``SHIFT UP b from old addresses index: 2 to index: 1`` with index 1 empty):
+    ``migrate(null, 1, -1, b, 2, 1)``, a null source at index 1."""
+    picked = _planner(sim, 2)
+    if picked is None:
+        return None
+    master, (a, b), p = picked
+    planned = _crafted(master, p, (a, None, b), (a, b, None),
+                       [Call("SHIFT_UP", None, 1, -1, b, 2, 1)])
+    return _plan_written(sim, "PLAN-WELL-FORMED", planned, ev.PlanDecision,
+                         f"{master} shifts {b} up to index 1 of partition {p} with a null "
+                         "source at index 1")
+
+
 #: spec id -> how to inject a violation of it
 INJECTORS: dict[str, Injector] = {
     "MEM-VIEW-ORDER": inject_view_order,
@@ -551,4 +730,12 @@ INJECTORS: dict[str, Injector] = {
     "MIG-REJECT-STALE": inject_reject_stale,
     "PAR-ONE-PER-PARTITION": inject_one_per_partition,
     "PAR-MAX-PARALLEL": inject_max_parallel,
+    "PLAN-NO-DECREASE": inject_plan_no_decrease,
+    "PLAN-HOTTER-FIRST": inject_plan_hotter_first,
+    "PLAN-REACHES-TARGET": inject_plan_reaches_target,
+    "PLAN-NO-CYCLE": inject_plan_no_cycle,
+    "PLAN-PRIORITY": inject_plan_priority,
+    "PLAN-NO-DUPLICATE": inject_plan_no_duplicate,
+    "PLAN-OWNER": inject_plan_owner,
+    "PLAN-WELL-FORMED": inject_plan_well_formed,
 }

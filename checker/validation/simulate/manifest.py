@@ -45,7 +45,10 @@ class Record:
 class Injection:
     """An injected violation of `spec`: `file`:`line` is the record the validator reports (the
     first line of the violating record, for a member list its header line); `records` are every
-    record the injection wrote, in order (the violating one last but for trailing context)."""
+    record the injection wrote, in order (the violating one last but for trailing context).
+    `implied` are the specs the same record breaks of necessity (a plan's array with fewer
+    replicas than PLAN-NO-DECREASE allows, or with no owner, has too few replicas in a prefix of
+    hotter indices: PLAN-HOTTER-FIRST), reported at the same line."""
 
     spec: str
     member: str
@@ -53,10 +56,19 @@ class Injection:
     line: int
     description: str
     records: tuple[Record, ...]
+    implied: tuple[str, ...] = ()
+
+    @property
+    def specs(self) -> tuple[str, ...]:
+        """The specs the validator reports at `line`: `spec` and the `implied` ones."""
+        return (self.spec, *self.implied)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "member": self.member, "file": self.file, "line": self.line,
-                "description": self.description, "records": [r.as_dict() for r in self.records]}
+        out = {"spec": self.spec, "member": self.member, "file": self.file, "line": self.line,
+               "description": self.description, "records": [r.as_dict() for r in self.records]}
+        if self.implied:
+            out["implied"] = list(self.implied)
+        return out
 
 
 @dataclass

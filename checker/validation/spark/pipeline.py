@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
                    stuck_ms: int = DEFAULT_STUCK_MS, max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
-                   master: str | None = None,
+                   config: dict[str, Any] | None = None, master: str | None = None,
                    output: str | None = None, progress: bool = False,
                    spark: SparkSession | None = None, verbose: bool = False) -> Report:
     """Validate `paths` on Spark: the report `validate` gives, computed by the stages of
@@ -64,7 +64,8 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
     files = [i for i in given if i.skipped is None]
     spark = spark or session(master, verbose=verbose)
     try:
-        report = (_pipeline(spark, files, fmt, stuck_ms, max_skew_ms, output, progress) if files
+        report = (_pipeline(spark, files, fmt, stuck_ms, max_skew_ms, config or {}, output,
+                             progress) if files
                   else Report([], Accounting()))
     except Exception as exc:
         reason = failure_reason(exc)
@@ -78,6 +79,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
 
 
 def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int, max_skew_ms: int,
+              config: dict[str, Any],
               output: str | None, progress: bool) -> Report:
     """The stages of the package's docstring, on `spark`."""
     from pyspark.sql import functions as F
@@ -108,7 +110,7 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int, 
                    .mapInArrow(scan_batches(names), SCANNED)
                    .persist())
         try:
-            report = _report(spark, scanned, files, totals, stuck_ms, max_skew_ms)
+            report = _report(spark, scanned, files, totals, stuck_ms, max_skew_ms, config)
             if output:
                 _write(scanned, report, output)
         finally:
@@ -117,7 +119,8 @@ def _pipeline(spark: SparkSession, files: list[Input], fmt: str, stuck_ms: int, 
 
 
 def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
-            totals: dict[int, int], stuck_ms: int, max_skew_ms: int) -> Report:
+            totals: dict[int, int], stuck_ms: int, max_skew_ms: int,
+            config: dict[str, Any]) -> Report:
     """The report from the scanned rows: accounting, violations, warnings, the summary."""
     from pyspark.sql import functions as F
 
@@ -162,7 +165,7 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
         tally.declared = declared[n]
     report = Report(names, acc, events_without_member=unknown, kinds=kinds,
                     declared=[declared_specs(t) for t in acc.files],
-                    config=merged_config(acc.files), max_skew_ms=max_skew_ms)
+                    config=merged_config(acc.files, config), max_skew_ms=max_skew_ms)
     report.violations = _violations(scanned, judged_specs(kinds), report.config, max_skew_ms)
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}
