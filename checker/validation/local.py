@@ -328,6 +328,7 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
                                              key=lambda pair: pair[0])]
     tallies: dict[str, Tally] = {}
     views: set[str] = set()
+    lists_seen: set[tuple[Any, ...]] = set()
     for _, ev in events:
         if ev.member != UNKNOWN_MEMBER:
             tally = tallies.get(ev.member)
@@ -337,7 +338,10 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
         elif not isinstance(ev, Quiescent):  # the run's record: no member's, and not a lack
             report.events_without_member += 1
         if isinstance(ev, MemberListInstalled):  # whoever installed it: a list the log shows
-            views.add(view_key(ev))
+            shown = (ev.uuids[:1], ev.members, ev.version)  # its copies share their tuples
+            if shown not in lists_seen:
+                lists_seen.add(shown)
+                views.add(view_key(ev))
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report
