@@ -466,7 +466,7 @@ _RX_OBJECT_END = re.compile(r"[\s,]*\}")
 _TOKENS = _Tokens()
 #: token values by terminal and text: a log repeats its fields and member lines far more than
 #: it has them (values are immutable)
-_VALUES = _Recent(1 << 16)
+_VALUES = _Recent(1 << 13)
 
 
 def _value(name: str, token: str) -> Any:

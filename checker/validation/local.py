@@ -51,7 +51,14 @@ from partsafe.checker.validation.shards import (
 from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.specs import forms
 from partsafe.specs.registry import all_specs
-from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Quiescent, Source
+from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
+    AssignmentsChanged,
+    Event,
+    MemberListInstalled,
+    Quiescent,
+    Source,
+)
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Scanner, expand
 
@@ -323,8 +330,9 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
     report.violations = judge(events, kinds, declared, report.config, max_skew_ms,
                               present=events.types)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
-    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms)
-                                             + ignite.warnings_of(events),
+    rebalances = (ignite.warnings_of(events) if AssignmentsChanged.TYPE in events.types
+                  else [])  # what an input without Ignite's assignments gives: none
+    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms) + rebalances,
                                              key=lambda pair: pair[0])]
     tallies: dict[str, Tally] = {}
     views: set[str] = set()
