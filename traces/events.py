@@ -140,7 +140,7 @@ class MastershipClaimStarted(Event):
     """
 
     suspected: Members = ()
-    members: Members = ()
+    members: Members = field(default=(), metadata=LOG_FIELD)
 
 
 @_ev("mastership_claim_accepted")

@@ -105,7 +105,7 @@ def test_section_2_1_question_for_any_size(question: str, proved: bool) -> None:
     with +2; with +1 only while a failed commit's destination never comes back (the bounded
     counterexample is in test_failure_plus_one_breaks_master_only_plus_two_does_not)."""
     result = prove(mg.system(question), "PT-MASTER-ONLY",
-                   timeout_ms=60_000 if proved else 2_000)
+                   timeout_ms=60_000 if proved else 20_000)
     assert (result.verdict == "proved") is proved, result.reason
     if not proved:
         assert "after destination_split" in result.reason
