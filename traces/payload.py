@@ -9,7 +9,10 @@ recognises the message family from its fixed wording with one precompiled regex,
 fields of one-line messages with a regex built from the grammar's own terminals, and runs the lark
 grammar ``hazelcast.lark`` (one LALR parser with several start rules) over the structured parts:
 member lists, ``MembersView``/``MemberInfo``, ``MigrationInfo``, ``MigrationStats``,
-``PartitionLostEventImpl``, ``ClusterState`` changes.
+``PartitionLostEventImpl``, ``ClusterState`` changes. The usual shapes of the three that every
+member prints again and again (a versioned member list, a flat ``MigrationInfo``, the
+statistics) are read with the grammar's own terminals and token values, what its parser makes
+of them, and member lists and ``MigrationInfo``s once per text (`_Recent`).
 
 Addresses are normalised to ``host:port`` (``[10.0.0.1]:5701`` -> ``10.0.0.1:5701``, redacted
 ``[<ip>]:<portA>`` -> ``<ip>:<portA>``, ``[fe80::1%eth0]:5701`` -> ``fe80::1%eth0:5701``).
@@ -461,6 +464,19 @@ _RX_FIELD_TOKEN = re.compile(
     + ")")
 _RX_OBJECT_END = re.compile(r"[\s,]*\}")
 _TOKENS = _Tokens()
+#: token values by terminal and text: a log repeats its fields and member lines far more than
+#: it has them (values are immutable)
+_VALUES = _Recent(1 << 13)
+
+
+def _value(name: str, token: str) -> Any:
+    """The value of a token of terminal `name` (`_Tokens`), made once per text."""
+    key = (name, token)
+    value = _VALUES.get(key)
+    if value is None:
+        value = getattr(_TOKENS, name)(token)
+        _VALUES.put(key, value)
+    return value
 
 
 def _flat_migration(piece: str) -> tuple[_Obj, str] | None:
@@ -476,7 +492,7 @@ def _flat_migration(piece: str) -> tuple[_Obj, str] | None:
     while (m := _RX_FIELD_TOKEN.match(piece, pos)) is not None:
         name = m.lastgroup
         assert name is not None
-        fields.append(getattr(_TOKENS, name)(m[name]))
+        fields.append(_value(name, m[name]))
         pos = m.end()
     end = _RX_OBJECT_END.match(piece, pos)
     if end is None:
@@ -514,6 +530,24 @@ def _members_view(obj: Any) -> tuple[int | None, tuple[str, ...]]:
     return _int(obj.fields.get("version"), "MembersView version"), tuple(addresses)
 
 
+_RX_STAT_TOKEN = re.compile(rf"[\s,]*(?>({_PARSER.get_terminal('STAT').pattern.to_regexp()}))")
+_RX_STATS_END = re.compile(r"[\s,]*\Z")
+
+
+def _flat_stats(text: str) -> dict[str, str] | None:
+    """``MigrationStats`` text read with the grammar's STAT terminal and its value (``stats``):
+    what the grammar's parser makes of it, without its cost per token; None when it is not a
+    run of statistics, which the parser reads."""
+    stats = []
+    pos = 0
+    while (m := _RX_STAT_TOKEN.match(text, pos)) is not None:
+        stats.append(_TOKENS.STAT(m[1]))
+        pos = m.end()
+    if not stats or _RX_STATS_END.match(text, pos) is None:
+        return None
+    return dict(stats)
+
+
 def _stats_event(
     text: str, at: int, outcome: str, tasks: int | None, origin: Origin
 ) -> list[Event]:
@@ -526,7 +560,8 @@ def _stats_event(
     closing = text.rfind(")")
     if closing < opening:
         raise PayloadError("MigrationStats text is truncated: no closing parenthesis")
-    stats = _parse(text[opening + 1 : closing], "stats", "MigrationStats text")
+    inside = text[opening + 1 : closing]
+    stats = _flat_stats(inside) or _parse(inside, "stats", "MigrationStats text")
     values = {}
     for key in ("plannedMigrations", "completedMigrations", "remainingMigrations"):
         value = _int(stats.get(key), key)
@@ -633,7 +668,7 @@ def _flat_list(text: str) -> _MemberList | None:
     members = []
     pos = head.end()
     while (m := _RX_MEMBER_TOKEN.match(text, pos)) is not None:
-        members.append(_TOKENS.MEMBER(m[1]))
+        members.append(_value("MEMBER", m[1]))
         pos = m.end()
     if _RX_LIST_END.match(text, pos) is None:
         return None
@@ -647,7 +682,8 @@ def _listed(text: str) -> _Listed:
     key, marker = _unmarked(text)
     found: _Listed | None = _LISTS.get(key)
     if found is not None:
-        return found if marker is None else found._replace(this=marker)
+        return found if marker is None else _Listed(found.version, found.members, found.uuids,
+                                                    marker)
     parsed: _MemberList = _flat_list(text) or _parse(text, "member_list", "member list")
     members = tuple(sys.intern(m.address) for m in parsed.members)
     uuids = tuple(sys.intern(m.uuid) for m in parsed.members if m.uuid is not None)

@@ -616,8 +616,11 @@ class _LogFile:
         if not stream:  # the usual shape, read at once: what the loop below reads of it
             body = self._plain_list(pos)
             if body is not None and self.block.count(b"\n", pos, body[0]) <= MAX_MEMBERS:
-                rows = self.block[pos:body[0]].decode("utf-8", "replace").split("\n")
-                lines += [row.rstrip() for row in rows[:-1]]
+                raw = self.block[pos:body[0]]
+                rows = raw.decode("utf-8", "replace").split("\n")
+                if b" \n" in raw or b"\t\n" in raw or b"\r" in raw or not raw.isascii():
+                    rows = [row.rstrip() for row in rows]
+                lines += rows[:-1]
                 lines.append(body[1])
                 numbers += range(n + 1, n + len(rows) + 1)
                 self.resume = body[2]
@@ -721,7 +724,14 @@ class _LogFile:
         """The prefix line a member list belongs to and the blank lines after it: their numbers,
         the member, the timestamp."""
         blanks: list[int] = []
-        for n, text in self._before(ls, number):
+        if not stream:  # the blank lines before the header, told on their bytes
+            while len(blanks) < LOOKBACK and number - 1 not in self.done:
+                start = self.block.rfind(b"\n", 0, ls - 1) + 1  # of the line before
+                if ls < 2 or self.block[start:ls - 1] not in (b"", b"\r"):
+                    break
+                ls, number = start, number - 1
+                blanks.append(number)
+        for n, text in self._before(ls, number, LOOKBACK - len(blanks)):
             q = layout.peel(text)
             if q.stream != stream or n in self.done:
                 continue
@@ -737,19 +747,20 @@ class _LogFile:
             return [n, *reversed(blanks)], member, order
         return None
 
-    def _before(self, ls: int, number: int) -> Iterator[tuple[int, str]]:
-        """The lines before offset `ls` (line `number`), nearest first, up to LOOKBACK (from the
+    def _before(self, ls: int, number: int, most: int = LOOKBACK
+                ) -> Iterator[tuple[int, str]]:
+        """The lines before offset `ls` (line `number`), nearest first, up to `most` (from the
         context of the previous block when this one starts)."""
         end = ls - 1
         seen = 0
-        while end >= 0 and seen < LOOKBACK:
+        while end >= 0 and seen < most:
             start = self.block.rfind(b"\n", 0, end) + 1
             number -= 1
             seen += 1
             yield number, _decode(self.block[start:end])
             end = start - 1
-        if seen < LOOKBACK:
-            yield from reversed(list(self.context)[-(LOOKBACK - seen):])
+        if seen < most:
+            yield from reversed(list(self.context)[-(most - seen):])
 
     def _order(self, header: str, ls: int) -> int | None:
         """A header's timestamp, or (java.util.logging's second line) the line before's, when
@@ -770,7 +781,7 @@ class _LogFile:
     def _parsed(self, numbers: tuple[int, ...] | list[int], events: list[Event]) -> None:
         if not self.nul_at and self.done.isdisjoint(numbers):  # lines not yet accounted
             self.done.update(numbers)
-            self.acc.parsed_lines += len(set(numbers))
+            self.acc.parsed_lines += len(numbers)  # a record's lines are distinct
         else:
             for n in numbers:
                 if n not in self.done:

@@ -51,7 +51,14 @@ from partsafe.checker.validation.shards import (
 from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.specs import forms
 from partsafe.specs.registry import all_specs
-from partsafe.traces.events import UNKNOWN_MEMBER, Event, MemberListInstalled, Quiescent, Source
+from partsafe.traces.events import (
+    UNKNOWN_MEMBER,
+    AssignmentsChanged,
+    Event,
+    MemberListInstalled,
+    Quiescent,
+    Source,
+)
 from partsafe.traces.inputs import Candidate
 from partsafe.traces.scanner import Accounting, FileTally, InputError, Note, Scanner, expand
 
@@ -323,11 +330,13 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
     report.violations = judge(events, kinds, declared, report.config, max_skew_ms,
                               present=events.types)
     report.warnings = notes_as_warnings(scanner.accounting.notes, order)
-    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms)
-                                             + ignite.warnings_of(events),
+    rebalances = (ignite.warnings_of(events) if AssignmentsChanged.TYPE in events.types
+                  else [])  # what an input without Ignite's assignments gives: none
+    report.warnings += [n for _, n in sorted(warnings_of(events, stuck_ms) + rebalances,
                                              key=lambda pair: pair[0])]
     tallies: dict[str, Tally] = {}
     views: set[str] = set()
+    lists_seen: set[tuple[Any, ...]] = set()
     for _, ev in events:
         if ev.member != UNKNOWN_MEMBER:
             tally = tallies.get(ev.member)
@@ -337,7 +346,10 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
         elif not isinstance(ev, Quiescent):  # the run's record: no member's, and not a lack
             report.events_without_member += 1
         if isinstance(ev, MemberListInstalled):  # whoever installed it: a list the log shows
-            views.add(view_key(ev))
+            shown = (ev.uuids[:1], ev.members, ev.version)  # its copies share their tuples
+            if shown not in lists_seen:
+                lists_seen.add(shown)
+                views.add(view_key(ev))
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report

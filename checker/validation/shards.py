@@ -365,14 +365,17 @@ class _PartJudge:
         """`Shard.step` for an event that is not routed (inlined: this runs for every event
         and part)."""
         shard.state, message = self.step(shard.state, ev)
-        member = ev.member
-        previous = shard.previous
-        before = previous.get(member)
-        previous[member] = ev.source
         if message is None:
+            shard.previous[ev.member] = ev.source
             return None
+        return self._violation(shard, at, ev, message)
+
+    def _violation(self, shard: Shard, at: OrderKey, ev: Event, message: str) -> Violation:
+        """`ev`'s violation in `shard`, which names the member's previous event there."""
+        before = shard.previous.get(ev.member)
+        shard.previous[ev.member] = ev.source
         sources = tuple(dict.fromkeys(s for s in (before, ev.source) if s is not None))
-        return Violation(self.part.spec, member, sources, message, at, self.part.index,
+        return Violation(self.part.spec, ev.member, sources, message, at, self.part.index,
                          shard.key)
 
     def _feed_one(self, at: OrderKey, ev: Event) -> Violation | None:
@@ -392,7 +395,11 @@ class _PartJudge:
         shard = self.shards.get(ev.member)  # this part's shards by member
         if shard is None:
             shard = self.shards[ev.member] = Shard(self.part, f"{ev.member}\x1f")
-        return self._judged(shard, at, ev)
+        shard.state, message = self.step(shard.state, ev)  # `_judged`, inlined
+        if message is None:
+            shard.previous[ev.member] = ev.source
+            return None
+        return self._violation(shard, at, ev, message)
 
     def _feed_keyed(self, at: OrderKey, ev: Event) -> Violation | None:
         """`ev` to the shards it reaches, by `Monitor.key`."""

@@ -1324,3 +1324,21 @@ def test_the_flat_reading_covers_every_versioned_member_list_that_parses() -> No
             continue
         if text.startswith("Members {size"):
             assert payload._flat_list(text) is not None, text
+
+
+_STATS = sorted({t[t.index("(") + 1:t.rindex(")")] for t in EXAMPLES
+                 if "plannedMigrations" in t and ")" in t})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_STATS), st.lists(_EDIT, max_size=4))
+def test_migration_statistics_are_read_as_the_grammar_reads_them(
+    text: str, edits: list[tuple[str, float, int, str]]
+) -> None:
+    """``MigrationStats`` text is read with the grammar's STAT terminal alone
+    (payload._flat_stats): what the parser makes of it, or left to it."""
+    text = _mutate(text, edits)
+    flat = payload._flat_stats(text)
+    if flat is not None:
+        assert flat == payload._parse(text, "stats", "MigrationStats text")
+    assert _STATS and all(payload._flat_stats(t) is not None for t in _STATS)
