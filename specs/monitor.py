@@ -30,10 +30,16 @@ def lookup(pairs: Pairs, key: Hashable, default: Any = None) -> Any:
 
 
 def assign(pairs: Pairs, key: Hashable, value: Any) -> Pairs:
-    """`pairs` with `key` set to `value` (the entries of `key` taken out, the new one put in:
-    set operations on the rest, which is not rebuilt)."""
-    old = [kv for kv in pairs if kv[0] == key]
-    return (pairs.difference(old) if old else pairs) | {(key, value)}
+    """`pairs` with `key` set to `value`: `pairs` itself when it holds that already, else its
+    entry of `key` taken out and the new one put in (set operations on the rest, which is not
+    rebuilt). A key has one entry: every `Pairs` is made by `assign`, or from one by a map
+    that keeps its keys distinct."""
+    for kv in pairs:
+        if kv[0] == key:
+            if kv[1] == value:
+                return pairs
+            return pairs.difference((kv,)) | {(key, value)}
+    return pairs | {(key, value)}
 
 
 class Monitor(ABC):

@@ -302,8 +302,11 @@ class _Recent:
     other, so a text comes back once per member's file: the bound holds what a few gigabytes
     of a cluster's logs print."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int | None = None) -> None:
         self.size = size
+        #: a bound on the bytes of the keys kept (keys that are bytes: `_LISTS`)
+        self.max_bytes = max_bytes
+        self.key_bytes = 0
         self.values: dict[Hashable, Any] = {}
 
     def get(self, key: Hashable) -> Any:
@@ -313,14 +316,23 @@ class _Recent:
         return value
 
     def put(self, key: Hashable, value: Any) -> None:
-        if len(self.values) >= self.size:
-            del self.values[next(iter(self.values))]
-        self.values[key] = value
+        values = self.values
+        if self.max_bytes is None:
+            if len(values) >= self.size:
+                del values[next(iter(values))]
+        else:
+            assert isinstance(key, bytes)
+            self.key_bytes += len(key)
+            while values and (len(values) >= self.size or self.key_bytes > self.max_bytes):
+                oldest = next(iter(values))
+                del values[oldest]
+                self.key_bytes -= len(oldest)  # type: ignore[arg-type]
+        values[key] = value
 
 
-#: parse results kept: member lists by their lines (shared among the lists: a few hundred
-#: bytes a list), ``MigrationInfo`` texts (about 700 bytes each)
-_LISTS = _Recent(1 << 15)
+#: parse results kept: member lists by their text without the ``this`` marker (their bytes:
+#: about 60 a member; at most 24 MB of them), ``MigrationInfo`` texts (about 700 bytes each)
+_LISTS = _Recent(1 << 15, max_bytes=24 << 20)
 _MIGRATIONS = _Recent(1 << 16)
 
 
@@ -626,21 +638,38 @@ _RX_THIS_LINE = re.compile(
     rf"[ \t]*Member[ \t]*{_A}[ \t]+-[ \t]+[^\s,{{}}\[\]=]+([ \t]+this)(?:[ \t]+lite)?[ \t]*")
 
 
-def _unmarked(text: str) -> tuple[tuple[str, ...], int | None]:
-    """The lines of `text` (a member list, one line per member after its header) without the
+def _unmarked(raw: bytes) -> tuple[bytes, int | None]:
+    """`raw` (a member list in UTF-8, one line per member after its header) without the
     ``this`` marker, and the index of the marker's line among the member lines, when ``this``
-    occurs once in `text`, as a member line's marker; else the lines of `text` and None. The
-    lines are interned: the lists of a log share them."""
-    lines = text.split("\n")
-    marker = None
-    at = text.find("this")
-    if at >= 0 and text.find("this", at + 4) < 0:
-        row = text.count("\n", 0, at)
-        m = _RX_THIS_LINE.fullmatch(lines[row])
-        if m is not None and row > 0:
-            lines[row] = lines[row][:m.start(1)] + lines[row][m.end(1):]
-            marker = row - 1
-    return tuple(map(sys.intern, lines)), marker
+    occurs once in `raw`, as a member line's marker; else `raw` and None."""
+    if raw.count(b"this") != 1:
+        return raw, None
+    at = raw.find(b"this")
+    start = raw.rfind(b"\n", 0, at) + 1
+    if start == 0:  # the header's
+        return raw, None
+    end = raw.find(b"\n", at)
+    marker = _marker(raw[start:end if end >= 0 else len(raw)])
+    if marker is None:
+        return raw, None
+    return raw[:start + marker[0]] + raw[start + marker[1]:], raw.count(b"\n", 0, start) - 1
+
+
+#: `_marker` by line: a member prints its own line with the marker in every list it prints
+_MARKERS = _Recent(1 << 10)
+
+
+def _marker(line: bytes) -> tuple[int, int] | None:
+    """Where the ``this`` marker of a member line is (`_RX_THIS_LINE`), in bytes; None when
+    `line` is no member line ending in it."""
+    found = _MARKERS.get(line)
+    if found is None:
+        text = line.decode()
+        m = _RX_THIS_LINE.fullmatch(text)
+        found = ((len(text[:m.start(1)].encode()), len(text[:m.end(1)].encode())) if m
+                 else ())
+        _MARKERS.put(line, found)
+    return found or None
 
 
 def _terminal(name: str) -> str:
@@ -675,15 +704,16 @@ def _flat_list(text: str) -> _MemberList | None:
     return _MemberList(_TOKENS.VER(head[2]), _TOKENS.SIZE(head[1]), tuple(members))
 
 
-def _listed(text: str) -> _Listed:
-    """A member list's version, members and ``this`` member, parsed once for all the members'
-    copies of it (`_LISTS`, keyed by its lines without the ``this`` marker: the marker's line
-    is the copy's own)."""
-    key, marker = _unmarked(text)
+def _listed(raw: bytes) -> _Listed:
+    """A member list's version, members and ``this`` member, from its text in UTF-8, parsed
+    once for all the members' copies of it (`_LISTS`, keyed by its text without the ``this``
+    marker: the marker's line is the copy's own)."""
+    key, marker = _unmarked(raw)
     found: _Listed | None = _LISTS.get(key)
     if found is not None:
         return found if marker is None else _Listed(found.version, found.members, found.uuids,
                                                     marker)
+    text = raw.decode()
     parsed: _MemberList = _flat_list(text) or _parse(text, "member_list", "member list")
     members = tuple(sys.intern(m.address) for m in parsed.members)
     uuids = tuple(sys.intern(m.uuid) for m in parsed.members if m.uuid is not None)
@@ -691,9 +721,10 @@ def _listed(text: str) -> _Listed:
     found = _Listed(parsed.version, members, uuids if len(uuids) == len(members) else (), this)
     # a copy's marker line gives its member only when every member has a line of its own (the
     # key holds no other ``this``: `_unmarked`)
+    lines = text.split("\n")
     if marker is None or (this == marker
-                          and len(members) == len(key) - 2
-                          and all(line.lstrip().startswith("Member") for line in key[1:-1])):
+                          and len(members) == len(lines) - 2
+                          and all(line.lstrip().startswith("Member") for line in lines[1:-1])):
         _LISTS.put(key, found._replace(this=None) if marker is not None else found)
     return found
 
@@ -701,7 +732,11 @@ def _listed(text: str) -> _Listed:
 def _member_list(text: str, _end: int, origin: Origin) -> list[Event]:
     """``Members {size:N, ver:V} [`` ... ``]`` and legacy ``Members [N] {`` ... ``}``
     (``ClusterServiceImpl.printMemberList``, family §2)."""
-    listed = _listed(text)
+    return _list_events(_listed(text.encode()), origin)
+
+
+def _list_events(listed: _Listed, origin: Origin) -> list[Event]:
+    """The event of a member list (`_member_list`)."""
     members = listed.members
     # the logging member, else the list's ``this`` member, else unknown (a bare list: no spec
     # judges it)
@@ -1476,6 +1511,26 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
 _FAMILY = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx, _h in _FAMILIES))
 _HANDLERS: dict[str, _Handler] = {name: handler for name, _rx, handler in _FAMILIES}
 _LOST_EVENT = re.compile(r"PartitionLostEvent(?:Impl)?\{")
+
+
+#: the start of family §2's text (`_FAMILIES`' first), in bytes
+_RX_LIST_FAMILY = re.compile(_FAMILIES[0][1].encode())
+assert _FAMILIES[0][0] == "member_list"
+
+
+def parse_member_list(raw: bytes, origin: Origin) -> list[Event] | None:
+    """`parse_payload` of a record in UTF-8 that begins as a member list does (``Members``, with
+    no whitespace around it; the scanner's usual shape of family §2): the same events, and
+    those of a list another member's copy showed already without decoding it again
+    (`_listed`)."""
+    if _RX_LIST_FAMILY.match(raw) is None:
+        return parse_payload(raw.decode(), origin)
+    try:
+        return _list_events(_listed(raw), origin)
+    except PayloadError:
+        raise
+    except Exception as exc:  # `parse_payload`'s contract
+        raise PayloadError(f"internal error while parsing the payload ({exc!r:.80})") from None
 
 
 def parse_payload(text: str, origin: Origin) -> list[Event] | None:

@@ -59,7 +59,14 @@ from partsafe.traces.inputs import (
     sniff,
     strip_nuls,
 )
-from partsafe.traces.payload import KEYWORDS, Origin, PayloadError, declared_size, parse_payload
+from partsafe.traces.payload import (
+    KEYWORDS,
+    Origin,
+    PayloadError,
+    declared_size,
+    parse_member_list,
+    parse_payload,
+)
 
 __all__ = ["Accounting", "FileTally", "InputError", "Malformed", "Note", "Scanner", "expand"]
 
@@ -616,15 +623,18 @@ class _LogFile:
         if not stream:  # the usual shape, read at once: what the loop below reads of it
             body = self._plain_list(pos)
             if body is not None and self.block.count(b"\n", pos, body[0]) <= MAX_MEMBERS:
-                raw = self.block[pos:body[0]]
-                rows = raw.decode("utf-8", "replace").split("\n")
-                if b" \n" in raw or b"\t\n" in raw or b"\r" in raw or not raw.isascii():
-                    rows = [row.rstrip() for row in rows]
+                raw = self.block[pos:body[0]]  # the member lines, each with its newline
+                self.resume = body[2]
+                if raw.isascii() and b" \n" not in raw and b"\t\n" not in raw \
+                        and b"\r" not in raw:  # its lines as they are: the record in bytes
+                    numbers += range(n + 1, n + raw.count(b"\n") + 2)
+                    record = b"".join((lines[0].encode(), b"\n", raw, body[1].encode()))
+                    return self._list_record(header, record, numbers, member, order)
+                rows = [row.rstrip() for row in raw.decode("utf-8", "replace").split("\n")]
                 lines += rows[:-1]
                 lines.append(body[1])
                 numbers += range(n + 1, n + len(rows) + 1)
-                self.resume = body[2]
-                return self._list_record(header, lines, numbers, member, order)
+                return self._list_record(header, "\n".join(lines), numbers, member, order)
         closed = False
         members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
         while pos < self.end:
@@ -659,7 +669,7 @@ class _LogFile:
         if members > MAX_MEMBERS:
             self._too_long(header, numbers, members, closed)
             return True
-        return self._list_record(header, lines, numbers, member, order, closed)
+        return self._list_record(header, "\n".join(lines), numbers, member, order, closed)
 
     def _plain_list(self, pos: int) -> tuple[int, str, int] | None:
         """`_PLAIN_LIST` at `pos` (a member list's body: the end of its member lines, its
@@ -677,14 +687,15 @@ class _LogFile:
             return None
         return plain.end(1), plain.group(2).decode(), plain.end()
 
-    def _list_record(self, header: str, lines: list[str], numbers: list[int], member: str,
+    def _list_record(self, header: str, record: str | bytes, numbers: list[int], member: str,
                      order: int | None, closed: bool = True) -> bool:
-        """Parse a member list's `lines` (the header's, the members', the closing bracket's when
-        `closed`), which are the lines `numbers`."""
+        """Parse a member list's `record`, its lines joined (the header's, the members', the
+        closing bracket's when `closed`; in bytes: stripped UTF-8, `parse_member_list`), which
+        are the lines `numbers`."""
         origin = Origin(member, self.name, numbers[0], order)
-        text = "\n".join(lines)
         try:
-            events = parse_payload(text, origin)
+            events = (parse_member_list(record, origin) if isinstance(record, bytes)
+                      else parse_payload(record, origin))
             if not closed:
                 raise PayloadError("a member list cut off before its closing bracket")
         except PayloadError as exc:
@@ -694,7 +705,7 @@ class _LogFile:
         if events is None:
             return True
         self._parsed(numbers, events)
-        self._check_size(text, events, numbers[0])
+        self._check_size(header.strip(), events, numbers[0])
         return True
 
     def _too_long(self, header: str, numbers: list[int], members: int, closed: bool) -> None:
@@ -709,9 +720,10 @@ class _LogFile:
             f"{MAX_MEMBERS:,} members the scanner holds in memory; not judged"))
         self.done.update(numbers)
 
-    def _check_size(self, text: str, events: list[Event], number: int) -> None:
-        """A note when a member list states another size than the members it lists."""
-        stated = declared_size(text)
+    def _check_size(self, header: str, events: list[Event], number: int) -> None:
+        """A note when a member list's `header` states another size than the members it
+        lists."""
+        stated = declared_size(header)
         for ev in events:
             if isinstance(ev, MemberListInstalled) and stated is not None \
                     and stated != len(ev.members):
