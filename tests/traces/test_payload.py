@@ -10,6 +10,7 @@ all the payloads together feed the KEYWORDS test and the mutation test.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -1276,6 +1277,48 @@ def test_each_copy_of_a_member_list_gives_its_own_member_from_one_parse() -> Non
     assert [e.member for e in parse_payload(twice, UNKNOWN) or []] == [addresses[1]]
     [ev] = parse_payload(_copy(hosts, 3), ORIGIN) or []
     assert ev.member == ME  # the record's member first
+
+
+def _outcome(parse: Callable[[], list[Event] | None]) -> object:
+    try:
+        return parse()
+    except PayloadError as exc:
+        return exc.reason
+
+
+_LIST_COPIES = [t for t in EXAMPLES if t.startswith("Members")] + [
+    _copy([(f"10.1.0.{i}", f"u-{i}") for i in range(3)], this) for this in (0, 2, None)] + [
+    _copy([("höst.example", "u-ü"), ("10.1.0.2", "u-2")], this) for this in (0, 1)]
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_LIST_COPIES), st.lists(_EDIT, max_size=4))
+def test_a_member_list_in_bytes_is_read_as_its_text_is(
+    text: str, edits: list[tuple[str, float, int, str]]
+) -> None:
+    """The scanner's member lists in bytes (payload.parse_member_list, which decodes a list only
+    the first time one of its copies is seen) give what their text gives, a copy's own member
+    (its ``this`` line, non-ASCII ones too) and errors included."""
+    text = _mutate(text, edits).strip()
+    for origin in (ORIGIN, UNKNOWN):
+        assert _outcome(lambda o=origin: payload.parse_member_list(text.encode(), o)) \
+            == _outcome(lambda o=origin: parse_payload(text, o))
+
+
+def test_the_copies_of_a_list_with_non_ascii_lines_are_parsed_once() -> None:
+    hosts = [("höst.example", "u-ü"), ("10.1.0.2", "u-2"), ("10.1.0.3", "u-3")]
+    made = [payload.parse_member_list(_copy(hosts, this).encode(), UNKNOWN) for this in (0, 1)]
+    [first], [second] = made[0] or [], made[1] or []
+    assert (first.member, second.member) == ("höst.example:5701", "10.1.0.2:5701")
+    assert second.members is first.members
+
+
+def test_the_member_lists_kept_are_bounded_in_bytes() -> None:
+    recent = payload._Recent(100, max_bytes=1000)
+    for i in range(10):
+        recent.put(bytes([i]) * 300, i)
+    assert list(recent.values.values()) == [7, 8, 9] and recent.key_bytes == 900
+    assert recent.get(bytes([8]) * 300) == 8 and recent.get(b"\x01" * 300) is None
 
 
 _MIGRATION_INFOS = sorted({t[t.index("MigrationInfo{"):].strip() for t in EXAMPLES
