@@ -349,43 +349,6 @@ def test_cli_bad_input_is_exit_2_without_a_traceback(spark: Any, tmp_path: Path)
     assert res.exit_code == 2 and "--output needs --engine spark" in res.output
 
 
-def test_spark_says_nothing_on_stderr_unless_asked(tmp_path: Path) -> None:
-    """A fresh process, so that partsafe starts the JVM itself: the report on stdout, and no
-    line of Spark's or the JVM's on stderr; --spark-log lets Spark's own logging through."""
-    code = "from partsafe.checker.cli.main import main; main()"
-    args = [sys.executable, "-c", code, "validate", "--engine", "spark", "--json", str(DATA)]
-    quiet = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert quiet.returncode == 0, quiet.stderr
-    assert json.loads(quiet.stdout)["result"] == "ok"
-    assert quiet.stderr == ""
-    loud = subprocess.run([*args, "--spark-log"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=300)
-    assert loud.returncode == 0 and "log4j" in loud.stderr
-
-
-def test_spark_submit_runs_partsafe(tmp_path: Path) -> None:
-    """`spark-submit <partsafe>/__main__.py validate ...`: the JVM is spark-submit's, the report
-    the one the local engine gives."""
-    import pyspark
-
-    import partsafe
-
-    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    main_py = Path(partsafe.__path__[0]) / "__main__.py"
-    # spark-submit runs its driver with PYSPARK_DRIVER_PYTHON, else `python3` on the PATH: the
-    # interpreter partsafe is installed in, however this test was started
-    env = dict(os.environ, PYSPARK_DRIVER_PYTHON=sys.executable, PYSPARK_PYTHON=sys.executable)
-    res = subprocess.run([str(submit), "--master", "local[1]", str(main_py), "validate",
-                          "--json", str(DATA)], capture_output=True, text=True, cwd=tmp_path,
-                         timeout=300, env=env)
-    assert res.returncode == 0, res.stderr[-2000:]
-    report = json.loads(res.stdout)
-    assert (report.pop("engine"), report.pop("spark_master")) == ("spark", "local[1]")
-    expected = local.validate([str(DATA)]).as_dict()
-    expected.pop("engine")
-    assert report | {"seconds": 0} == expected | {"seconds": 0}
-
-
 def _free_port() -> int:
     import socket
 
@@ -398,7 +361,6 @@ def test_a_standalone_cluster_runs_the_shipped_package(tmp_path: Path) -> None:
     """`--master spark://...`: a Spark standalone master and one worker started here (Spark's own
     launcher, its executors separate JVMs); the executors run partsafe from the zip the driver
     ships, and the report, violations included, is the local engine's."""
-    import os
     import signal
     import time
 
@@ -451,7 +413,6 @@ def _elsewhere(tmp_path: Path) -> dict[str, str]:
     CI step, an IDE, pipx): no VIRTUAL_ENV, no PYSPARK_* variables, and on PATH a ``python3``
     that cannot import partsafe (this interpreter without its site-packages), then Java and the
     system's directories."""
-    import os
     import shutil
 
     shims = tmp_path / "bin"
@@ -484,19 +445,25 @@ def test_the_workers_run_partsafes_python_however_it_is_started(tmp_path: Path, 
                                                                 ) -> None:
     """partsafe run by its full path or as ``python -m partsafe`` from an environment that is
     not activated, with a python3 on PATH that lacks partsafe: the Python workers of the local
-    master run partsafe's own interpreter."""
+    master run partsafe's own interpreter. A fresh process starts the JVM itself: the report on
+    stdout and no line of Spark's or the JVM's on stderr, unless --spark-log (the second way)
+    lets Spark's own logging through."""
     script = Path(sys.executable).parent / "partsafe"
     command = ([str(script)] if started == "path" and script.exists()
                else [sys.executable, "-m", "partsafe"])
+    loud = ["--spark-log"] if started == "module" else []
     res = subprocess.run([*command, "validate", "--engine", "spark", "--master", "local[1]",
-                          "--json", str(DATA)], capture_output=True, text=True, cwd=tmp_path,
-                         timeout=300, env=_elsewhere(tmp_path))
+                          *loud, "--json", str(DATA)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300, env=_elsewhere(tmp_path))
     _same_as_local(res, "local[1]")
+    assert ("log4j" in res.stderr) if loud else res.stderr == ""
 
 
 def test_under_spark_submit_the_workers_run_the_drivers_python(tmp_path: Path) -> None:
-    """`spark-submit` with the driver's Python chosen by PYSPARK_DRIVER_PYTHON and a python3 on
-    PATH that lacks partsafe: the workers run the driver's interpreter, not PATH's."""
+    """`spark-submit <partsafe>/__main__.py validate ...`, the driver's Python chosen by
+    PYSPARK_DRIVER_PYTHON and a python3 on PATH that lacks partsafe: the JVM is
+    spark-submit's, the workers run the driver's interpreter, not PATH's, and the report is the
+    one the local engine gives."""
     import pyspark
 
     import partsafe
@@ -516,7 +483,6 @@ def test_the_workers_python_is_partsafes_own_on_a_local_master(spark: Any,
     """`pythons_for`: this interpreter for the workers of a local master, Spark's own choice on a
     cluster, this interpreter for the JVM's driver-side Python when partsafe starts the JVM, and
     a variable the user set is kept."""
-    import os
 
     assert spark.sparkContext.pythonExec == os.environ.get("PYSPARK_PYTHON", sys.executable)
     for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
