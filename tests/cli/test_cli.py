@@ -394,6 +394,20 @@ def test_the_main_job_ends_with_one_verdict_line_that_agrees_with_its_exit_statu
     suites = ET.parse(out).getroot().findall("testsuite")
     assert [s.get("name") for s in suites][-1] == "planner[fixed]"
     assert all(s.get("failures") == "0" for s in suites)
+    # the membership model's default scope (four members: A, B, C and the joiner D; one crash,
+    # one join, one false suspicion) is clean, reaches every coverage goal, and its figures
+    # are the explorer's exact ones
+    text = " ".join(r.stdout.split())
+    block = text[text.index("membership (fixed) at "):text.index("migration (fixed) at ")]
+    assert block.startswith("membership (fixed) at members=3 joiners=1 crashes=1 joins=1 "
+                            "suspicions=1 "), block[:200]
+    assert ": OK 441,251 distinct states" in block and ", depth 36," in block, block[:300]
+    goals = re.findall(r"([a-z-]+) │ (yes|GAP) │", block)
+    assert {g for g, reached in goals if reached == "yes"} == {
+        "join-completes", "claim-completes", "candidate-crashes-mid-claim",
+        "publish-races-removal", "master-removes-live-member", "claim-discovers-member",
+        "claim-retried"}, goals
+    assert "never fired: drop, duplicate, timer-race " in block
 
 
 def test_a_single_check_ends_with_its_verdict_line() -> None:

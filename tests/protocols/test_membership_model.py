@@ -18,29 +18,12 @@ from partsafe.checker.protocols import catalog
 from partsafe.checker.report import artifact
 
 MEMBERSHIP = catalog.get("membership")
-ALL_GOALS = {"join-completes", "claim-completes", "candidate-crashes-mid-claim",
-             "publish-races-removal", "master-removes-live-member", "claim-discovers-member",
-             "claim-retried"}
 
 
 def check(variant: str, until: str | None = None, **scope: int) -> tuple[Model[Any], Result]:
     model = MEMBERSHIP.make(variant, scope)
     return model, explore(model, action_kinds=MEMBERSHIP.action_kinds,
                           stop_at_first=until is None, until=until)
-
-
-@pytest.mark.slow
-def test_default_scope_is_clean_and_reaches_every_goal() -> None:
-    # four members (A, B, C and the joiner D), one crash, one join, one false suspicion
-    model, result = check("fixed")
-    assert model.scope["members"] == 3 and model.scope["joiners"] == 1
-    assert (model.scope["crashes"], model.scope["joins"], model.scope["suspicions"]) == (1, 1, 1)
-    assert result.result == "ok"
-    assert result.violations == []
-    assert {g.name for g in result.goals if g.reached} == ALL_GOALS
-    assert result.distinct_states == 441_251
-    assert result.depth == 36
-    assert result.never_fired == ["drop", "duplicate", "timer-race"]
 
 
 def test_fixed_design_clean_with_a_publish_race_and_no_false_suspicion() -> None:
