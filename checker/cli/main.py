@@ -26,6 +26,7 @@ from rich.text import Text
 from partsafe.checker import artifact
 from partsafe.checker import bench as bench_suite
 from partsafe.checker.artifact import ArtifactError
+from partsafe.checker.cli.conform import conform_command
 from partsafe.checker.cli.logs import parse, simulate, validate
 from partsafe.checker.cli.options import (
     STRICT_HELP,
@@ -108,7 +109,7 @@ def main() -> None:
     rebalance protocols of Hazelcast and Apache Ignite 3."""
 
 
-for _command in (validate, parse, simulate, prove):
+for _command in (validate, parse, simulate, prove, conform_command):
     main.add_command(_command)
 
 

@@ -1,0 +1,134 @@
+"""`partsafe conform`: could the design have produced this trace, and where does it leave it
+(checker/engine/conform.py; docs/conformance.md)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from partsafe.checker.cli.options import fail
+from partsafe.checker.cli.views import stdout
+from partsafe.checker.engine.conform import Conformance, conform
+from partsafe.checker.protocols import catalog
+from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
+
+#: the models with a trace mapping, and the trace format each reads
+FORMATS = {"twophase": "TLA+ NDJSON trace (Cirstea et al. 2024), with --config"}
+#: a conformance verdict as a report verdict (`VERDICT_EXIT`)
+REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided": "incomplete"}
+
+
+@click.command("conform")
+@click.argument("model")
+@click.argument("traces", nargs=-1, required=True)
+@click.option("--variant", default="fixed", show_default=True,
+              help="the design to match: fixed, a variant of MODEL, or all (each in turn)")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="the trace's configuration (TwoPhase: the file naming RM and TM)")
+@click.option("--max-hidden", type=click.IntRange(0, 64), default=0, show_default=True,
+              help="steps the model may take between two records that no record shows")
+@click.option("--max-states", type=click.IntRange(1), default=5_000_000, show_default=True,
+              help="states searched before the answer is undecided (exit 3)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
+                    max_hidden: int, max_states: int, as_json: bool) -> None:
+    """Could MODEL's design have produced TRACES? A depth-first search of the reference
+    implementation guided by the trace: each record matched by a step (or by a step that
+    changes nothing where the design allows one), at most --max-hidden unlogged steps between
+    two records. Exit 0 when it conforms (with the matched run), 1 when it does not (with where
+    and why), 3 when undecided within --max-states, 2 for bad input.
+
+    Models with a trace mapping: twophase (TLA+ NDJSON traces)."""
+    started = time.perf_counter()
+    if model not in FORMATS:
+        fail(f"model {model!r} has no trace mapping; models with one: {', '.join(FORMATS)}")
+    entry = catalog.get(model)
+    variants = list(entry.variant_table) if variant == "all" else [variant]
+    if variant != "all" and variant not in entry.variant_table:
+        fail(f"unknown {model} variant {variant!r}; known: {', '.join(entry.variant_table)}, all")
+    if len(traces) != 1:
+        fail("a TwoPhase trace is one file; give one TRACE")
+    results = [(v, _conform_twophase(traces[0], config_file, v, max_hidden, max_states))
+               for v in variants]
+    fits = [v for v, r in results if r.verdict == "conforms"]
+    if variant == "all":
+        verdict = "ok" if fits else ("incomplete" if any(r.verdict == "undecided"
+                                                         for _, r in results) else "violation")
+    else:
+        verdict = REPORT_VERDICT[results[0][1].verdict]
+    seconds = time.perf_counter() - started
+    if as_json:
+        doc: dict[str, Any] = {"model": model, "trace": traces[0], "config": config_file}
+        if variant == "all":
+            doc |= {"verdict": "conforms" if fits else results[0][1].verdict, "fits": fits,
+                    "variants": {v: r.as_dict() for v, r in results}}
+        else:
+            doc |= {"variant": variant, **results[0][1].as_dict()}
+        click.echo(dumps(doc))
+    else:
+        console = stdout()
+        for v, r in results:
+            _render(console, model, v, traces[0], r)
+        what = f"conform {model} ({variant}) {traces[0]}"
+        if variant == "all":
+            detail = (f"fits {', '.join(fits)}" if fits
+                      else "fits no variant of the design")
+        else:
+            detail = _detail(results[0][1])
+        print_verdict(console, what, verdict, seconds, detail)
+    sys.exit(VERDICT_EXIT[verdict])
+
+
+def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hidden: int,
+                      max_states: int) -> Conformance:
+    from partsafe.checker.protocols.twophase import TwoPhase
+    from partsafe.checker.protocols.twophase_trace import TwoPhaseTrace
+    from partsafe.traces.tla_ndjson import TraceFormatError, read_config, read_trace
+
+    if config_file is None:
+        fail("a TwoPhase trace needs --config, the file that names the RMs "
+             "({\"RM\": [\"rm-0\", ...]})")
+    try:
+        config = read_config(config_file)
+        if "RM" not in config:
+            fail(f"{config_file}: names no RM (a line {{\"RM\": [\"rm-0\", ...]}})")
+        lines = read_trace(trace)
+        mapping = TwoPhaseTrace(TwoPhase(len(config["RM"]), variant), lines, config["RM"])
+    except TraceFormatError as exc:
+        fail(str(exc))
+    return conform(mapping, max_hidden=max_hidden, max_states=max_states)
+
+
+def _detail(r: Conformance) -> str:
+    if r.verdict == "conforms":
+        return f"conforms: {r.records:,} records matched, {r.states:,} states searched"
+    d = r.diagnosis
+    assert d is not None
+    if r.verdict == "undecided":
+        return (f"undecided: {r.incomplete_reason}; {d.matched:,} of {r.records:,} records "
+                f"matched at most")
+    return (f"does not conform: {d.unmatched} matches no step after {d.matched:,} records "
+            f"({r.states:,} states searched)")
+
+
+def _render(console: Console, model: str, variant: str, trace: str, r: Conformance) -> None:
+    console.print(Text(f"{model} ({variant}) against {trace}: {r.verdict}, {r.records:,} "
+                       f"records, {r.states:,} states searched, {r.seconds:.2f} s"))
+    d = r.diagnosis
+    if r.verdict == "conforms" or d is None:
+        return
+    console.print(Text(f"  matched {d.matched:,} records; the last: {d.last_matched or '-'}"))
+    console.print(Text(f"  no step of the design matches {d.unmatched}"))
+    console.print(Text("  the model state there:"))
+    for key, value in d.state.items():
+        console.print(Text(f"    {key}: {value}"))
+    console.print(Text(f"  enabled there: {', '.join(d.enabled) or 'nothing'}"))
+    console.print(Text("  why the record matches no step:"))
+    for reason in d.reasons:
+        console.print(Text(f"    - {reason}"))
+

@@ -1,0 +1,228 @@
+"""Conformance: could the model have produced this trace? A depth-first search of the reference
+implementation's state space, guided by the trace's records.
+
+Each record must be matched by a step of the model (`TraceMapping.match`) or by a step that changes
+nothing and that the design allows (`TraceMapping.stutter`: a TLA+ action whose guard holds and
+whose effect the state already has). Between two records at most `max_hidden` steps may run that
+no record shows (`TraceMapping.hidden` says which may), since real logs do not print every step.
+The search memoises (state key, position): a state reached again at the same record, with no
+fewer hidden steps left, is not searched again, so a trace that does not conform is rejected
+without re-exploring the same partial matches. `TraceMapping.key` may fold states that no later
+record can tell apart (the processes the rest of the trace never names are interchangeable).
+
+The verdict is ``conforms`` with the matched run, ``does-not-conform`` with a diagnosis at the
+longest matched prefix (the last matched record, the model state there, every enabled action,
+and why each candidate step fails the unmatched record), or ``undecided`` when `max_states`
+states were searched first.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any, Generic, Literal, TypeVar
+
+from partsafe.checker.engine.model import Action, Model
+
+S = TypeVar("S")
+
+Verdict = Literal["conforms", "does-not-conform", "undecided"]
+#: the action of a record matched by a step that changes nothing
+STUTTER: Action = ("stutter",)
+
+
+class TraceMapping(ABC, Generic[S]):
+    """How one trace format's records meet one model's steps: the declarative table beside a
+    protocol model, made for one trace."""
+
+    model: Model[S]
+
+    @abstractmethod
+    def records(self) -> Sequence[Any]:
+        """The trace's records, in order."""
+
+    @abstractmethod
+    def where(self, i: int) -> str:
+        """Record `i`'s place (file:line)."""
+
+    @abstractmethod
+    def match(self, i: int, state: S, action: Action, nxt: S) -> str | None:
+        """None if the step `state` -`action`-> `nxt` matches record `i`, else why not."""
+
+    def stutter(self, i: int, state: S) -> str | None:
+        """None if record `i` is matched by a step of the design that changes nothing in
+        `state`, else why not."""
+        return "no step of the design leaves the state as it is"
+
+    def rank(self, i: int, state: S, action: Action, nxt: S) -> int:
+        """The order in which the steps that match record `i` are searched, lowest first
+        (`action` may be `STUTTER`); by default the model's own order."""
+        return 0
+
+    def hidden(self, action: Action) -> bool:
+        """May `action` run without a record showing it?"""
+        return True
+
+    def key(self, state: S, i: int) -> Hashable:
+        """The memo key of `state` before record `i` (states with one key have the same
+        future against records i and later)."""
+        return state
+
+    def action_name(self, action: Action) -> str:
+        """`action` in the trace's terms (by default the model's name for it)."""
+        return "stutter" if action == STUTTER else self.model.describe_action(action)[0]
+
+    def describe(self, state: S) -> dict[str, Any]:
+        """`state` in the trace's terms, for a diagnosis (by default the model's view)."""
+        return self.model.describe_state(state)
+
+    @abstractmethod
+    def explain(self, i: int, state: S) -> list[str]:
+        """Why record `i` matches no step from `state`: one sentence per candidate action (a
+        guard that fails, or a field the step makes otherwise than the record says)."""
+
+
+@dataclass
+class Diagnosis:
+    """Where a trace leaves the design: the first record no step matched, after the longest
+    matched prefix."""
+
+    matched: int
+    last_matched: str | None
+    unmatched: str
+    state: dict[str, Any]
+    enabled: list[str]
+    reasons: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"matched_records": self.matched, "last_matched": self.last_matched,
+                "unmatched": self.unmatched, "state": self.state, "enabled": self.enabled,
+                "reasons": self.reasons}
+
+
+@dataclass
+class Conformance:
+    """What `conform` decided, and how much it searched."""
+
+    verdict: Verdict
+    records: int
+    states: int
+    seconds: float
+    max_hidden: int
+    #: the matched run (conforms): (the record's place, None for a hidden step; the action; its
+    #: name in the trace's terms)
+    run: list[tuple[str | None, Action, str]] = field(default_factory=list)
+    init_index: int = 0
+    diagnosis: Diagnosis | None = None
+    incomplete_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verdict": self.verdict, "records": self.records,
+                               "states": self.states, "seconds": round(self.seconds, 3),
+                               "max_hidden": self.max_hidden}
+        if self.verdict == "conforms":
+            out["run"] = [{"record": r, "action": name} for r, _, name in self.run]
+        if self.diagnosis is not None:
+            out["diagnosis"] = self.diagnosis.as_dict()
+        if self.incomplete_reason is not None:
+            out["incomplete_reason"] = self.incomplete_reason
+        return out
+
+
+def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
+            max_states: int = 5_000_000) -> Conformance:
+    """Search for a run of `mapping.model` that matches every record of the trace (see the
+    module's docstring)."""
+    t0 = time.perf_counter()
+    model = mapping.model
+    records = mapping.records()
+    n = len(records)
+    # the search tree: (state, position, hidden steps since the last record, action, parent)
+    nodes: list[tuple[Any, int, int, Action | None, int]] = []
+    #: memo: (key, position) -> fewest hidden steps it was searched with
+    seen: dict[tuple[Hashable, int], int] = {}
+    stack: list[int] = []
+    inits = list(model.init_states())
+    for s in reversed(inits):
+        nodes.append((s, 0, 0, None, -1))
+        stack.append(len(nodes) - 1)
+    deepest = stack[-1] if stack else -1
+    expanded = 0
+    while stack:
+        at = stack.pop()
+        state, i, hidden, _, _ = nodes[at]
+        if i == n:
+            return Conformance("conforms", n, expanded, time.perf_counter() - t0, max_hidden,
+                               run=_run(mapping, nodes, at), init_index=_init_of(nodes, at, inits))
+        memo = (mapping.key(state, i), i)
+        before = seen.get(memo)
+        if before is not None and before <= hidden:
+            continue
+        seen[memo] = hidden
+        if expanded >= max_states:
+            return Conformance("undecided", n, expanded, time.perf_counter() - t0, max_hidden,
+                               diagnosis=_diagnose(mapping, nodes, deepest),
+                               incomplete_reason=f"{max_states:,} states searched "
+                                                 "(--max-states)")
+        expanded += 1
+        if i > nodes[deepest][1]:
+            deepest = at
+        matched: list[tuple[int, Any, Action]] = []
+        unlogged: list[tuple[Any, int, int, Action]] = []
+        for action, nxt in model.successors(state):
+            if mapping.match(i, state, action, nxt) is None:
+                matched.append((mapping.rank(i, state, action, nxt), nxt, action))
+            elif hidden < max_hidden and mapping.hidden(action):
+                unlogged.append((nxt, i, hidden + 1, action))
+        if mapping.stutter(i, state) is None:
+            matched.append((mapping.rank(i, state, STUTTER, state), state, STUTTER))
+        matched.sort(key=lambda m: m[0])  # stable: the model's order among equal ranks
+        children = [(nxt, i + 1, 0, action) for _, nxt, action in matched] + unlogged
+        for child in reversed(children):  # the best-ranked match first
+            nodes.append((*child, at))
+            stack.append(len(nodes) - 1)
+    return Conformance("does-not-conform", n, expanded, time.perf_counter() - t0, max_hidden,
+                       diagnosis=_diagnose(mapping, nodes, deepest))
+
+
+def _path(nodes: list[tuple[Any, int, int, Action | None, int]], at: int) -> list[int]:
+    out = []
+    while at >= 0:
+        out.append(at)
+        at = nodes[at][4]
+    return out[::-1]
+
+
+def _init_of(nodes: list[tuple[Any, int, int, Action | None, int]], at: int,
+             inits: list[Any]) -> int:
+    first = nodes[_path(nodes, at)[0]][0]
+    return next(k for k, s in enumerate(inits) if s == first)
+
+
+def _run(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | None, int]],
+         at: int) -> list[tuple[str | None, Action, str]]:
+    out: list[tuple[str | None, Action, str]] = []
+    path = _path(nodes, at)
+    for prev, cur in pairwise(path):
+        _, _, hidden, action, _ = nodes[cur]
+        assert action is not None
+        record = mapping.where(nodes[prev][1]) if not hidden else None
+        out.append((record, action, mapping.action_name(action)))
+    return out
+
+
+def _diagnose(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | None, int]],
+              at: int) -> Diagnosis:
+    model = mapping.model
+    state, i, _, _, _ = nodes[at]
+    return Diagnosis(
+        matched=i,
+        last_matched=mapping.where(i - 1) if i > 0 else None,
+        unmatched=mapping.where(i),
+        state=mapping.describe(state),
+        enabled=[mapping.action_name(a) for a, _ in model.successors(state)],
+        reasons=mapping.explain(i, state),
+    )

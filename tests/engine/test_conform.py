@@ -1,0 +1,176 @@
+"""Conformance (checker/engine/conform.py) on the TwoPhase traces of Cirstea et al. 2024: the
+paper's verdicts on every file, the diagnosis of the buggy ones, and the trace format's errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker.cli.main import main
+from partsafe.checker.engine.conform import conform
+from partsafe.checker.protocols.twophase import TwoPhase
+from partsafe.checker.protocols.twophase_trace import TwoPhaseTrace
+from partsafe.traces.tla_ndjson import TraceFormatError, Update, apply, read_config, read_trace
+
+DATA = Path(__file__).parents[1] / "data" / "twophase"
+LEVELS = ("VEA", "V", "VpEA", "EA", "E")
+
+
+def _mapping(trace: str, rms: int, variant: str = "fixed") -> TwoPhaseTrace:
+    config = read_config(DATA / f"conf.{rms}RM.ndjson")
+    return TwoPhaseTrace(TwoPhase(rms, variant), read_trace(DATA / trace), config["RM"])
+
+
+@pytest.mark.parametrize("rms", [4, 8])
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_accepted_trace_conforms_with_one_state_a_record(rms: int, level: str) -> None:
+    """TLC accepts these; the search matches each record at its first try (the steps a record
+    names, then the spec's stuttering ones; for a record that names none, the steps that change
+    fewest unlogged variables first)."""
+    r = conform(_mapping(f"trace.ndjson.{rms}RM.{level}", rms))
+    assert r.verdict == "conforms"
+    records = 4 * rms + 2
+    assert (r.records, r.states, len(r.run)) == (records, records, records)
+    assert r.run[0][0] == f"{DATA / f'trace.ndjson.{rms}RM.{level}'}:1"
+
+
+@pytest.mark.parametrize("level", ["VEA", "EA"])
+def test_the_buggy_trace_leaves_the_design_at_its_early_commit(level: str) -> None:
+    """Line 8 is a TMCommit while rm-3 has not prepared: the diagnosis names it, the state
+    after line 7, what was enabled there, and the guard that fails."""
+    r = conform(_mapping(f"trace.ndjson.BUG-4RM.{level}", 4))
+    assert r.verdict == "does-not-conform"
+    d = r.diagnosis
+    assert d is not None
+    assert d.unmatched.endswith(f"BUG-4RM.{level}:8") and d.last_matched is not None
+    assert d.last_matched.endswith(f"BUG-4RM.{level}:7") and d.matched == 7
+    assert d.state["tmPrepared"] == '{"rm-0", "rm-1", "rm-2"}'
+    assert d.state["tmState"] == '"init"'
+    assert d.enabled == ["TMAbort", "RMPrepare(rm-3)", "RMChooseToAbort(rm-3)"]
+    assert d.reasons == ['TMCommit is not enabled: it requires tmState = "init" /\\ tmPrepared '
+                         '= RM, and tmPrepared is {"rm-0", "rm-1", "rm-2"}: rm-3 has not '
+                         'prepared']
+
+
+def test_the_buggy_trace_fits_the_variant_that_commits_early() -> None:
+    r = conform(_mapping("trace.ndjson.BUG-4RM.VEA", 4, "tm-commit-early"))
+    assert r.verdict == "conforms"
+
+
+def test_a_search_bound_leaves_the_answer_undecided() -> None:
+    r = conform(_mapping("trace.ndjson.BUG-4RM.EA", 4), max_states=3)
+    assert r.verdict == "undecided" and r.states == 3
+    assert r.incomplete_reason == "3 states searched (--max-states)"
+
+
+def test_a_record_with_updates_that_change_nothing_is_a_stuttering_step(tmp_path: Path) -> None:
+    """The trace spec's IsStuttering: a record without an event whose updates leave every
+    variable as it is (the benchmark's 16-RM runs begin with one), and not otherwise."""
+    init = '{"tmState": [{"op": "Update", "path": [], "args": ["init"]}]}'
+    prepare = '{"event": "RMPrepare", "event_args": ["rm-0"]}'
+    done = '{"tmState": [{"op": "Update", "path": [], "args": ["done"]}]}'
+    for lines, verdict in (([init, prepare], "conforms"), ([done], "conforms"),
+                           (['{"event": "Stuttering"}', prepare], "conforms"),
+                           (['{"event": "Stuttering", ' + done[1:], prepare],
+                            "does-not-conform")):
+        trace = tmp_path / "t.ndjson"
+        trace.write_text("\n".join(lines))
+        mapping = TwoPhaseTrace(TwoPhase(2), read_trace(trace), ["rm-0", "rm-1"])
+        assert conform(mapping).verdict == verdict, lines
+
+
+def test_the_memo_searches_a_state_once_per_record(tmp_path: Path) -> None:
+    """Eight anonymous prepares, then an abort no step allows: without the memo the search
+    would try each of the 8! orders of the prepares; with it, and the RMs no later record names
+    folded together, it searches at most two states a record (rm-0, which the last record
+    names, prepared or not)."""
+    trace = [{"event": "RMPrepare"}] * 8 + [{"event": "RMRcvAbortMsg", "event_args": ["rm-0"]}]
+    path = tmp_path / "t.ndjson"
+    path.write_text("\n".join(json.dumps(t) for t in trace))
+    config = read_config(DATA / "conf.8RM.ndjson")
+    r = conform(TwoPhaseTrace(TwoPhase(8), read_trace(path), config["RM"]))
+    assert r.verdict == "does-not-conform"
+    assert r.states == 1 + 2 * 7 + 1
+    assert r.diagnosis is not None and r.diagnosis.reasons == [
+        'RMRcvAbortMsg(rm-0) is not enabled: it requires [type |-> "Abort"] \\in msgs, and '
+        'msgs has no [type |-> "Abort"]']
+
+
+def test_updates_apply_as_the_trace_operators_do() -> None:
+    rm_state = (("rm-0", "working"), ("rm-1", "working"))
+    assert apply(rm_state, [Update("Update", ("rm-1",), ("prepared",))]) == (
+        ("rm-0", "working"), ("rm-1", "prepared"))
+    assert apply(frozenset({"a"}), [Update("AddElement", (), ("b",)),
+                                    Update("RemoveElement", (), ("a",))]) == frozenset({"b"})
+    assert apply(frozenset({"a"}), [Update("Clear", (), ())]) == frozenset()
+    assert apply(frozenset(), [Update("AddElements", (), (("x", "y"),))]) == {"x", "y"}
+    with pytest.raises(KeyError):
+        apply(rm_state, [Update("Update", ("rm-9",), ("prepared",))])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("not json", "t.ndjson:2: not JSON"),
+    ("[1]", "t.ndjson:2: a record is a JSON object"),
+    ('{"event": 3}', 't.ndjson:2: "event" is not a string'),
+    ('{"msgs": [{"op": "Frob", "path": [], "args": []}]}', "t.ndjson:2: update op 'Frob'"),
+    ('{"msgs": 1}', "t.ndjson:2: variable 'msgs' holds no list of updates"),
+])
+def test_a_malformed_record_names_its_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "t.ndjson"
+    path.write_text('{"event": "TMAbort"}\n' + text)
+    with pytest.raises(TraceFormatError, match=message.replace("(", r"\(")):
+        read_trace(path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"event": "TMFrob"}', "t.ndjson:1: event 'TMFrob' is no action of TwoPhase"),
+    ('{"rmStat": []}', "t.ndjson:1: 'rmStat' is no variable of TwoPhase"),
+    ('{"event": "RMPrepare", "event_args": ["rm-7"]}',
+     "t.ndjson:1: RMPrepare takes an RM of rm-0, rm-1; the record gives"),
+    ('{"event": "TMCommit", "event_args": ["rm-0"]}', "t.ndjson:1: TMCommit takes no argument"),
+])
+def test_a_record_the_mapping_cannot_read_names_its_line(tmp_path: Path, text: str,
+                                                          message: str) -> None:
+    path = tmp_path / "t.ndjson"
+    path.write_text(text)
+    with pytest.raises(TraceFormatError, match=message):
+        TwoPhaseTrace(TwoPhase(2), read_trace(path), ["rm-0", "rm-1"])
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, ["conform", *args])
+    return r.exit_code, r.output
+
+
+def test_the_command_gives_verdicts_exits_and_json() -> None:
+    conf = str(DATA / "conf.4RM.ndjson")
+    code, out = _cli("twophase", str(DATA / "trace.ndjson.4RM.E"), "--config", conf)
+    assert code == 0 and out.splitlines()[-1].startswith(
+        "verdict: OK, conform twophase (fixed) ")
+    code, out = _cli("twophase", str(DATA / "trace.ndjson.BUG-4RM.VEA"), "--config", conf)
+    assert code == 1 and "rm-3 has not prepared" in out
+    assert out.splitlines()[-1].startswith("verdict: VIOLATION, conform twophase (fixed) ")
+    code, out = _cli("twophase", str(DATA / "trace.ndjson.BUG-4RM.VEA"), "--config", conf,
+                     "--variant", "all", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["fits"] == ["tm-commit-early"]
+    assert doc["variants"]["fixed"]["diagnosis"]["unmatched"].endswith(":8")
+    code, out = _cli("twophase", str(DATA / "trace.ndjson.BUG-4RM.EA"), "--config", conf,
+                     "--max-states", "2")
+    assert code == 3 and "verdict: INCOMPLETE" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["membership", "x.log"], "model 'membership' has no trace mapping"),
+    (["twophase", "x.ndjson"], "a TwoPhase trace needs --config"),
+    (["twophase", "nope.ndjson", "--config", str(DATA / "conf.4RM.ndjson")],
+     "nope.ndjson: cannot be read"),
+    (["twophase", str(DATA / "trace.ndjson.4RM.E"), "--config", str(DATA / "conf.4RM.ndjson"),
+      "--variant", "tm-frob"], "unknown twophase variant 'tm-frob'"),
+])
+def test_bad_input_is_named_and_exits_2(args: list[str], message: str) -> None:
+    code, out = _cli(*args)
+    assert code == 2 and message in out
