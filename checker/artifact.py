@@ -69,16 +69,17 @@ def _field(doc: dict[str, Any], name: str, kind: type | tuple[type, ...], where:
 
 def replay(doc: Any, where: str = "<artifact>",
            profile: str | None = None) -> tuple[Model[Any], Trace, str | None]:
-    """Replay `doc` under the release profile it was found under, or under `profile`; returns
+    """Replay `doc` (a counterexample, or a run that conforms to a trace: `partsafe conform
+    --trace-out`) under the release profile it was found under, or under `profile`; returns
     the model, the trace and the spec's message on the final state (None if the spec holds
-    there)."""
-    if not isinstance(doc, dict) or doc.get("partsafe") != "counterexample":
-        raise ReplayError(f"{where}: not a partsafe counterexample (no \"partsafe\": "
-                          "\"counterexample\" field)")
+    there, and for a run)."""
+    if not isinstance(doc, dict) or doc.get("partsafe") not in ("counterexample", "run"):
+        raise ReplayError(f"{where}: not a partsafe counterexample or run (no \"partsafe\": "
+                          "\"counterexample\" or \"run\" field)")
     name = _field(doc, "model", str, where)
     variant = _field(doc, "variant", str, where)
     params = _field(doc, "params", dict, where)
-    spec = _field(doc, "spec", str, where)
+    spec = _field(doc, "spec", str, where) if doc["partsafe"] == "counterexample" else None
     init_index = _field(doc, "init", int, where)
     steps = _field(doc, "steps", list, where)
     if profile is None:
@@ -108,7 +109,7 @@ def replay(doc: Any, where: str = "<artifact>",
                               f"the artifact says {step['events']}")
         trace.steps.append((action, nxt))
         state = nxt
-    return model, trace, judge(model, state, spec)
+    return model, trace, judge(model, state, spec) if spec is not None else None
 
 
 def judge(model: Model[Any], state: Any, spec: str) -> str | None:

@@ -185,8 +185,11 @@ def render_result(console: Console, model: Model[Any], result: Result) -> None:
         render_trace(console, model, v.trace, title=f"{v.spec}: {v.message}")
 
 
-def render_trace(console: Console, model: Model[Any], trace: Trace, title: str) -> None:
-    """A counterexample step by step: action, node, events, and the nodes the step changed."""
+def render_trace(console: Console, model: Model[Any], trace: Trace, title: str,
+                 shortest: bool = True) -> None:
+    """A counterexample step by step: action, node, events, and the nodes the step changed
+    (`shortest`: it is the shortest one, as the explorer's are; a run that conforms to a trace
+    is not)."""
     views = step_views(model, trace)
     table = Table(show_lines=True, expand=False)
     table.add_column("#", justify="right")
@@ -205,10 +208,12 @@ def render_trace(console: Console, model: Model[Any], trace: Trace, title: str) 
     final.add_column("state")
     for k, v in views[-1].state.items():
         final.add_row(Text(str(k)), Text(_compact(v)))
-    steps = f"{trace.depth} step{'' if trace.depth == 1 else 's'} (shortest)"
+    steps = f"{trace.depth} step{'' if trace.depth == 1 else 's'}" + (
+        " (shortest)" if shortest else "")
+    style = "bold red" if shortest else "bold"
     # the headline is a line of its own, wrapped at the console's width: a panel's title is cut
-    console.print(Text(title, style="bold red"))
-    console.print(Panel(Group(table, final), title=Text(title.partition(":")[0], style="bold red"),
+    console.print(Text(title, style=style))
+    console.print(Panel(Group(table, final), title=Text(title.partition(":")[0], style=style),
                         title_align="left", subtitle=steps, subtitle_align="left"))
 
 

@@ -34,9 +34,13 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
               help="steps the model may take between two records that no record shows")
 @click.option("--max-states", type=click.IntRange(1), default=5_000_000, show_default=True,
               help="states searched before the answer is undecided (exit 3)")
+@click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
+              help="write the matched run (when it conforms) as an artifact `partsafe replay` "
+                   "re-executes")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
-                    max_hidden: int, max_states: int, as_json: bool) -> None:
+                    max_hidden: int, max_states: int, trace_out: str | None,
+                    as_json: bool) -> None:
     """Could MODEL's design have produced TRACES? A depth-first search of the reference
     implementation guided by the trace: each record matched by a step (or by a step that
     changes nothing where the design allows one), at most --max-hidden unlogged steps between
@@ -56,6 +60,9 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     results = [(v, _conform_twophase(traces[0], config_file, v, max_hidden, max_states))
                for v in variants]
     fits = [v for v, r in results if r.verdict == "conforms"]
+    if trace_out is not None and fits:
+        v, r = next((v, r) for v, r in results if r.verdict == "conforms")
+        _write_run(trace_out, model, v, r, traces[0], config_file)
     if variant == "all":
         verdict = "ok" if fits else ("incomplete" if any(r.verdict == "undecided"
                                                          for _, r in results) else "violation")
@@ -102,6 +109,39 @@ def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hid
     except TraceFormatError as exc:
         fail(str(exc))
     return conform(mapping, max_hidden=max_hidden, max_states=max_states)
+
+
+def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
+               config_file: str | None) -> None:
+    """The matched run as an artifact (`artifact.replay` reads it): the model's steps, each
+    with the record it matched."""
+    from pathlib import Path
+
+    from partsafe.checker.report import event_json, steps_json
+
+    assert r.trace is not None
+    entry = catalog.get(model)
+    built = entry.make(variant, _params(model, config_file))
+    records = [where for where, action, _ in r.run if action != ("stutter",)]
+    steps = steps_json(built, r.trace)[1:]
+    for step, where in zip(steps, records, strict=True):
+        step["record"] = where
+    doc = {"partsafe": "run", "model": model, "variant": variant, "profile": built.profile,
+           "params": built.scope, "conforms_to": trace, "init": r.init_index,
+           "init_events": [event_json(e) for e in built.init_events(r.trace.init)],
+           "steps": steps}
+    try:
+        Path(path).write_text(dumps(doc) + "\n")
+    except OSError as exc:
+        fail(f"--trace-out {path}: cannot write: {exc.strerror}")
+
+
+def _params(model: str, config_file: str | None) -> dict[str, int]:
+    """The model's scope for the trace (TwoPhase: its RMs, as the configuration names them)."""
+    from partsafe.traces.tla_ndjson import read_config
+
+    assert config_file is not None
+    return {"rms": len(read_config(config_file)["RM"])}
 
 
 def _detail(r: Conformance) -> str:

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from rich.text import Text
@@ -59,6 +59,8 @@ from partsafe.checker.engine.checkpoint import (
     read_header,
     rehash_environment,
 )
+from partsafe.checker.engine.model import Model
+from partsafe.checker.engine.result import Trace
 from partsafe.checker.forms import judged
 from partsafe.checker.planner.check import DEFAULT_REPLICAS as PLANNER_DEFAULT_REPLICAS
 from partsafe.checker.planner.check import MAX_REPLICAS as PLANNER_MAX_REPLICAS
@@ -430,6 +432,8 @@ def replay(file: str, profile: str | None, as_json: bool) -> None:
     except ArtifactError as exc:
         fail(str(exc))
     reproduced = message is not None
+    if doc["partsafe"] == "run":  # a run that conforms to a trace (`conform --trace-out`)
+        _replayed_run(file, doc, model, trace, as_json, started)
     if as_json:
         click.echo(dumps({"file": file, "spec": doc["spec"], "profile": model.profile,
                           "reproduced": reproduced,
@@ -445,6 +449,24 @@ def replay(file: str, profile: str | None, as_json: bool) -> None:
                       f"violation reproduced: {doc['spec']} broken again" if reproduced
                       else f"{doc['spec']} holds: the violation did not reproduce")
     sys.exit(EXIT_VIOLATION if reproduced else EXIT_OK)
+
+
+def _replayed_run(file: str, doc: dict[str, Any], model: Model[Any], trace: Trace,
+                  as_json: bool, started: float) -> NoReturn:
+    """`replay` of a run that conforms to a trace: it re-executes step by step (exit 0), or
+    `artifact.replay` said where it does not."""
+    of = doc.get("conforms_to", "a trace")
+    if as_json:
+        click.echo(dumps({"file": file, "run_of": of, "profile": model.profile,
+                          "replayed": True, "depth": trace.depth,
+                          "trace": steps_json(model, trace)}))
+    else:
+        console = stdout()
+        render_trace(console, model, trace, f"a run of {model.name} that conforms to {of}",
+                     shortest=False)
+        print_verdict(console, f"replay of {file} ({trace.depth} steps)", "ok",
+                      time.perf_counter() - started, "the run replays step by step")
+    sys.exit(EXIT_OK)
 
 
 @main.command()

@@ -26,6 +26,7 @@ from itertools import pairwise
 from typing import Any, Generic, Literal, TypeVar
 
 from partsafe.checker.engine.model import Action, Model
+from partsafe.checker.engine.result import Trace
 
 S = TypeVar("S")
 
@@ -116,6 +117,8 @@ class Conformance:
     #: name in the trace's terms)
     run: list[tuple[str | None, Action, str]] = field(default_factory=list)
     init_index: int = 0
+    #: the matched run as a path of the model (conforms): its steps but the stuttering ones
+    trace: Trace | None = None
     diagnosis: Diagnosis | None = None
     incomplete_reason: str | None = None
 
@@ -155,8 +158,10 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
         at = stack.pop()
         state, i, hidden, _, _ = nodes[at]
         if i == n:
+            init_index = _init_of(nodes, at, inits)
             return Conformance("conforms", n, expanded, time.perf_counter() - t0, max_hidden,
-                               run=_run(mapping, nodes, at), init_index=_init_of(nodes, at, inits))
+                               run=_run(mapping, nodes, at), init_index=init_index,
+                               trace=_trace(nodes, at, init_index))
         memo = (mapping.key(state, i), i)
         before = seen.get(memo)
         if before is not None and before <= hidden:
@@ -200,6 +205,14 @@ def _init_of(nodes: list[tuple[Any, int, int, Action | None, int]], at: int,
              inits: list[Any]) -> int:
     first = nodes[_path(nodes, at)[0]][0]
     return next(k for k, s in enumerate(inits) if s == first)
+
+
+def _trace(nodes: list[tuple[Any, int, int, Action | None, int]], at: int, init_index: int
+           ) -> Trace:
+    path = _path(nodes, at)
+    steps = [(action, nodes[k][0]) for k in path[1:]
+             if (action := nodes[k][3]) is not None and action != STUTTER]
+    return Trace(nodes[path[0]][0], init_index, steps)
 
 
 def _run(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | None, int]],

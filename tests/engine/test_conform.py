@@ -174,3 +174,25 @@ def test_the_command_gives_verdicts_exits_and_json() -> None:
 def test_bad_input_is_named_and_exits_2(args: list[str], message: str) -> None:
     code, out = _cli(*args)
     assert code == 2 and message in out
+
+
+def test_a_conforming_run_is_written_and_replays(tmp_path: Path) -> None:
+    """`conform --trace-out`: the matched run, each model step with the record it matched (the
+    stuttering records have no step), re-executed by `partsafe replay`."""
+    conf = str(DATA / "conf.4RM.ndjson")
+    out = tmp_path / "run.json"
+    code, _ = _cli("twophase", str(DATA / "trace.ndjson.4RM.V"), "--config", conf,
+                   "--trace-out", str(out))
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert (doc["partsafe"], doc["params"], len(doc["steps"])) == ("run", {"rms": 4}, 13)
+    assert doc["steps"][1]["record"].endswith("trace.ndjson.4RM.V:2")
+    assert doc["steps"][1]["action"] == "TMRcvPrepared(rm0)"
+    r = CliRunner().invoke(main, ["replay", str(out)])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1].startswith(
+        f"verdict: OK, replay of {out} (13 steps); the run replays step by step")
+    doc["steps"][4]["action_id"] = doc["steps"][3]["action_id"]  # a step the model refuses
+    out.write_text(json.dumps(doc))
+    r = CliRunner().invoke(main, ["replay", str(out)])
+    assert r.exit_code == 2 and "step 5" in r.output and "is not enabled" in r.output
