@@ -11,14 +11,16 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from partsafe.checker.cli.options import fail
+from partsafe.checker.cli.options import fail, scope_options
 from partsafe.checker.cli.views import stdout
 from partsafe.checker.engine.conform import Conformance, conform
 from partsafe.checker.protocols import catalog
 from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
 
-#: the models with a trace mapping, and the trace format each reads
-FORMATS = {"twophase": "TLA+ NDJSON trace (Cirstea et al. 2024), with --config"}
+#: the steps no record shows allowed between two records, by default: none in a TLA+ NDJSON
+#: trace (each line one step), and in an event file as many as the zoo's counterexamples have
+#: in a row (8, Ignite's rebalance)
+DEFAULT_HIDDEN = {"tla-ndjson": 0, "events": 8}
 #: a conformance verdict as a report verdict (`VERDICT_EXIT`)
 REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided": "incomplete"}
 
@@ -30,39 +32,55 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
               help="the design to match: fixed, a variant of MODEL, or all (each in turn)")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="the trace's configuration (TwoPhase: the file naming RM and TM)")
-@click.option("--max-hidden", type=click.IntRange(0, 64), default=0, show_default=True,
-              help="steps the model may take between two records that no record shows")
+@click.option("--max-hidden", type=click.IntRange(0, 64), default=None,
+              help="steps the model may take between two records that no record shows "
+                   "[default: 0 for a TLA+ trace, 8 for an event file]")
 @click.option("--max-states", type=click.IntRange(1), default=5_000_000, show_default=True,
               help="states searched before the answer is undecided (exit 3)")
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="write the matched run (when it conforms) as an artifact `partsafe replay` "
                    "re-executes")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+@scope_options
 def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
-                    max_hidden: int, max_states: int, trace_out: str | None,
-                    as_json: bool) -> None:
+                    max_hidden: int | None, max_states: int, trace_out: str | None,
+                    as_json: bool, **scope: int | None) -> None:
     """Could MODEL's design have produced TRACES? A depth-first search of the reference
     implementation guided by the trace: each record matched by a step (or by a step that
     changes nothing where the design allows one), at most --max-hidden unlogged steps between
     two records. Exit 0 when it conforms (with the matched run), 1 when it does not (with where
     and why), 3 when undecided within --max-states, 2 for bad input.
 
-    Models with a trace mapping: twophase (TLA+ NDJSON traces)."""
+    TRACES are an event file (`partsafe export --events`, any model), or for twophase a TLA+
+    NDJSON trace with --config (the TwoPhase benchmark of Cirstea et al. 2024)."""
     started = time.perf_counter()
-    if model not in FORMATS:
-        fail(f"model {model!r} has no trace mapping; models with one: {', '.join(FORMATS)}")
+    if model not in catalog.MODELS:
+        fail(f"unknown model {model!r}; models: {', '.join(catalog.MODELS)}")
     entry = catalog.get(model)
+    fmt = "tla-ndjson" if model == "twophase" and config_file is not None else "events"
+    if config_file is not None and fmt != "tla-ndjson":
+        fail("--config is the configuration of a TLA+ NDJSON trace, which only twophase reads")
+    hidden = DEFAULT_HIDDEN[fmt] if max_hidden is None else max_hidden
+    overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
+    try:
+        entry.scope(overrides)
+    except ValueError as exc:
+        fail(str(exc))
+    if fmt == "tla-ndjson" and overrides:
+        fail("a TLA+ trace's configuration gives the scope (its RMs); scope options do not "
+             "apply")
     variants = list(entry.variant_table) if variant == "all" else [variant]
     if variant != "all" and variant not in entry.variant_table:
         fail(f"unknown {model} variant {variant!r}; known: {', '.join(entry.variant_table)}, all")
     if len(traces) != 1:
-        fail("a TwoPhase trace is one file; give one TRACE")
-    results = [(v, _conform_twophase(traces[0], config_file, v, max_hidden, max_states))
+        fail("give one TRACE: a TLA+ trace or an event file is one run")
+    run = _conform_twophase if fmt == "tla-ndjson" else _conform_events
+    results = [(v, run(model, traces[0], config_file, v, hidden, max_states, overrides))
                for v in variants]
     fits = [v for v, r in results if r.verdict == "conforms"]
     if trace_out is not None and fits:
         v, r = next((v, r) for v, r in results if r.verdict == "conforms")
-        _write_run(trace_out, model, v, r, traces[0], config_file)
+        _write_run(trace_out, model, v, r, traces[0], _params(config_file, overrides))
     if variant == "all":
         verdict = "ok" if fits else ("incomplete" if any(r.verdict == "undecided"
                                                          for _, r in results) else "violation")
@@ -91,8 +109,30 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     sys.exit(VERDICT_EXIT[verdict])
 
 
-def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hidden: int,
-                      max_states: int) -> Conformance:
+def _conform_events(model: str, trace: str, config_file: str | None, variant: str,
+                    max_hidden: int, max_states: int, overrides: dict[str, int]
+                    ) -> Conformance:
+    """An event file against `model`'s `variant` at the scope the options give (an exported
+    run's scope is its artifact's `params`)."""
+    from partsafe.checker.protocols.event_trace import EventTrace, read_events
+    from partsafe.traces.events import EventFormatError
+
+    try:
+        found = read_events(trace)
+    except OSError as exc:
+        fail(f"{trace}: cannot be read ({exc.strerror})")
+    except EventFormatError as exc:
+        fail(str(exc))
+    if not found:
+        fail(f"{trace}: holds no event")
+    built = catalog.get(model).make(variant, overrides)
+    return conform(EventTrace(built, found, trace), max_hidden=max_hidden,
+                   max_states=max_states)
+
+
+def _conform_twophase(model: str, trace: str, config_file: str | None, variant: str,
+                      max_hidden: int, max_states: int, overrides: dict[str, int]
+                      ) -> Conformance:
     from partsafe.checker.protocols.twophase import TwoPhase
     from partsafe.checker.protocols.twophase_trace import TwoPhaseTrace
     from partsafe.traces.tla_ndjson import TraceFormatError, read_config, read_trace
@@ -112,7 +152,7 @@ def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hid
 
 
 def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
-               config_file: str | None) -> None:
+               params: dict[str, int]) -> None:
     """The matched run as an artifact (`artifact.replay` reads it): the model's steps, each
     with the record it matched."""
     from pathlib import Path
@@ -121,7 +161,7 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
 
     assert r.trace is not None
     entry = catalog.get(model)
-    built = entry.make(variant, _params(model, config_file))
+    built = entry.make(variant, params)
     records = [where for where, action, _ in r.run if action != ("stutter",)]
     steps = steps_json(built, r.trace)[1:]
     for step, where in zip(steps, records, strict=True):
@@ -136,11 +176,13 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
         fail(f"--trace-out {path}: cannot write: {exc.strerror}")
 
 
-def _params(model: str, config_file: str | None) -> dict[str, int]:
-    """The model's scope for the trace (TwoPhase: its RMs, as the configuration names them)."""
+def _params(config_file: str | None, overrides: dict[str, int]) -> dict[str, int]:
+    """The model's scope for the trace (TwoPhase's TLA+ trace: its RMs, as the configuration
+    names them; an event file: the scope options)."""
     from partsafe.traces.tla_ndjson import read_config
 
-    assert config_file is not None
+    if config_file is None:
+        return overrides
     return {"rms": len(read_config(config_file)["RM"])}
 
 

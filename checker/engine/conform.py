@@ -49,9 +49,15 @@ class TraceMapping(ABC, Generic[S]):
     def where(self, i: int) -> str:
         """Record `i`'s place (file:line)."""
 
+    def start(self, state: S) -> int | str:
+        """How many records the initial `state` accounts for (the events a model's initial state
+        shows), or why it cannot begin the trace."""
+        return 0
+
     @abstractmethod
-    def match(self, i: int, state: S, action: Action, nxt: S) -> str | None:
-        """None if the step `state` -`action`-> `nxt` matches record `i`, else why not."""
+    def match(self, i: int, state: S, action: Action, nxt: S) -> int | str:
+        """How many records, from record `i` on, the step `state` -`action`-> `nxt` matches
+        (at least 1), or why it matches none."""
 
     def stutter(self, i: int, state: S) -> str | None:
         """None if record `i` is matched by a step of the design that changes nothing in
@@ -63,8 +69,8 @@ class TraceMapping(ABC, Generic[S]):
         (`action` may be `STUTTER`); by default the model's own order."""
         return 0
 
-    def hidden(self, action: Action) -> bool:
-        """May `action` run without a record showing it?"""
+    def hidden(self, state: S, action: Action, nxt: S) -> bool:
+        """May this step run without a record showing it?"""
         return True
 
     def key(self, state: S, i: int) -> Hashable:
@@ -150,9 +156,15 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
     stack: list[int] = []
     inits = list(model.init_states())
     for s in reversed(inits):
-        nodes.append((s, 0, 0, None, -1))
-        stack.append(len(nodes) - 1)
-    deepest = stack[-1] if stack else -1
+        begun = mapping.start(s)
+        if isinstance(begun, int):
+            nodes.append((s, begun, 0, None, -1))
+            stack.append(len(nodes) - 1)
+    if not stack:  # no initial state shows what the trace begins with
+        nodes.append((inits[0], 0, 0, None, -1))
+        return Conformance("does-not-conform", n, 0, time.perf_counter() - t0, max_hidden,
+                           diagnosis=_diagnose(mapping, nodes, 0, str(mapping.start(inits[0]))))
+    deepest = stack[-1]
     expanded = 0
     while stack:
         at = stack.pop()
@@ -175,17 +187,18 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
         expanded += 1
         if i > nodes[deepest][1]:
             deepest = at
-        matched: list[tuple[int, Any, Action]] = []
+        matched: list[tuple[int, Any, int, Action]] = []
         unlogged: list[tuple[Any, int, int, Action]] = []
         for action, nxt in model.successors(state):
-            if mapping.match(i, state, action, nxt) is None:
-                matched.append((mapping.rank(i, state, action, nxt), nxt, action))
-            elif hidden < max_hidden and mapping.hidden(action):
+            took = mapping.match(i, state, action, nxt)
+            if isinstance(took, int):
+                matched.append((mapping.rank(i, state, action, nxt), nxt, i + took, action))
+            elif hidden < max_hidden and mapping.hidden(state, action, nxt):
                 unlogged.append((nxt, i, hidden + 1, action))
         if mapping.stutter(i, state) is None:
-            matched.append((mapping.rank(i, state, STUTTER, state), state, STUTTER))
+            matched.append((mapping.rank(i, state, STUTTER, state), state, i + 1, STUTTER))
         matched.sort(key=lambda m: m[0])  # stable: the model's order among equal ranks
-        children = [(nxt, i + 1, 0, action) for _, nxt, action in matched] + unlogged
+        children = [(nxt, j, 0, action) for _, nxt, j, action in matched] + unlogged
         for child in reversed(children):  # the best-ranked match first
             nodes.append((*child, at))
             stack.append(len(nodes) - 1)
@@ -228,7 +241,7 @@ def _run(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | N
 
 
 def _diagnose(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | None, int]],
-              at: int) -> Diagnosis:
+              at: int, why: str | None = None) -> Diagnosis:
     model = mapping.model
     state, i, _, _, _ = nodes[at]
     return Diagnosis(
@@ -237,5 +250,6 @@ def _diagnose(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Actio
         unmatched=mapping.where(i),
         state=mapping.describe(state),
         enabled=[mapping.action_name(a) for a, _ in model.successors(state)],
-        reasons=mapping.explain(i, state),
+        reasons=[f"no initial state of the model shows it: {why}"] if why is not None
+        else mapping.explain(i, state),
     )

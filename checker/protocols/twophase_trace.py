@@ -181,15 +181,16 @@ class TwoPhaseTrace(TraceMapping[int]):
                         f"{_show(after[var])}")
         return None
 
-    def match(self, i: int, state: int, action: Action, nxt: int) -> str | None:
+    def match(self, i: int, state: int, action: Action, nxt: int) -> int | str:
         line = self.lines[i]
         if line.event is not None and action[0] != line.event:
             return f"the record is {line.event}"  # `Stuttering` too: no step of the model
         if line.event_args is not None and self._args(action) != line.event_args:
             return f"the record's arguments are {list(line.event_args)}"
         if not line.updates:
-            return None
-        return self._fields(line, self.variables(state), self._plain(nxt))
+            return 1
+        why = self._fields(line, self.variables(state), self._plain(nxt))
+        return 1 if why is None else why
 
     def _plain(self, s: int) -> Variables:
         keep = self._vars

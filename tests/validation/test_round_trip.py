@@ -4,6 +4,7 @@ design validate clean, and the format's header, versions and JSON Schema hold.""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import random
 from pathlib import Path
@@ -16,7 +17,9 @@ from click.testing import CliRunner
 from partsafe.checker import artifact
 from partsafe.checker.cli.main import main
 from partsafe.checker.engine.bfs import Bounds
+from partsafe.checker.engine.conform import conform
 from partsafe.checker.protocols import catalog
+from partsafe.checker.protocols.event_trace import EventTrace, read_events
 from partsafe.checker.report import artifact as artifact_doc
 from partsafe.checker.run import run_check
 from partsafe.checker.validation.local import validate
@@ -45,7 +48,8 @@ def test_every_zoo_counterexample_exported_as_events_breaks_its_spec(
         tmp_path: Path, model: str, variant: str, spec: str, overrides: dict[str, int]) -> None:
     """The zoo's search (past other specs, until the flaw's spec breaks), its counterexample as
     an event file (`partsafe export --events`), validated: the same spec is broken, the file
-    conforms to the JSON Schema, and every event is judged (nothing malformed)."""
+    conforms to the JSON Schema, and every event is judged (nothing malformed); and conformance
+    (`partsafe conform`) finds it a run of its variant and of no run of the fixed design."""
     run = run_check(catalog.get(model), variant, overrides, bounds=Bounds(), symmetry=True,
                     keep_going=True, until=spec)
     doc = json.loads(json.dumps(artifact_doc(run.model, run.result, run.params, spec)))
@@ -61,6 +65,14 @@ def test_every_zoo_counterexample_exported_as_events_breaks_its_spec(
     assert report.accounting.malformed == []
     hit = next(v for v in report.violations if v.spec == spec)
     assert hit.sources and hit.sources[-1].file == str(path)  # located at its line
+    # the event file is a run of its own variant, and of no run of the fixed design, whatever
+    # steps no event shows (as many in a row as the counterexample has)
+    found = read_events(str(path))
+    hidden = max((len(list(g)) for silent, g in itertools.groupby(
+        not step["events"] for step in doc["steps"]) if silent), default=0)
+    for design, verdict in ((variant, "conforms"), ("fixed", "does-not-conform")):
+        m = catalog.get(model).make(design, doc["params"], doc.get("profile", "fixed"))
+        assert conform(EventTrace(m, found, str(path)), max_hidden=hidden).verdict == verdict
 
 
 def test_the_planner_flaw_round_trips_through_an_event_file(tmp_path: Path) -> None:
