@@ -199,18 +199,22 @@ def _detail(r: Conformance) -> str:
 
 
 def _render(console: Console, model: str, variant: str, trace: str, r: Conformance) -> None:
-    console.print(Text(f"{model} ({variant}) against {trace}: {r.verdict}, {r.records:,} "
-                       f"records, {r.states:,} states searched, {r.seconds:.2f} s"))
+    """The report of one design: each line whole (a terminal wraps it for the eye; a file or a
+    pipe keeps paths and records in one piece, for grep)."""
+    def line(text: str) -> None:
+        console.print(Text(text), soft_wrap=True)
+
+    line(f"{model} ({variant}) against {trace}: {r.verdict}, {r.records:,} records, "
+         f"{r.states:,} states searched, {r.seconds:.2f} s")
     d = r.diagnosis
     if r.verdict == "conforms" or d is None:
         return
-    console.print(Text(f"  matched {d.matched:,} records; the last: {d.last_matched or '-'}"))
-    console.print(Text(f"  no step of the design matches {d.unmatched}"))
-    console.print(Text("  the model state there:"))
+    line(f"  matched {d.matched:,} records; the last: {d.last_matched or '-'}")
+    line(f"  no step of the design matches {d.unmatched}")
+    line("  the model state there:")
     for key, value in d.state.items():
-        console.print(Text(f"    {key}: {value}"))
-    console.print(Text(f"  enabled there: {', '.join(d.enabled) or 'nothing'}"))
-    console.print(Text("  why the record matches no step:"))
+        line(f"    {key}: {value}")
+    line(f"  enabled there: {', '.join(d.enabled) or 'nothing'}")
+    line("  why the record matches no step:")
     for reason in d.reasons:
-        console.print(Text(f"    - {reason}"))
-
+        line(f"    - {reason}")

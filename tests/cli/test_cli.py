@@ -347,7 +347,7 @@ def test_explain() -> None:
 @pytest.mark.parametrize("command", [[], ["check"], ["zoo"], ["replay"], ["specs"],
                                      ["explain"], ["bench"], ["plan"], ["validate"], ["parse"],
                                      ["export"], ["simulate"], ["checkpoint"], ["profiles"],
-                                     ["prove"]],
+                                     ["prove"], ["conform"]],
                          ids=lambda c: c[0] if c else "main")
 def test_help(command: list[str]) -> None:
     r = invoke(*command, "--help")
@@ -360,7 +360,7 @@ def test_help(command: list[str]) -> None:
 def test_every_subcommand_has_a_help_test() -> None:
     assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench", "plan",
                                   "validate", "parse", "export", "simulate", "checkpoint",
-                                  "profiles", "prove"}
+                                  "profiles", "prove", "conform"}
 
 
 def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
