@@ -41,10 +41,12 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
               help="write the matched run (when it conforms) as an artifact `partsafe replay` "
                    "re-executes")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
+              help="write a JUnit XML report: a test case per design tried")
 @scope_options
 def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
                     max_hidden: int | None, max_states: int, trace_out: str | None,
-                    as_json: bool, **scope: int | None) -> None:
+                    as_json: bool, junit_file: str | None, **scope: int | None) -> None:
     """Could MODEL's design have produced TRACES? A depth-first search of the reference
     implementation guided by the trace: each record matched by a step (or by a step that
     changes nothing where the design allows one), at most --max-hidden unlogged steps between
@@ -87,6 +89,8 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     else:
         verdict = REPORT_VERDICT[results[0][1].verdict]
     seconds = time.perf_counter() - started
+    if junit_file is not None:
+        _junit(junit_file, model, traces[0], results, variant == "all")
     if as_json:
         doc: dict[str, Any] = {"model": model, "trace": traces[0], "config": config_file}
         if variant == "all":
@@ -184,6 +188,42 @@ def _params(config_file: str | None, overrides: dict[str, int]) -> dict[str, int
     if config_file is None:
         return overrides
     return {"rms": len(read_config(config_file)["RM"])}
+
+
+def _junit(path: str, model: str, trace: str, results: list[tuple[str, Conformance]],
+           any_fits: bool) -> None:
+    """A test case per design tried: a failure where the trace does not conform (when one
+    design was asked for; with --variant all only that none fits fails), an error where it is
+    undecided; the diagnosis as the failure's text."""
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    from partsafe.checker.report import xml_document
+
+    suites = ET.Element("testsuites")
+    suite = ET.SubElement(suites, "testsuite", name=f"conform {model} {trace}")
+    failures = errors = 0
+    fits = any(r.verdict == "conforms" for _, r in results)
+    for v, r in results:
+        case = ET.SubElement(suite, "testcase", classname=f"conform.{model}", name=v,
+                             time=f"{r.seconds:.3f}")
+        d = r.diagnosis
+        if r.verdict == "undecided":
+            errors += 1
+            ET.SubElement(case, "error", type="undecided", message=_detail(r))
+        elif r.verdict == "does-not-conform" and not (any_fits and fits):
+            failures += 1
+            failure = ET.SubElement(case, "failure", type="does-not-conform", message=_detail(r))
+            assert d is not None
+            failure.text = "\n".join([f"no step of the design matches {d.unmatched}",
+                                       *(f"- {reason}" for reason in d.reasons)])
+    suite.set("tests", str(len(results)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    try:
+        Path(path).write_text(xml_document(suites))
+    except OSError as exc:
+        fail(f"--junit {path}: cannot write: {exc.strerror}")
 
 
 def _detail(r: Conformance) -> str:

@@ -235,3 +235,27 @@ def test_a_malformed_event_file_is_named_by_line(tmp_path: Path) -> None:
     path.write_text("\n")
     code, out = _cli("membership", str(path))
     assert code == 2 and "holds no event" in out
+
+
+def test_the_junit_report_has_a_case_per_design(tmp_path: Path) -> None:
+    """One design: its case fails where the trace does not conform, with the diagnosis; with
+    --variant all only a trace no design fits fails (here tm-commit-early fits); undecided is
+    an error."""
+    import xml.etree.ElementTree as ET
+
+    conf, bug = str(DATA / "conf.4RM.ndjson"), str(DATA / "trace.ndjson.BUG-4RM.VEA")
+    out = tmp_path / "c.xml"
+    code, _ = _cli("twophase", bug, "--config", conf, "--junit", str(out))
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert code == 1 and suite is not None and suite.get("failures") == "1"
+    failure = suite.find("testcase/failure")
+    assert failure is not None and failure.text is not None
+    assert "rm-3 has not prepared" in failure.text
+    code, _ = _cli("twophase", bug, "--config", conf, "--variant", "all", "--junit", str(out))
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert code == 0 and suite is not None
+    assert [c.get("name") for c in suite.iter("testcase")] == ["fixed", "tm-commit-early"]
+    assert suite.get("failures") == "0"
+    code, _ = _cli("twophase", bug, "--config", conf, "--max-states", "2", "--junit", str(out))
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert code == 3 and suite is not None and suite.get("errors") == "1"
