@@ -802,8 +802,10 @@ def write_jsonl(events: Iterable[Event], out: IO[str], *, with_header: bool = Fa
     return n
 
 
-def read_jsonl(lines: Iterable[str], file: str = "<stdin>") -> Iterator[Event]:
-    """Read canonical JSON Lines; blank lines are skipped, anything else malformed raises."""
+def read_jsonl(lines: Iterable[str], file: str = "<stdin>", *, sources: bool = False
+               ) -> Iterator[Event]:
+    """Read canonical JSON Lines; blank lines are skipped, anything else malformed raises.
+    With `sources`, each event's source is its line of `file`."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -815,7 +817,8 @@ def read_jsonl(lines: Iterable[str], file: str = "<stdin>") -> Iterator[Event]:
         if is_header(obj):
             check_header(obj, where)
             continue
-        yield from_dict(obj, where)
+        event = from_dict(obj, where)
+        yield dataclasses.replace(event, source=Source(file, number)) if sources else event
 
 
 # --- the JSON Schema of the format ----------------------------------------------------------------

@@ -90,12 +90,7 @@ def _strings(value: Any, out: set[str]) -> None:
 
 def read_trace(path: str | Path) -> list[TraceLine]:
     """The records of a trace file, in order; TraceFormatError names the first bad line."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(f"{name}: cannot be read ({exc.__class__.__name__}: {exc})"
-                               ) from None
+    name, text = str(path), _text(path)
     out = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():
@@ -107,12 +102,7 @@ def read_trace(path: str | Path) -> list[TraceLine]:
 
 def read_config(path: str | Path) -> dict[str, tuple[str, ...]]:
     """The constants of a configuration file: each line ``{"NAME": [values...]}``."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceFormatError(f"{name}: cannot be read ({exc.__class__.__name__}: {exc})"
-                               ) from None
+    name, text = str(path), _text(path)
     out: dict[str, tuple[str, ...]] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -124,6 +114,14 @@ def read_config(path: str | Path) -> dict[str, tuple[str, ...]]:
                                        "names")
             out[key] = tuple(values)
     return out
+
+
+def _text(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceFormatError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})"
+                               ) from None
 
 
 def _object(raw: str, name: str, number: int) -> dict[str, Any]:

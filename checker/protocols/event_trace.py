@@ -13,7 +13,6 @@ model's own (an exported run's members are the model's).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -21,35 +20,14 @@ from typing import Any
 from partsafe.checker.engine.conform import TraceMapping
 from partsafe.checker.engine.model import Action, Model
 from partsafe.checker.report import event_json
-from partsafe.traces.events import (
-    Event,
-    EventFormatError,
-    Quiescent,
-    Source,
-    check_header,
-    from_dict,
-    is_header,
-)
+from partsafe.traces.events import Event, Quiescent, read_jsonl
 
 
 def read_events(path: str) -> list[Event]:
     """The events of an event file, each with its line as its source (EventFormatError names
     the line of a malformed one; OSError when the file cannot be read)."""
-    out = []
     with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EventFormatError(where, f"not JSON ({exc.msg})") from None
-            if is_header(obj):
-                check_header(obj, where)
-                continue
-            out.append(dataclasses.replace(from_dict(obj, where), source=Source(path, number)))
-    return out
+        return list(read_jsonl(f, path, sources=True))
 
 
 def _key(event: Event) -> str:
