@@ -13,7 +13,7 @@ from rich.text import Text
 
 from partsafe.checker.cli.options import fail, scope_options
 from partsafe.checker.cli.views import stdout
-from partsafe.checker.engine.conform import Conformance, conform
+from partsafe.checker.engine.conform import STUTTER, Conformance, conform
 from partsafe.checker.protocols import catalog
 from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
 
@@ -166,7 +166,7 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
     assert r.trace is not None
     entry = catalog.get(model)
     built = entry.make(variant, params)
-    records = [where for where, action, _ in r.run if action != ("stutter",)]
+    records = [where for where, action, _ in r.run if action != STUTTER]
     steps = steps_json(built, r.trace)[1:]
     for step, where in zip(steps, records, strict=True):
         step["record"] = where
