@@ -3,12 +3,15 @@ implementation's state space, guided by the trace's records.
 
 Each record must be matched by a step of the model (`TraceMapping.match`) or by a step that changes
 nothing and that the design allows (`TraceMapping.stutter`: a TLA+ action whose guard holds and
-whose effect the state already has). Between two records at most `max_hidden` steps may run that
-no record shows (`TraceMapping.hidden` says which may), since real logs do not print every step.
-The search memoises (state key, position): a state reached again at the same record, with no
-fewer hidden steps left, is not searched again, so a trace that does not conform is rejected
-without re-exploring the same partial matches. `TraceMapping.key` may fold states that no later
-record can tell apart (the processes the rest of the trace never names are interchangeable).
+whose effect the state already has). Where the search stands in the trace is a position the mapping
+defines: an index into one file's records, or, for a log of several members, each member's stream's
+index with the names and numbers bound so far (`partsafe.checker.protocols.log_trace`). Between two
+records at most `max_hidden` steps may run that no record shows (`TraceMapping.hidden` says which
+may), since real logs do not print every step. The search memoises (state key, position): a state
+reached again at the same record, with no fewer hidden steps left, is not searched again, so a trace
+that does not conform is rejected without re-exploring the same partial matches. `TraceMapping.key`
+may fold states that no later record can tell apart (the processes the rest of the trace never names
+are interchangeable).
 
 The verdict is ``conforms`` with the matched run, ``does-not-conform`` with a diagnosis at the
 longest matched prefix (the last matched record, the model state there, every enabled action,
@@ -30,7 +33,13 @@ from partsafe.checker.engine.model import Action, Model
 from partsafe.checker.engine.result import Trace
 
 S = TypeVar("S")
+#: where the search stands in a trace: a record's index, or a mapping's own hashable position
+#: (never a string: a string is why a step matches no record)
+Position = Hashable
 
+#: a node of the search tree: (state, position, hidden steps since the last record, the action
+#: that reached it, its parent's index)
+Node = tuple[Any, Position, int, Action | None, int]
 Verdict = Literal["conforms", "does-not-conform", "undecided"]
 #: the action of a record matched by a step that changes nothing
 STUTTER: Action = ("stutter",)
@@ -47,26 +56,43 @@ class TraceMapping(ABC, Generic[S]):
         """The trace's records, in order."""
 
     @abstractmethod
-    def where(self, i: int) -> str:
-        """Record `i`'s place (file:line)."""
+    def where(self, pos: Position) -> str:
+        """The place (file:line) of the next record to match at `pos`."""
 
-    def start(self, state: S) -> int | str:
-        """How many records the initial `state` accounts for (the events a model's initial state
-        shows), or why it cannot begin the trace."""
+    def start(self, state: S) -> Position | str:
+        """The position after the records the initial `state` accounts for (the events a model's
+        initial state shows), or why it cannot begin the trace; by default the first record."""
         return 0
 
-    @abstractmethod
-    def match(self, i: int, state: S, action: Action, nxt: S) -> int | str:
-        """How many records, from record `i` on, the step `state` -`action`-> `nxt` matches
-        (at least 1), or why it matches none."""
+    def finished(self, pos: Position) -> bool:
+        """Has every record been matched at `pos`?"""
+        return pos == len(self.records())
 
-    def stutter(self, i: int, state: S) -> str | None:
-        """None if record `i` is matched by a step of the design that changes nothing in
-        `state`, else why not."""
+    def progress(self, pos: Position) -> int:
+        """How many records are matched at `pos`."""
+        return pos  # type: ignore[return-value]
+
+    def last(self, pos: Position) -> str | None:
+        """The place of the last record matched at `pos` (None before any)."""
+        return self.where(pos - 1) if pos else None  # type: ignore[operator]
+
+    def consumed(self, before: Position, after: Position) -> str:
+        """The place of the records a step matched, moving from `before` to `after`."""
+        return self.where(before)
+
+    @abstractmethod
+    def match(self, pos: Position, state: S, action: Action, nxt: S) -> Sequence[Position] | str:
+        """The positions the step `state` -`action`-> `nxt` can leave the trace at, having
+        matched at least one record from `pos` on (several when the trace's names can be bound
+        in several ways), or why it matches none."""
+
+    def stutter(self, pos: Position, state: S) -> Position | str:
+        """The position after a record matched by a step of the design that changes nothing in
+        `state`, or why no such step matches the record at `pos`."""
         return "no step of the design leaves the state as it is"
 
-    def rank(self, i: int, state: S, action: Action, nxt: S) -> int:
-        """The order in which the steps that match record `i` are searched, lowest first
+    def rank(self, pos: Position, state: S, action: Action, nxt: S) -> int:
+        """The order in which the steps that match the record at `pos` are searched, lowest first
         (`action` may be `STUTTER`); by default the model's own order."""
         return 0
 
@@ -74,9 +100,9 @@ class TraceMapping(ABC, Generic[S]):
         """May this step run without a record showing it?"""
         return True
 
-    def key(self, state: S, i: int) -> Hashable:
-        """The memo key of `state` before record `i` (states with one key have the same
-        future against records i and later)."""
+    def key(self, state: S, pos: Position) -> Hashable:
+        """The memo key of `state` at `pos` (states with one key have the same future against
+        the records left)."""
         return state
 
     def action_name(self, action: Action) -> str:
@@ -88,9 +114,9 @@ class TraceMapping(ABC, Generic[S]):
         return self.model.describe_state(state)
 
     @abstractmethod
-    def explain(self, i: int, state: S) -> list[str]:
-        """Why record `i` matches no step from `state`: one sentence per candidate action (a
-        guard that fails, or a field the step makes otherwise than the record says)."""
+    def explain(self, pos: Position, state: S) -> list[str]:
+        """Why the record at `pos` matches no step from `state`: one sentence per candidate
+        action (a guard that fails, or a field the step makes otherwise than the record says)."""
 
 
 @dataclass
@@ -148,10 +174,9 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
     module's docstring)."""
     t0 = time.perf_counter()
     model = mapping.model
-    records = mapping.records()
-    n = len(records)
+    n = len(mapping.records())
     # the search tree: (state, position, hidden steps since the last record, action, parent)
-    nodes: list[tuple[Any, int, int, Action | None, int]] = []
+    nodes: list[Node] = []
     # memo: the explorer's fingerprint of (key, position) -> the fewest hidden steps it was
     # searched with (a dict: the explorer's FingerprintTable is probed in Python outside its
     # own hot loop, which costs this search a quarter of its time)
@@ -160,24 +185,24 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
     inits = list(model.init_states())
     for s in reversed(inits):
         begun = mapping.start(s)
-        if isinstance(begun, int):
+        if not isinstance(begun, str):
             nodes.append((s, begun, 0, None, -1))
             stack.append(len(nodes) - 1)
     if not stack:  # no initial state shows what the trace begins with
         nodes.append((inits[0], 0, 0, None, -1))
         return Conformance("does-not-conform", n, 0, time.perf_counter() - t0, max_hidden,
                            diagnosis=_diagnose(mapping, nodes, 0, str(mapping.start(inits[0]))))
-    deepest = stack[-1]
+    deepest, most = stack[-1], -1
     expanded = 0
     while stack:
         at = stack.pop()
-        state, i, hidden, _, _ = nodes[at]
-        if i == n:
+        state, pos, hidden, _, _ = nodes[at]
+        if mapping.finished(pos):
             init_index = _init_of(nodes, at, inits)
             return Conformance("conforms", n, expanded, time.perf_counter() - t0, max_hidden,
                                run=_run(mapping, nodes, at), init_index=init_index,
                                trace=_trace(nodes, at, init_index))
-        fp = fingerprint((mapping.key(state, i), i))
+        fp = fingerprint((mapping.key(state, pos), pos))
         before = seen.get(fp)
         if before is not None and before <= hidden:  # searched before with no more hidden steps
             continue
@@ -188,20 +213,21 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
                                incomplete_reason=f"{max_states:,} states searched "
                                                  "(--max-states)")
         expanded += 1
-        if i > nodes[deepest][1]:
-            deepest = at
-        matched: list[tuple[int, Any, int, Action]] = []
-        unlogged: list[tuple[Any, int, int, Action]] = []
+        if (done := mapping.progress(pos)) > most:
+            deepest, most = at, done
+        matched: list[tuple[int, Any, Position, Action]] = []
+        unlogged: list[tuple[Any, Position, int, Action]] = []
         for action, nxt in model.successors(state):
-            took = mapping.match(i, state, action, nxt)
-            if isinstance(took, int):
-                matched.append((mapping.rank(i, state, action, nxt), nxt, i + took, action))
+            took = mapping.match(pos, state, action, nxt)
+            if not isinstance(took, str):
+                rank = mapping.rank(pos, state, action, nxt)
+                matched.extend((rank, nxt, after, action) for after in took)
             elif hidden < max_hidden and mapping.hidden(state, action, nxt):
-                unlogged.append((nxt, i, hidden + 1, action))
-        if mapping.stutter(i, state) is None:
-            matched.append((mapping.rank(i, state, STUTTER, state), state, i + 1, STUTTER))
+                unlogged.append((nxt, pos, hidden + 1, action))
+        if not isinstance(after := mapping.stutter(pos, state), str):
+            matched.append((mapping.rank(pos, state, STUTTER, state), state, after, STUTTER))
         matched.sort(key=lambda m: m[0])  # stable: the model's order among equal ranks
-        children = [(nxt, j, 0, action) for _, nxt, j, action in matched] + unlogged
+        children = [(nxt, after, 0, action) for _, nxt, after, action in matched] + unlogged
         for child in reversed(children):  # the best-ranked match first
             nodes.append((*child, at))
             stack.append(len(nodes) - 1)
@@ -209,7 +235,7 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
                        diagnosis=_diagnose(mapping, nodes, deepest))
 
 
-def _path(nodes: list[tuple[Any, int, int, Action | None, int]], at: int) -> list[int]:
+def _path(nodes: list[Node], at: int) -> list[int]:
     out = []
     while at >= 0:
         out.append(at)
@@ -217,13 +243,13 @@ def _path(nodes: list[tuple[Any, int, int, Action | None, int]], at: int) -> lis
     return out[::-1]
 
 
-def _init_of(nodes: list[tuple[Any, int, int, Action | None, int]], at: int,
+def _init_of(nodes: list[Node], at: int,
              inits: list[Any]) -> int:
     first = nodes[_path(nodes, at)[0]][0]
     return next(k for k, s in enumerate(inits) if s == first)
 
 
-def _trace(nodes: list[tuple[Any, int, int, Action | None, int]], at: int, init_index: int
+def _trace(nodes: list[Node], at: int, init_index: int
            ) -> Trace:
     path = _path(nodes, at)
     steps = [(action, nodes[k][0]) for k in path[1:]
@@ -231,28 +257,28 @@ def _trace(nodes: list[tuple[Any, int, int, Action | None, int]], at: int, init_
     return Trace(nodes[path[0]][0], init_index, steps)
 
 
-def _run(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | None, int]],
+def _run(mapping: TraceMapping[Any], nodes: list[Node],
          at: int) -> list[tuple[str | None, Action, str]]:
     out: list[tuple[str | None, Action, str]] = []
     path = _path(nodes, at)
     for prev, cur in pairwise(path):
         _, _, hidden, action, _ = nodes[cur]
         assert action is not None
-        record = mapping.where(nodes[prev][1]) if not hidden else None
+        record = mapping.consumed(nodes[prev][1], nodes[cur][1]) if not hidden else None
         out.append((record, action, mapping.action_name(action)))
     return out
 
 
-def _diagnose(mapping: TraceMapping[Any], nodes: list[tuple[Any, int, int, Action | None, int]],
+def _diagnose(mapping: TraceMapping[Any], nodes: list[Node],
               at: int, why: str | None = None) -> Diagnosis:
     model = mapping.model
-    state, i, _, _, _ = nodes[at]
+    state, pos, _, _, _ = nodes[at]
     return Diagnosis(
-        matched=i,
-        last_matched=mapping.where(i - 1) if i > 0 else None,
-        unmatched=mapping.where(i),
+        matched=mapping.progress(pos),
+        last_matched=mapping.last(pos),
+        unmatched=mapping.where(pos),
         state=mapping.describe(state),
         enabled=[mapping.action_name(a) for a, _ in model.successors(state)],
         reasons=[f"no initial state of the model shows it: {why}"] if why is not None
-        else mapping.explain(i, state),
+        else mapping.explain(pos, state),
     )

@@ -71,12 +71,12 @@ class EventTrace(TraceMapping[Any]):
             return len(shown)
         return f"it shows {len(shown)} event(s) first: {', '.join(shown) or 'none'}"
 
-    def match(self, i: int, state: Any, action: Action, nxt: Any) -> int | str:
+    def match(self, i: int, state: Any, action: Action, nxt: Any) -> list[int] | str:
         shown = self._emits(state, action, nxt)
         if not shown:
             return "the step shows no event"
         if tuple(self.keys[i:i + len(shown)]) == shown:
-            return len(shown)
+            return [i + len(shown)]
         return f"it shows {shown[0]}"
 
     def hidden(self, state: Any, action: Action, nxt: Any) -> bool:

@@ -190,7 +190,7 @@ class TwoPhaseTrace(TraceMapping[int]):
                         f"{_show(after[var])}")
         return None
 
-    def match(self, i: int, state: int, action: Action, nxt: int) -> int | str:
+    def match(self, i: int, state: int, action: Action, nxt: int) -> list[int] | str:
         line = self.lines[i]
         if line.event is not None and action[0] != line.event:
             return f"the record is {line.event}"  # `Stuttering` too: no step of the model
@@ -199,9 +199,9 @@ class TwoPhaseTrace(TraceMapping[int]):
         if line.event_args is not None and self._args(action) != line.event_args:
             return f"the record's arguments are {list(line.event_args)}"
         if not line.updates:
-            return 1
+            return [i + 1]
         why = self._fields(line, self.variables(state), self._plain(nxt))
-        return 1 if why is None else why
+        return [i + 1] if why is None else why
 
     def _plain(self, s: int) -> Variables:
         keep = self._vars
@@ -209,10 +209,14 @@ class TwoPhaseTrace(TraceMapping[int]):
         self._vars = keep
         return v
 
-    def stutter(self, i: int, state: int) -> str | None:
+    def stutter(self, i: int, state: int) -> int | str:
         """A step that changes nothing: the trace spec's ``IsStuttering`` (a record with no
         event, or event ``Stuttering``, whose updates leave every variable as it is), or
         ``TMRcvPrepared(r)`` for an `r` already in tmPrepared."""
+        why = self._unchanged(i, state)
+        return i + 1 if why is None else why
+
+    def _unchanged(self, i: int, state: int) -> str | None:
         line = self.lines[i]
         if line.event not in (None, STUTTERING, "TMRcvPrepared"):
             return f"{line.event} always changes the state"
@@ -255,7 +259,7 @@ class TwoPhaseTrace(TraceMapping[int]):
         line = self.lines[i]
         v = self.variables(state)
         if line.event == STUTTERING:
-            return [f"the record is a step that changes nothing, and {self.stutter(i, state)}"]
+            return [f"the record is a step that changes nothing, and {self._unchanged(i, state)}"]
         kinds = [line.event] if line.event is not None else sorted(TRACED, key=list(ACTIONS).index)
         steps = self.model.successors(state)
         out = []
