@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.text import Text
 
-from partsafe.checker.cli.options import fail, scope_options
+from partsafe.checker.cli.options import fail, parse_duration_ms, scope_options
 from partsafe.checker.cli.views import stdout
 from partsafe.checker.engine.conform import STUTTER, Conformance, conform
 from partsafe.checker.protocols import catalog
+from partsafe.checker.protocols.entry import ModelEntry
 from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
+from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 
 #: the steps no record shows allowed between two records, by default: none in a TLA+ NDJSON
 #: trace (each line one step), and in an event file as many as the zoo's counterexamples have
 #: in a row (8, Ignite's rebalance)
-DEFAULT_HIDDEN = {"tla-ndjson": 0, "events": 8}
+DEFAULT_HIDDEN = {"tla-ndjson": 0, "events": 8, "logs": 8}
 #: a conformance verdict as a report verdict (`VERDICT_EXIT`)
 REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided": "incomplete"}
 
@@ -35,6 +38,9 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
 @click.option("--max-hidden", type=click.IntRange(0, 64), default=None,
               help="steps the model may take between two records that no record shows "
                    "[default: 0 for a TLA+ trace, 8 for an event file]")
+@click.option("--max-skew", "max_skew", default=f"{DEFAULT_MAX_SKEW_MS}ms", show_default=True,
+              help="the most two members' clocks may differ (0, 200ms, 1.5s): a log's records "
+                   "of different members are matched in any order these clocks allow")
 @click.option("--max-states", type=click.IntRange(1), default=5_000_000, show_default=True,
               help="states searched before the answer is undecided (exit 3)")
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
@@ -45,7 +51,8 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
               help="write a JUnit XML report: a test case per design tried")
 @scope_options
 def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
-                    max_hidden: int | None, max_states: int, trace_out: str | None,
+                    max_hidden: int | None, max_skew: str, max_states: int,
+                    trace_out: str | None,
                     as_json: bool, junit_file: str | None, **scope: int | None) -> None:
     """Could MODEL's design have produced TRACES? A depth-first search of the reference
     implementation guided by the trace: each record matched by a step (or by a step that
@@ -53,15 +60,20 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     two records. Exit 0 when it conforms (with the matched run), 1 when it does not (with where
     and why), 3 when undecided within --max-states, 2 for bad input.
 
-    TRACES are an event file (`partsafe export --events`, any model), or for twophase a TLA+
-    NDJSON trace with --config (the TwoPhase benchmark of Cirstea et al. 2024)."""
+    TRACES are the logs of a real cluster (Hazelcast's, Apache Ignite 3's: files, directories,
+    globs; a member's stream each, interleaved as --max-skew allows; the model's scope taken
+    from them unless the scope options say otherwise), an event file (`partsafe export
+    --events`, any model), or for twophase a TLA+ NDJSON trace with --config (the TwoPhase
+    benchmark of Cirstea et al. 2024)."""
     started = time.perf_counter()
     if model not in catalog.MODELS:
         fail(f"unknown model {model!r}; models: {', '.join(catalog.MODELS)}")
     entry = catalog.get(model)
-    fmt = "tla-ndjson" if model == "twophase" and config_file is not None else "events"
+    fmt = "tla-ndjson" if model == "twophase" and config_file is not None \
+        else _format(traces)
     if config_file is not None and fmt != "tla-ndjson":
         fail("--config is the configuration of a TLA+ NDJSON trace, which only twophase reads")
+    skew_ms = parse_duration_ms(max_skew)
     hidden = DEFAULT_HIDDEN[fmt] if max_hidden is None else max_hidden
     overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
     try:
@@ -74,11 +86,18 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     variants = list(entry.variant_table) if variant == "all" else [variant]
     if variant != "all" and variant not in entry.variant_table:
         fail(f"unknown {model} variant {variant!r}; known: {', '.join(entry.variant_table)}, all")
-    if len(traces) != 1:
+    if len(traces) != 1 and fmt != "logs":
         fail("give one TRACE: a TLA+ trace or an event file is one run")
-    run = _conform_twophase if fmt == "tla-ndjson" else _conform_events
-    results = [(v, run(model, traces[0], config_file, v, hidden, max_states, overrides))
-               for v in variants]
+    run: Callable[[str], Conformance]
+    if fmt == "logs":
+        overrides, run = _log_runner(entry, traces, overrides, skew_ms, hidden, max_states)
+    elif fmt == "tla-ndjson":
+        def run(v: str) -> Conformance:
+            return _conform_twophase(traces[0], config_file, v, hidden, max_states)
+    else:
+        def run(v: str) -> Conformance:
+            return _conform_events(model, traces[0], v, hidden, max_states, overrides)
+    results = [(v, run(v)) for v in variants]
     fits = [v for v, r in results if r.verdict == "conforms"]
     if trace_out is not None and fits:
         v, r = next((v, r) for v, r in results if r.verdict == "conforms")
@@ -92,7 +111,8 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     if junit_file is not None:
         _junit(junit_file, model, traces[0], results, variant == "all")
     if as_json:
-        doc: dict[str, Any] = {"model": model, "trace": traces[0], "config": config_file}
+        doc: dict[str, Any] = {"model": model, "trace": traces[0], "traces": list(traces),
+                               "config": config_file}
         if variant == "all":
             doc |= {"verdict": "conforms" if fits else results[0][1].verdict, "fits": fits,
                     "variants": {v: r.as_dict() for v, r in results}}
@@ -101,9 +121,10 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
         click.echo(dumps(doc))
     else:
         console = stdout()
+        label = " ".join(traces)
         for v, r in results:
-            _render(console, model, v, traces[0], r)
-        what = f"conform {model} ({variant}) {traces[0]}"
+            _render(console, model, v, label, r)
+        what = f"conform {model} ({variant}) {label}"
         if variant == "all":
             detail = (f"fits {', '.join(fits)}" if fits
                       else "fits no variant of the design")
@@ -113,9 +134,66 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     sys.exit(VERDICT_EXIT[verdict])
 
 
-def _conform_events(model: str, trace: str, config_file: str | None, variant: str,
-                    max_hidden: int, max_states: int, overrides: dict[str, int]
-                    ) -> Conformance:
+def _format(traces: tuple[str, ...]) -> str:
+    """``events`` when the first input is an event file, else ``logs`` (a product's logs; what
+    the scanner makes of them, `read_logs` says)."""
+    from pathlib import Path
+
+    from partsafe.traces.inputs import InputError, sniff
+
+    first = Path(traces[0])
+    if not first.is_file():
+        return "logs"  # a directory or a glob: logs; a missing file is named by the reader
+    try:
+        return "events" if sniff(first).fmt == "jsonl" else "logs"
+    except (OSError, InputError) as exc:
+        fail(f"{traces[0]}: cannot be read ({exc})")
+
+
+def _log_runner(entry: ModelEntry, traces: tuple[str, ...],
+                overrides: dict[str, int], skew_ms: int, max_hidden: int, max_states: int
+                ) -> tuple[dict[str, int], Callable[[str], Conformance]]:
+    """The scope a product's logs need (the protocol's log table's, changed by the scope
+    options), and a search of one variant against them. Exit 2 when the model has no log table
+    or a path cannot be read; exit 3 when the logs hold no record the model maps."""
+    from partsafe.checker.protocols.log_trace import LogTrace, read_logs
+    from partsafe.traces.inputs import InputError
+
+    table = entry.log_table
+    if table is None:
+        with_table = [name for name, e in catalog.MODELS.items() if e.log_table is not None]
+        fail(f"model {entry.name} reads no product's logs (its traces are event files); the "
+             f"models that do: {', '.join(with_table)}")
+    try:
+        logs = read_logs(traces, table)
+    except (InputError, OSError) as exc:
+        fail(str(exc))
+    if not logs.streams:
+        aside = "; ".join(f"{t}: {why} ({n})" for (t, why), n in logs.set_aside.items())
+        reason = (f"the logs hold no record the {entry.name} model maps"
+                  + (f" (set aside: {aside})" if aside else ""))
+        print_verdict(stdout(), f"conform {entry.name} {' '.join(traces)}", "incomplete", 0.0,
+                      reason)
+        sys.exit(VERDICT_EXIT["incomplete"])
+    scope = table.scope(logs.records()) | overrides
+    try:
+        entry.scope(scope)
+    except ValueError as exc:
+        fail(f"the scope the logs need: {exc}")
+
+    def run(variant: str) -> Conformance:
+        r = conform(LogTrace(entry.make(variant, scope), table, logs, skew_ms),
+                    max_hidden=max_hidden, max_states=max_states)
+        r.context |= {"scope": scope, "files": logs.files, "lines": logs.lines,
+                      "set_aside": [{"type": t, "why": why, "records": n}
+                                    for (t, why), n in logs.set_aside.items()]}
+        return r
+
+    return scope, run
+
+
+def _conform_events(model: str, trace: str, variant: str, max_hidden: int, max_states: int,
+                    overrides: dict[str, int]) -> Conformance:
     """An event file against `model`'s `variant` at the scope the options give (an exported
     run's scope is its artifact's `params`)."""
     from partsafe.checker.protocols.event_trace import EventTrace, read_events
@@ -134,9 +212,8 @@ def _conform_events(model: str, trace: str, config_file: str | None, variant: st
                    max_states=max_states)
 
 
-def _conform_twophase(model: str, trace: str, config_file: str | None, variant: str,
-                      max_hidden: int, max_states: int, overrides: dict[str, int]
-                      ) -> Conformance:
+def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hidden: int,
+                      max_states: int) -> Conformance:
     from partsafe.checker.protocols.twophase import TwoPhase
     from partsafe.checker.protocols.twophase_trace import TwoPhaseTrace
     from partsafe.traces.tla_ndjson import TraceFormatError, read_config, read_trace
@@ -238,6 +315,30 @@ def _detail(r: Conformance) -> str:
             f"({r.states:,} states searched)")
 
 
+#: the most steps of a matched run a report lists (--json and --trace-out give all)
+RUN_SHOWN = 40
+
+
+def _render_logs(line: Callable[[str], None], r: Conformance) -> None:
+    """What a report on logs adds: the scope they were matched at, the log's names as the
+    model's ids, what was set aside and why, and the matched run, step by step."""
+    c = r.context
+    if "scope" not in c:
+        return
+    line("  scope: " + ", ".join(f"{k}={v}" for k, v in c["scope"].items()))
+    for space, names in c.get("bound", {}).items():
+        line(f"  {space}s: " + ", ".join(f"{lv} = {mv}" for lv, mv in names.items()))
+    for aside in c["set_aside"]:
+        line(f"  set aside: {aside['records']} {aside['type']}: {aside['why']}")
+    if r.verdict != "conforms":
+        return
+    line("  the matched run:")
+    for where, _, name in r.run[:RUN_SHOWN]:
+        line(f"    {where or '(not logged)':<32} {name}")
+    if len(r.run) > RUN_SHOWN:
+        line(f"    … {len(r.run) - RUN_SHOWN} steps more (--json, --trace-out)")
+
+
 def _render(console: Console, model: str, variant: str, trace: str, r: Conformance) -> None:
     """The report of one design: each line whole (a terminal wraps it for the eye; a file or a
     pipe keeps paths and records in one piece, for grep)."""
@@ -246,6 +347,7 @@ def _render(console: Console, model: str, variant: str, trace: str, r: Conforman
 
     line(f"{model} ({variant}) against {trace}: {r.verdict}, {r.records:,} records, "
          f"{r.states:,} states searched, {r.seconds:.2f} s")
+    _render_logs(line, r)
     d = r.diagnosis
     if r.verdict == "conforms" or d is None:
         return

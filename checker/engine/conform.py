@@ -59,10 +59,11 @@ class TraceMapping(ABC, Generic[S]):
     def where(self, pos: Position) -> str:
         """The place (file:line) of the next record to match at `pos`."""
 
-    def start(self, state: S) -> Position | str:
-        """The position after the records the initial `state` accounts for (the events a model's
-        initial state shows), or why it cannot begin the trace; by default the first record."""
-        return 0
+    def start(self, state: S) -> Sequence[Position] | str:
+        """The positions after the records the initial `state` accounts for (the events a
+        model's initial state shows), or why it cannot begin the trace; by default the first
+        record."""
+        return [0]
 
     def finished(self, pos: Position) -> bool:
         """Has every record been matched at `pos`?"""
@@ -96,8 +97,8 @@ class TraceMapping(ABC, Generic[S]):
         (`action` may be `STUTTER`); by default the model's own order."""
         return 0
 
-    def hidden(self, state: S, action: Action, nxt: S) -> bool:
-        """May this step run without a record showing it?"""
+    def hidden(self, pos: Position, state: S, action: Action, nxt: S) -> bool:
+        """May this step run at `pos` without a record showing it?"""
         return True
 
     def key(self, state: S, pos: Position) -> Hashable:
@@ -112,6 +113,11 @@ class TraceMapping(ABC, Generic[S]):
     def describe(self, state: S) -> dict[str, Any]:
         """`state` in the trace's terms, for a diagnosis (by default the model's view)."""
         return self.model.describe_state(state)
+
+    def summary(self, pos: Position) -> dict[str, Any]:
+        """What the report shows of the trace at `pos`, the end of the matched run or the
+        longest matched prefix (a log's names as the model's ids); by default nothing."""
+        return {}
 
     @abstractmethod
     def explain(self, pos: Position, state: S) -> list[str]:
@@ -154,6 +160,9 @@ class Conformance:
     trace: Trace | None = None
     diagnosis: Diagnosis | None = None
     incomplete_reason: str | None = None
+    #: the mapping's `summary` where the search ended (the matched run's end, else the longest
+    #: matched prefix)
+    context: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"verdict": self.verdict, "records": self.records,
@@ -165,7 +174,7 @@ class Conformance:
             out["diagnosis"] = self.diagnosis.as_dict()
         if self.incomplete_reason is not None:
             out["incomplete_reason"] = self.incomplete_reason
-        return out
+        return out | self.context
 
 
 def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
@@ -185,8 +194,8 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
     inits = list(model.init_states())
     for s in reversed(inits):
         begun = mapping.start(s)
-        if not isinstance(begun, str):
-            nodes.append((s, begun, 0, None, -1))
+        for pos in ([] if isinstance(begun, str) else reversed(begun)):
+            nodes.append((s, pos, 0, None, -1))
             stack.append(len(nodes) - 1)
     if not stack:  # no initial state shows what the trace begins with
         nodes.append((inits[0], 0, 0, None, -1))
@@ -201,7 +210,8 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
             init_index = _init_of(nodes, at, inits)
             return Conformance("conforms", n, expanded, time.perf_counter() - t0, max_hidden,
                                run=_run(mapping, nodes, at), init_index=init_index,
-                               trace=_trace(nodes, at, init_index))
+                               trace=_trace(nodes, at, init_index),
+                               context=mapping.summary(pos))
         fp = fingerprint((mapping.key(state, pos), pos))
         before = seen.get(fp)
         if before is not None and before <= hidden:  # searched before with no more hidden steps
@@ -211,7 +221,8 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
             return Conformance("undecided", n, expanded, time.perf_counter() - t0, max_hidden,
                                diagnosis=_diagnose(mapping, nodes, deepest),
                                incomplete_reason=f"{max_states:,} states searched "
-                                                 "(--max-states)")
+                                                 "(--max-states)",
+                               context=mapping.summary(nodes[deepest][1]))
         expanded += 1
         if (done := mapping.progress(pos)) > most:
             deepest, most = at, done
@@ -222,7 +233,7 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
             if not isinstance(took, str):
                 rank = mapping.rank(pos, state, action, nxt)
                 matched.extend((rank, nxt, after, action) for after in took)
-            elif hidden < max_hidden and mapping.hidden(state, action, nxt):
+            elif hidden < max_hidden and mapping.hidden(pos, state, action, nxt):
                 unlogged.append((nxt, pos, hidden + 1, action))
         if not isinstance(after := mapping.stutter(pos, state), str):
             matched.append((mapping.rank(pos, state, STUTTER, state), state, after, STUTTER))
@@ -232,7 +243,8 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
             nodes.append((*child, at))
             stack.append(len(nodes) - 1)
     return Conformance("does-not-conform", n, expanded, time.perf_counter() - t0, max_hidden,
-                       diagnosis=_diagnose(mapping, nodes, deepest))
+                       diagnosis=_diagnose(mapping, nodes, deepest),
+                       context=mapping.summary(nodes[deepest][1]))
 
 
 def _path(nodes: list[Node], at: int) -> list[int]:

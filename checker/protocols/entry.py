@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.checker.engine.model import Model
+from partsafe.checker.protocols.log_trace import LogTable
 from partsafe.refimpl import profiles
 from partsafe.refimpl.profiles import Profile, Rule
 from partsafe.refimpl.variants import Variant
@@ -49,6 +50,8 @@ class ModelEntry:
     action_kinds: tuple[str, ...] = ()
     #: the protocol's release rules by name (refimpl/profiles.py; none for twophase)
     rule_table: Mapping[str, Rule] = field(default_factory=dict)
+    #: how a product's logs show the model's steps (`partsafe conform` on logs), if they do
+    log_table: LogTable | None = None
 
     def rules_of(self, profile: str) -> list[Rule | Variant]:
         """The rules profile `profile` follows in this model, each a `Rule` of the protocol's

@@ -65,10 +65,10 @@ class EventTrace(TraceMapping[Any]):
         self._emitted = (state, action, keys)
         return keys
 
-    def start(self, state: Any) -> int | str:
+    def start(self, state: Any) -> list[int] | str:
         shown = tuple(_key(e) for e in self.model.init_events(state))
         if tuple(self.keys[:len(shown)]) == shown:
-            return len(shown)
+            return [len(shown)]
         return f"it shows {len(shown)} event(s) first: {', '.join(shown) or 'none'}"
 
     def match(self, i: int, state: Any, action: Action, nxt: Any) -> list[int] | str:
@@ -79,7 +79,7 @@ class EventTrace(TraceMapping[Any]):
             return [i + len(shown)]
         return f"it shows {shown[0]}"
 
-    def hidden(self, state: Any, action: Action, nxt: Any) -> bool:
+    def hidden(self, i: int, state: Any, action: Action, nxt: Any) -> bool:
         return not self._emits(state, action, nxt)
 
     def explain(self, i: int, state: Any) -> list[str]:

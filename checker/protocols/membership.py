@@ -9,11 +9,12 @@ mastership claim) its `RULE_TABLE`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal
 from partsafe.checker.protocols.entry import ModelEntry, Param
+from partsafe.checker.protocols.log_trace import Bind, Ignore, LogTable, Order, Shown
 from partsafe.refimpl.membership import (
     RULE_TABLE,
     VARIANT_TABLE,
@@ -22,6 +23,7 @@ from partsafe.refimpl.membership import (
     MembersUpdate,
 )
 from partsafe.specs.membership import MONITORS as MEMBERSHIP_MONITORS
+from partsafe.traces import events as ev
 
 
 def _member(world: World, proto: Membership, node: str) -> MemberState | None:
@@ -113,6 +115,107 @@ def build_membership(variant: str, scope: dict[str, int],
                       busy=_busy)
 
 
+_MEMBER = Bind("member")
+_VERSION = Order("member list version")
+_PARTITION_SERVICE = ("a partition service message: the partition models (migration, shutdown, "
+                      "parallel) have its steps")
+
+
+def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
+    """The scope a Hazelcast log needs of the membership model (002): its initial members are
+    the members of the earliest member list it shows, with every member named before that list
+    (a member removed as the log begins), but the ones whose start the log shows first (they
+    join), bar the list's master (which founded the cluster); every other member it names is a
+    joiner. A removal needs a crash or a false suspicion: one of each per member removed."""
+    ordered = sorted(records, key=lambda e: (e.order or 0))
+    first = next((e for e in ordered if isinstance(e, ev.MemberListInstalled)), None)
+    before = ordered[:ordered.index(first)] if first is not None else ordered
+    started = {e.member for e in before if isinstance(e, ev.MemberStarted)}
+    initial: list[str] = []
+    if first is not None:
+        initial = [m for m in first.members if m not in started or m == first.master]
+    for e in before:
+        for name in _named(e):
+            if name not in initial and name not in started:
+                initial.append(name)
+    named = {n for e in records for n in _named(e)}
+    removed = {e.removed for e in records if isinstance(e, ev.MemberRemoved)}
+    joiners = len(named - set(initial))
+    return {"members": max(1, len(initial)), "joiners": joiners, "joins": joiners,
+            "crashes": len(removed), "suspicions": len(removed)}
+
+
+def _named(e: ev.Event) -> list[str]:
+    out = [e.member]
+    for name in ("members", "removed", "suspect", "candidate", "master"):
+        v = getattr(e, name, None)
+        out.extend(v if isinstance(v, tuple) else [v] if isinstance(v, str) else [])
+    return out
+
+
+#: how a Hazelcast log (at INFO) shows the membership model's steps (002; the messages of
+#: docs/validation.md, "The messages read", families 2 to 5 and 11)
+LOG_TABLE = LogTable(
+    product="Hazelcast",
+    shown={
+        "member_started": Shown("LifecycleService: [h]:p is STARTING (a dormant node joins)",
+                                fields={"uuid": Ignore("the model's members have no UUIDs")}),
+        "member_list_installed": Shown(
+            "ClusterService: Members {size:N, ver:V} [ Member [h]:p - uuid … ] (every list a "
+            "member applies)",
+            fields={"members": _MEMBER, "master": _MEMBER, "version": _VERSION,
+                    "uuids": Ignore("the model's members have no UUIDs")}),
+        "member_removed": Shown(
+            "MembershipManager: Removing Member [h]:p - uuid (on the master; the model also "
+            "lets a member remove a crashed master on its own, which Hazelcast does not print)",
+            always=False, fields={"removed": _MEMBER, "version": _VERSION}),
+        "member_suspected": Shown(
+            "MembershipManager (WARNING): Member [h]:p - uuid is suspected to be dead for "
+            "reason: r (on a member that is not the master; the master removes at once)",
+            always=False, fields={"suspect": _MEMBER,
+                                  "reason": Ignore("the product's wording, not the model's")}),
+        "explicit_suspicion": Shown(
+            "ExplicitSuspicionOp: Received suspicion request from: [h]:p", always=False,
+            fields={"sender": _MEMBER, "reason": Ignore("the product's wording")}),
+        "suspicion_removed": Shown(
+            "MembershipManager: Removed suspicion of Member [h]:p - uuid. Reason: r",
+            always=False, fields={"suspect": _MEMBER}),
+        "mastership_claim_started": Shown(
+            "MembershipManager: Local MembersView{…} with suspected members: […] and initial "
+            "addresses to ask: […]",
+            fields={"suspected": Ignore("the log shows every member suspected, the model the "
+                                        "older ones"),
+                    "members": Ignore("the model's event does not carry the list")}),
+        "mastership_claimed": Shown(
+            "MembershipManager: Mastership is claimed with: MembersView{…}",
+            fields={"members": _MEMBER, "version": _VERSION}),
+        "mastership_claim_accepted": Shown(
+            "ClusterServiceImpl (WARNING): Mastership of [h]:p is accepted. Response: "
+            "MembersView{…}", fields={"candidate": _MEMBER, "version": _VERSION}),
+        "mastership_claim_sent": Shown(
+            "MembershipManager (FINE): Asking MembersView of [h]:p", always=False,
+            fields={"target": _MEMBER}),
+        "mastership_acceptance_received": Shown(
+            "MembershipManager (FINE): A more recent MembersView{…} is received from [h]:p",
+            always=False, fields={"sender": _MEMBER, "version": _VERSION, "members": _MEMBER}),
+    },
+    actions={"join": lambda action: ev.MemberStarted(member=action[1])},
+    starts=lambda member: ev.MemberStarted(member=member),
+    outside={t: _PARTITION_SERVICE for t in (
+        "repartitioning", "migrations_completed", "migration_started", "migration_finished",
+        "migration_failed", "migration_committed", "migration_rolled_back", "migrations_waiting",
+        "partition_table_applied", "partition_table_published", "partition_version_applied",
+        "partition_table_conflict", "partition_table_fetch", "partition_lost",
+        "shutdown_requested", "shutdown_request_handled", "shutdown_allowed", "member_left",
+        "promotion_committed", "replica_cleared", "replica_synced", "plan_started",
+        "plan_state", "plan_decision", "plan_order")} | {
+        "split_brain_merge": "a merge of two clusters: the model runs one cluster",
+        "cluster_state_changed": "the cluster state (ACTIVE, FROZEN, …) is not modelled",
+    },
+    scope=log_scope,
+)
+
+
 MEMBERSHIP = ModelEntry(
     name="membership",
     title="Hazelcast 3.9 cluster membership",
@@ -129,6 +232,7 @@ MEMBERSHIP = ModelEntry(
     },
     variant_table=VARIANT_TABLE,
     rule_table=RULE_TABLE,
+    log_table=LOG_TABLE,
     build=build_membership,
     action_kinds=("deliver", "timer", "suspect", "heartbeat", "crash", "join", "false-suspect",
                   "drop", "duplicate", "timer-race"),

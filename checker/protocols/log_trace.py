@@ -1,0 +1,505 @@
+"""A protocol model against the logs of a real cluster: Hazelcast's or Apache Ignite 3's, one
+stream of records per member, read by the same parsers as `partsafe validate`.
+
+What a log shows of a model's step is one declarative table per protocol (`LogTable`, beside the
+protocol's model: `membership.LOG_TABLE`, ...): for each event type a step emits that the
+product prints, the message that prints it, whether it is printed every time (`Shown.always`)
+and how each field of the record is compared (`Bind`, `Order`, `Ignore`). Steps whose events no
+log prints run hidden; event types the product prints and the model has no step for are set
+aside, each with the table's reason, and counted in the report (nothing is dropped unsaid).
+
+The search position is where each member's stream stands, with what the log's names and numbers
+are bound to so far:
+
+- Names. A log names members by address or UUID, partitions by number, raft groups by name; the
+  model by its own symmetric ids. Each is bound on first use, one to one (`Bind`): the search
+  tries every binding a record allows, so a log is matched up to a renaming of the model's ids.
+- Numbers. A log that starts mid-run shows member list versions (terms, revisions) the model's
+  small run numbers differently, and Hazelcast raises a list's version by the members a join
+  adds, where the model raises it by one. Such a field is bound monotonically (`Order`): two
+  records' versions must compare as the model's do, and one version is one model version.
+- Order across members. A member's own records keep their order. Across members only the clock
+  bound orders them: a record may be matched while no other member's next record is certainly
+  earlier (its timestamp more than `max_skew_ms` plus the 1 ms of a timestamp before). Causal
+  edges (a list installed after its master printed it) need no rule here: the model's own
+  messages enforce them.
+- Partial logs. A log is an excerpt: before a member's first record, after its last, and between
+  two of its files, its steps are not printed, so a step there may leave out even an event the
+  table says is always printed. Such steps, and steps with no printed event, are hidden: at most
+  `max_hidden` in a row (the engine's bound).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from partsafe.checker.engine.conform import TraceMapping
+from partsafe.checker.engine.model import Action, Model
+from partsafe.checker.report import event_json
+from partsafe.checker.validation.shards import stamped
+from partsafe.traces.events import UNKNOWN_MEMBER, Event, Quiescent
+from partsafe.traces.inputs import expand
+from partsafe.traces.scanner import Scanner
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bind:
+    """A field naming things of one kind (`space`: members, partitions, migrations, raft groups):
+    the log's name and the model's id are bound one to one. A tuple of names is bound element by
+    element (`unordered`: as sets, where the product prints them in its own order)."""
+
+    space: str
+    unordered: bool = False
+
+
+@dataclass(frozen=True)
+class Order:
+    """A number the log and the model count differently (a member list version, a term): bound
+    one to one and in order, within `space`."""
+
+    space: str
+
+
+@dataclass(frozen=True)
+class Ignore:
+    """A field the model and the log do not share the meaning of, with `why`."""
+
+    why: str
+
+
+Role = Bind | Order | Ignore
+MEMBER = Bind("member")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How a product's log shows one event type of the model's steps: one row of a `LogTable`.
+    `message` is the product's (logger and wording, for the docs and a diagnosis); `always`, that
+    it is printed each time the step happens at the level the log is written at (INFO), else it
+    may be missing (a lower level, or a branch that does not print it); `fields` the role of each
+    field other than `member` (a field not named is compared as it is; a field the log leaves
+    unset, None, is not compared)."""
+
+    message: str
+    always: bool = True
+    fields: Mapping[str, Role] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LogTable:
+    """One protocol's table: how its model's steps show in a product's logs.
+
+    `shown`: event type -> how logs show it. `actions`: an action kind whose step emits no event,
+    but which the product logs (a member's start) -> the event it logs, made from the action.
+    `starts`: the event a member prints as it starts, which an initial member may show before
+    the events of the model's initial state (a log that begins with the cluster). `outside`: an
+    event type the product logs and the model has no step for -> why. `scope`: the model's
+    scope a log needs (its members, its joiners), from the log's records."""
+
+    product: str
+    shown: Mapping[str, Shown]
+    actions: Mapping[str, Callable[[Action], Event]] = field(default_factory=dict)
+    starts: Callable[[str], Event] | None = None
+    outside: Mapping[str, str] = field(default_factory=dict)
+    scope: Callable[[Sequence[Event]], dict[str, int]] = lambda records: {}
+
+
+# --- the records --------------------------------------------------------------------------------
+
+
+class LogInputError(Exception):
+    """A log that cannot be read, or holds nothing the model maps (the message says which)."""
+
+
+@dataclass
+class LogRecords:
+    """The records of some log files: per member, in its order (a member's files merged by their
+    timestamps), with what was set aside and why."""
+
+    files: list[str]
+    lines: int
+    streams: dict[str, list[tuple[tuple[int, int, int, int], Event]]]
+    set_aside: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def records(self) -> list[Event]:
+        return [e for stream in self.streams.values() for _, e in stream]
+
+
+def read_logs(paths: Sequence[str], table: LogTable) -> LogRecords:
+    """The records of the logs at `paths` that `table` maps (files, directories, globs; read by
+    `partsafe validate`'s scanner); LogInputError names a path that cannot be read."""
+    scanner = Scanner("auto")
+    candidates = expand(list(paths))
+    files: list[str] = []
+    streams: dict[str, list[tuple[tuple[int, int, int, int], Event]]] = {}
+    aside: Counter[tuple[str, str]] = Counter()
+    mapped = set(table.shown) | {table.actions[k]((k, "")).type for k in table.actions}
+    for c in candidates:
+        if c.skipped is not None:
+            aside[("(file)", f"{c.path}: {c.skipped}")] += 1
+            continue
+        found = list(scanner.scan(Path(c.path), str(c.path), c.explicit))
+        tally = scanner.accounting.files[-1]
+        if tally.skipped is not None:
+            aside[("(file)", f"{c.path}: {tally.skipped}")] += 1
+            continue
+        for key, e in stamped(len(files), found):
+            if isinstance(e, Quiescent):
+                continue
+            if e.type not in mapped:
+                aside[(e.type, table.outside.get(e.type, f"the {table.product} table maps no "
+                                                         "step of the model to it"))] += 1
+            elif e.member == UNKNOWN_MEMBER:
+                aside[(e.type, "the log does not say which member printed it")] += 1
+            else:
+                streams.setdefault(e.member, []).append((key, e))
+        files.append(str(c.path))
+    for stream in streams.values():
+        stream.sort(key=lambda pair: pair[0])
+    malformed = scanner.accounting.malformed
+    for m in malformed:
+        aside[("(malformed)", f"{m.file}:{m.line}: {m.reason}")] += 1
+    return LogRecords(files, scanner.accounting.lines, streams, aside)
+
+
+# --- the mapping --------------------------------------------------------------------------------
+
+#: a binding: (kind, space, model value, log value) with kind ``b`` (one to one) or ``o`` (in
+#: order), kept sorted so that one set of bindings is one position
+Binding = tuple[tuple[str, str, Any, Any], ...]
+#: where the search stands: each stream's next record, and the bindings so far
+LogPosition = tuple[tuple[int, ...], Binding]
+
+
+class _Bound:
+    """The bindings of one position, as dictionaries, extended while one step is matched."""
+
+    __slots__ = ("ordered", "to_log", "to_model")
+
+    def __init__(self, binding: Binding) -> None:
+        self.to_log: dict[tuple[str, Any], Any] = {}
+        self.to_model: dict[tuple[str, Any], Any] = {}
+        self.ordered: dict[str, list[tuple[Any, Any]]] = {}
+        for kind, space, mv, lv in binding:
+            self.to_log[(space, mv)] = lv
+            self.to_model[(space, lv)] = mv
+            if kind == "o":
+                self.ordered.setdefault(space, []).append((mv, lv))
+
+    def copy(self) -> _Bound:
+        out = _Bound(())
+        out.to_log, out.to_model = dict(self.to_log), dict(self.to_model)
+        out.ordered = {k: list(v) for k, v in self.ordered.items()}
+        return out
+
+    def frozen(self) -> Binding:
+        ordered = {(s, mv) for s, pairs in self.ordered.items() for mv, _ in pairs}
+        return tuple(sorted((("o" if (space, mv) in ordered else "b"), space, mv, lv)
+                            for (space, mv), lv in self.to_log.items()))
+
+    def bind(self, space: str, mv: Any, lv: Any) -> str | None:
+        """Bind model value `mv` to log value `lv` one to one, or say why not."""
+        had = self.to_log.get((space, mv), _NONE)
+        if had is not _NONE:
+            return None if had == lv else f"the model's {mv} is the log's {had}, not {lv}"
+        other = self.to_model.get((space, lv), _NONE)
+        if other is not _NONE:
+            return f"the log's {lv} is the model's {other}, not {mv}"
+        self.to_log[(space, mv)] = lv
+        self.to_model[(space, lv)] = mv
+        return None
+
+    def order(self, space: str, mv: Any, lv: Any) -> str | None:
+        """Bind `mv` to `lv` one to one and in order with the earlier pairs, or say why not."""
+        if (space, mv) in self.to_log:
+            return self.bind(space, mv, lv)
+        for m2, l2 in self.ordered.get(space, ()):
+            if (mv > m2) != (lv > l2):
+                return (f"the model's {space} {mv} comes {'after' if mv > m2 else 'before'} "
+                        f"its {m2} (the log's {l2}); the log shows {lv}")
+        why = self.bind(space, mv, lv)
+        if why is None:
+            self.ordered.setdefault(space, []).append((mv, lv))
+        return why
+
+
+_NONE = object()
+
+
+class LogTrace(TraceMapping[Any]):
+    """The records of a real cluster's logs (`read_logs`) against `model`, shown as `table`
+    says, the members' streams interleaved within `max_skew_ms` (see the module's docstring)."""
+
+    def __init__(self, model: Model[Any], table: LogTable, logs: LogRecords,
+                 max_skew_ms: int) -> None:
+        self.model = model
+        self.table = table
+        self.logs = logs
+        self.names = list(logs.streams)
+        self.streams = [logs.streams[n] for n in self.names]
+        self.stream_of = {n: k for k, n in enumerate(self.names)}
+        self.skew = max_skew_ms
+        self._roles = {t: self._field_roles(t, s) for t, s in table.shown.items()}
+        self._cache: tuple[Any, Action, tuple[Event, ...]] | None = None
+        self._records = logs.records()
+
+    @staticmethod
+    def _field_roles(etype: str, shown: Shown) -> list[tuple[str, Role | None]]:
+        from partsafe.traces.events import _REGISTRY
+        names = [f.name for f in dataclasses.fields(_REGISTRY[etype])
+                 if f.name not in ("order", "source")]
+        unknown = set(shown.fields) - set(names)
+        if unknown:
+            raise ValueError(f"the log table of {etype} names fields it has not: "
+                             f"{', '.join(sorted(unknown))}")
+        return [(n, MEMBER if n == "member" else shown.fields.get(n)) for n in names]
+
+    # -- the trace
+
+    def records(self) -> list[Event]:
+        return self._records
+
+    def _place(self, e: Event) -> str:
+        return f"{e.source.file}:{e.source.line}" if e.source is not None else e.type
+
+    def where(self, pos: LogPosition) -> str:
+        heads = [(self.streams[k][i][0], k) for k, i in enumerate(pos[0])
+                 if i < len(self.streams[k])]
+        if not heads:
+            return "the end of the logs"
+        _, k = min(heads)
+        return self._place(self.streams[k][pos[0][k]][1])
+
+    def finished(self, pos: LogPosition) -> bool:
+        return all(i == len(s) for i, s in zip(pos[0], self.streams, strict=True))
+
+    def progress(self, pos: LogPosition) -> int:
+        return sum(pos[0])
+
+    def last(self, pos: LogPosition) -> str | None:
+        done = [(self.streams[k][i - 1][0], k, i - 1) for k, i in enumerate(pos[0]) if i]
+        if not done:
+            return None
+        _, k, i = max(done)
+        return self._place(self.streams[k][i][1])
+
+    def consumed(self, before: LogPosition, after: LogPosition) -> str:
+        k = next(k for k, (a, b) in enumerate(zip(before[0], after[0], strict=True)) if a != b)
+        return self._place(self.streams[k][before[0][k]][1])
+
+    # -- steps
+
+    def _events(self, state: Any, action: Action, nxt: Any) -> tuple[Event, ...]:
+        """The events of a step that the table says a log may print."""
+        c = self._cache
+        if c is not None and c[0] is state and c[1] == action:
+            return c[2]
+        made = self.table.actions.get(action[0])
+        found = ((made(action),) if made is not None else ()) + tuple(
+            e for e in self.model.step_events(state, action, nxt) if e.type in self.table.shown)
+        self._cache = (state, action, found)
+        return found
+
+    def start(self, state: Any) -> list[LogPosition] | str:
+        init: tuple[Event, ...] = ()
+        starts, begun = self.table.starts, set()
+        for e in self.model.init_events(state):
+            if starts is not None and e.member not in begun:
+                begun.add(e.member)
+                init += (starts(e.member),)
+            if e.type in self.table.shown:
+                init += (e,)
+        begin: LogPosition = (tuple(0 for _ in self.streams), ())
+        return list(self._matches(begin, init, 0, _Bound(()), list(begin[0]), False, True))
+
+    def match(self, pos: LogPosition, state: Any, action: Action, nxt: Any
+              ) -> list[LogPosition] | str:
+        shown = self._events(state, action, nxt)
+        if not shown:
+            return "the step prints nothing a log shows"
+        found = list(self._matches(pos, shown, 0, _Bound(pos[1]), list(pos[0]), False, False))
+        return found or self._why(pos, shown)
+
+    def hidden(self, pos: LogPosition, state: Any, action: Action, nxt: Any) -> bool:
+        bound = _Bound(pos[1])
+        return all(self._unprinted(pos[0], e, bound) for e in self._events(state, action, nxt))
+
+    def _unprinted(self, at: Sequence[int], e: Event, bound: _Bound) -> bool:
+        """May `e` go unprinted at `at`: not always printed, or its member's log is not there
+        (no file of it, before its first record, after its last, between two of its files)?"""
+        if not self.table.shown[e.type].always:
+            return True
+        name = bound.to_log.get(("member", e.member), _NONE)
+        if name is _NONE or name not in self.stream_of:
+            return True
+        k = self.stream_of[name]
+        i, stream = at[k], self.streams[k]
+        return i == 0 or i == len(stream) or stream[i - 1][1].source is None \
+            or stream[i][1].source is None \
+            or stream[i - 1][1].source.file != stream[i][1].source.file  # type: ignore[union-attr]
+
+    def _matches(self, pos: LogPosition, shown: Sequence[Event], j: int, bound: _Bound,
+                 at: list[int], took: bool, init: bool) -> Iterator[LogPosition]:
+        """Every position the events `shown[j:]` can leave the trace at from `at` (each event
+        matched to a stream's next record, or left unprinted where it may be)."""
+        if j == len(shown):
+            if took or init:
+                yield (tuple(at), bound.frozen())
+            return
+        e = shown[j]
+        name = bound.to_log.get(("member", e.member), _NONE)
+        candidates = ([self.stream_of[name]] if name in self.stream_of else [])\
+            if name is not _NONE else [k for k, n in enumerate(self.names)
+                                       if ("member", n) not in bound.to_model]
+        for k in candidates:
+            i = at[k]
+            if i == len(self.streams[k]) or not self._in_time(at, k):
+                continue
+            record = self.streams[k][i][1]
+            if record.type != e.type:
+                continue
+            b = bound.copy()
+            if self._compare(e, record, b) is None:
+                at[k] += 1
+                yield from self._matches(pos, shown, j + 1, b, at, True, init)
+                at[k] -= 1
+        if init or self._unprinted(at, e, bound):
+            yield from self._matches(pos, shown, j + 1, bound, at, took, init)
+
+    def _in_time(self, at: Sequence[int], k: int) -> bool:
+        """May stream `k`'s next record come now: is no other stream's next record certainly
+        earlier (by more than the clock bound and a timestamp's millisecond)?"""
+        t = self.streams[k][at[k]][0][0]
+        if not t:
+            return True
+        for k2, i in enumerate(at):
+            if k2 != k and i < len(self.streams[k2]):
+                t2 = self.streams[k2][i][0][0]
+                if t2 and t2 + self.skew + 1 < t:
+                    return False
+        return True
+
+    def _compare(self, e: Event, record: Event, b: _Bound) -> str | None:
+        """Does `record` show model event `e`, binding names and numbers in `b`? None if so,
+        else the first field that differs."""
+        for name, role in self._roles[e.type]:
+            lv = getattr(record, name)
+            if lv is None or isinstance(role, Ignore):
+                continue
+            mv = getattr(e, name)
+            why = _compare_field(name, role, mv, lv, b)
+            if why is not None:
+                return why
+        return None
+
+    # -- the diagnosis
+
+    def _why(self, pos: LogPosition, shown: Sequence[Event]) -> str:
+        bound = _Bound(pos[1])
+        e = next((e for e in shown if not self._unprinted(pos[0], e, bound)), shown[0])
+        name = bound.to_log.get(("member", e.member), _NONE)
+        if name is _NONE or name not in self.stream_of:
+            return f"it prints {_show(e)}, which no next record shows"
+        k = self.stream_of[name]
+        i = pos[0][k]
+        if i == len(self.streams[k]):
+            return f"it prints {_show(e)} after {name}'s last record"
+        record = self.streams[k][i][1]
+        if record.type != e.type:
+            return f"it prints {_show(e)} where {name}'s log shows {_show(record)}"
+        if not self._in_time(pos[0], k):
+            return f"{name}'s next record is later than another member's next by more than " \
+                   f"the clock bound ({self.skew} ms)"
+        why = self._compare(e, record, bound.copy())
+        return f"it prints {_show(e)}; {why}"
+
+    def explain(self, pos: LogPosition, state: Any) -> list[str]:
+        out = []
+        heads = [f"{self.names[k]}: {self._place(s[i][1])} {_show(s[i][1])}"
+                 for k, (i, s) in enumerate(zip(pos[0], self.streams, strict=True))
+                 if i < len(s)]
+        out.append("the next records: " + "; ".join(heads))
+        for action, nxt in self.model.successors(state):
+            if not self._events(state, action, nxt):
+                continue
+            took = self.match(pos, state, action, nxt)
+            if isinstance(took, str):
+                out.append(f"{self.model.describe_action(action)[0]}: {took}")
+        if len(out) == 1:
+            out.append("no enabled step prints an event a log shows")
+        return out
+
+    def describe(self, state: Any) -> dict[str, Any]:
+        return self.model.describe_state(state)
+
+    def summary(self, pos: LogPosition) -> dict[str, Any]:
+        """The log's names and numbers as the model's, by space (``member``: each address or
+        name the log gives a member, and the model's id for it)."""
+        out: dict[str, dict[str, str]] = {}
+        for _, space, mv, lv in pos[1]:
+            out.setdefault(space, {})[str(lv)] = str(mv)
+        return {"bound": out}
+
+
+def _compare_field(name: str, role: Role | None, mv: Any, lv: Any, b: _Bound) -> str | None:
+    if role is None:
+        return None if mv == lv else f"{name}: the model's is {mv!r}, the log's {lv!r}"
+    if isinstance(role, Order):
+        if mv is None:
+            return f"{name}: the model has none, the log shows {lv}"
+        return b.order(role.space, mv, lv)
+    assert isinstance(role, Bind)
+    if isinstance(lv, tuple):
+        if not isinstance(mv, tuple) or len(mv) != len(lv):
+            return f"{name}: the model's is {_names(mv)}, the log's {_names(lv)}"
+        if role.unordered:
+            return _bind_sets(role.space, name, mv, lv, b)
+        for m1, l1 in zip(mv, lv, strict=True):
+            why = b.bind(role.space, m1, l1)
+            if why is not None:
+                return f"{name}: {why}"
+        return None
+    if mv is None:
+        return f"{name}: the model has none, the log shows {lv}"
+    why = b.bind(role.space, mv, lv)
+    return None if why is None else f"{name}: {why}"
+
+
+def _bind_sets(space: str, name: str, mv: tuple[Any, ...], lv: tuple[Any, ...],
+               b: _Bound) -> str | None:
+    """Bind two collections as sets: the bound ones must correspond; the rest are bound in the
+    order given (a set's unbound members are interchangeable as far as this record shows)."""
+    left = [m for m in mv if (space, m) not in b.to_log]
+    rest = list(lv)
+    for m in mv:
+        if (space, m) in b.to_log:
+            if b.to_log[(space, m)] not in rest:
+                return f"{name}: the model's {m} is the log's {b.to_log[(space, m)]}, " \
+                       f"which the log's {_names(lv)} leaves out"
+            rest.remove(b.to_log[(space, m)])
+    for m, l1 in zip(left, rest, strict=True):
+        why = b.bind(space, m, l1)
+        if why is not None:
+            return f"{name}: {why}"
+    return None
+
+
+def _names(v: Any) -> str:
+    return "[" + ", ".join(map(str, v)) + "]" if isinstance(v, tuple) else str(v)
+
+
+def _show(e: Event) -> str:
+    d = event_json(e)
+    d.pop("source", None)
+    kind = d.pop("type")
+    member = d.pop("member")
+    shown = (f"{k}={_names(tuple(v) if isinstance(v, list) else v)}"
+             for k, v in d.items() if v not in (None, (), []))
+    return f"{kind} at {member} " + ", ".join(shown)
