@@ -142,8 +142,10 @@ def _format(traces: tuple[str, ...]) -> str:
     from partsafe.traces.inputs import InputError, sniff
 
     first = Path(traces[0])
+    if not first.exists() and not any(c in traces[0] for c in "*?["):
+        fail(f"{traces[0]}: cannot be read (no such file or directory)")
     if not first.is_file():
-        return "logs"  # a directory or a glob: logs; a missing file is named by the reader
+        return "logs"  # a directory or a glob
     try:
         return "events" if sniff(first).fmt == "jsonl" else "logs"
     except (OSError, InputError) as exc:
