@@ -402,23 +402,38 @@ class LogTrace(TraceMapping[Any]):
     # -- the diagnosis
 
     def _why(self, pos: LogPosition, shown: Sequence[Event]) -> str:
-        bound = _Bound(pos[1])
-        e = next((e for e in shown if not self._unprinted(pos[0], e, bound)), shown[0])
-        name = bound.to_log.get(("member", e.member), _NONE)
-        if name is _NONE or name not in self.stream_of:
-            return f"it prints {_show(e)}, which no next record shows"
-        k = self.stream_of[name]
-        i = pos[0][k]
-        if i == len(self.streams[k]):
-            return f"it prints {_show(e)} after {name}'s last record"
-        record = self.streams[k][i][1]
-        if record.type != e.type:
-            return f"it prints {_show(e)} where {name}'s log shows {_show(record)}"
-        if not self._in_time(pos[0], k):
-            return f"{name}'s next record is later than another member's next by more than " \
-                   f"the clock bound ({self.skew} ms)"
-        why = self._compare(e, record, bound.copy())
-        return f"it prints {_show(e)}; {why}"
+        """Why the events a step prints match no records at `pos`: the first event, in the
+        step's order, that a printed log must show and its member's next record does not (the
+        ones before it matched as far as they could)."""
+        bound, at = _Bound(pos[1]), list(pos[0])
+        first = ""
+        for e in shown:
+            name = bound.to_log.get(("member", e.member), _NONE)
+            k = self.stream_of.get(name) if name is not _NONE else None  # type: ignore[arg-type]
+            record = self.streams[k][at[k]][1] if k is not None and at[k] < len(
+                self.streams[k]) else None
+            why: str | None
+            if k is None:
+                why = "which no next record shows"
+            elif record is None:
+                why = f"after {name}'s last record"
+            elif record.type != e.type:
+                why = f"where {name}'s log shows {_show(record)} ({self._place(record)})"
+            elif not self._in_time(at, k):
+                why = (f"but {name}'s next record ({self._place(record)}) is later than another "
+                       f"member's next by more than the clock bound ({self.skew} ms)")
+            else:
+                b = bound.copy()
+                why = self._compare(e, record, b)
+                if why is None:
+                    bound, at[k] = b, at[k] + 1
+                    continue
+                why = f"where {name}'s log shows {_show(record)} ({self._place(record)}): {why}"
+            text = f"it prints {_show(e)} {why}"
+            if not self._unprinted(at, e, bound):
+                return text
+            first = first or text
+        return first or "its events match the records only in part"
 
     def explain(self, pos: LogPosition, state: Any) -> list[str]:
         out = []

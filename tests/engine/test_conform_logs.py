@@ -1,0 +1,161 @@
+"""`partsafe conform` on the logs of real clusters: the shown Hazelcast logs against the 3.9
+membership design (002), logs edited to leave it, the clock bound across members, and the
+input contract."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker.cli.main import main
+from partsafe.checker.engine.conform import conform
+from partsafe.checker.protocols import catalog
+from partsafe.checker.protocols.log_trace import LogTrace, read_logs
+from partsafe.traces import events as ev
+from partsafe.traces.writer import LogWriter
+
+LOGS = Path(__file__).parent.parent / "data" / "logs"
+#: the shown logs that print membership, as the clusters they come from (hz_04 + hz_05: one
+#: cluster of 3.9.4; hz_06 to hz_08: one of 4.0.1; hz_28: 3.7) and one file at a time
+CLUSTERS = [("hz_04", "hz_05"), ("hz_06", "hz_07", "hz_08"), ("hz_28",), ("hz_04",),
+            ("hz_05",), ("hz_06",), ("hz_07",), ("hz_08",)]
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, ["conform", *args])
+    return r.exit_code, r.output
+
+
+def _run(paths: list[Path], variant: str = "fixed", skew_ms: int = 100, max_hidden: int = 8):
+    entry = catalog.get("membership")
+    assert entry.log_table is not None
+    logs = read_logs([str(p) for p in paths], entry.log_table)
+    model = entry.make(variant, entry.log_table.scope(logs.records()))
+    return conform(LogTrace(model, entry.log_table, logs, skew_ms), max_hidden=max_hidden)
+
+
+@pytest.mark.parametrize("files", CLUSTERS, ids=["+".join(c) for c in CLUSTERS])
+def test_the_shown_hazelcast_logs_conform_to_the_membership_design(files: tuple[str, ...]
+                                                                    ) -> None:
+    """Every membership record of the shown logs is matched by a run of the 3.9 design: each
+    member list, start and removal, with the log's addresses bound to the model's members."""
+    r = _run([LOGS / f"{f}.log" for f in files])
+    assert r.verdict == "conforms", r.diagnosis
+    assert r.records > 0
+    names = r.context["bound"]["member"]
+    assert len(set(names.values())) == len(names)  # one to one
+
+
+def test_a_cluster_report_names_its_members_versions_and_what_it_set_aside() -> None:
+    code, out = _cli("membership", *(str(LOGS / f"hz_0{k}.log") for k in (6, 7, 8)), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "conforms"
+    assert doc["bound"]["member"] == {"<ip>:<portA>": "A", "<ip>:<portB>": "B"}
+    assert doc["bound"]["member list version"] == {"4": "2", "5": "3"}
+    assert doc["scope"]["members"] == 1 and doc["scope"]["joiners"] == 1
+    assert {a["type"] for a in doc["set_aside"]} == {"repartitioning", "migrations_completed"}
+    # the master's list after the removal is matched by the same step as the removal
+    assert [s["record"].split("/")[-1] for s in doc["run"] if s["record"]] == \
+        ["hz_07.log:1", "hz_06.log:2", "hz_07.log:5", "hz_08.log:3"]
+
+
+def _edited(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    text = (LOGS / name).read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_a_member_installing_its_masters_list_at_another_version_does_not_conform(
+        tmp_path: Path) -> None:
+    """hz_07 edited: B prints the master's list {size:2} at version 3 where the master printed
+    4. One list of the design is one version everywhere: the diagnosis names B's line and the
+    binding it breaks."""
+    b = _edited(tmp_path, "hz_07.log", "Members {size:2, ver:4}", "Members {size:2, ver:3}")
+    r = _run([LOGS / "hz_06.log", b])
+    assert r.verdict == "does-not-conform"
+    d = r.diagnosis
+    assert d is not None and d.unmatched.endswith("hz_07.log:5")
+    assert any("version" in reason and "4" in reason and "3" in reason for reason in d.reasons)
+
+
+def test_a_master_printing_an_older_version_after_a_removal_does_not_conform(
+        tmp_path: Path) -> None:
+    """hz_08 edited: after removing B the master prints version 3, older than the 4 it printed
+    with B: the design only raises a version."""
+    a = _edited(tmp_path, "hz_08.log", "Members {size:1, ver:5}", "Members {size:1, ver:3}")
+    r = _run([LOGS / "hz_06.log", LOGS / "hz_07.log", a])
+    assert r.verdict == "does-not-conform"
+    assert r.diagnosis is not None and r.diagnosis.unmatched.endswith("hz_08.log:3")
+    assert any("log shows member_list_installed" in x and "comes after its 2" in x
+               for x in r.diagnosis.reasons), r.diagnosis.reasons
+    assert r.diagnosis.last_matched is not None and \
+        r.diagnosis.last_matched.endswith("hz_07.log:5")
+
+
+def _two_member_logs(folder: Path, slave_first_by: int) -> list[Path]:
+    """A joins B: B's start, A's list with B, B's copy of it; B's lines `slave_first_by`
+    seconds before A's list (a clock that far behind)."""
+    a, b = "10.0.0.1:5701", "10.0.0.2:5701"
+    events = [
+        ev.MemberListInstalled(member=a, version=1, members=(a,), master=a, order=0),
+        ev.MemberStarted(member=b, order=10 - slave_first_by),
+        ev.MemberListInstalled(member=a, version=2, members=(a, b), master=a, order=10),
+        ev.MemberListInstalled(member=b, version=2, members=(a, b), master=a,
+                               order=10 - slave_first_by),
+    ]
+    folder.mkdir()
+    files = {m: (folder / f"{m.replace(':', '-')}.log").open("w") for m in (a, b)}
+    LogWriter().write(events, lambda m: files[m])
+    for f in files.values():
+        f.close()
+    return sorted(folder.iterdir())
+
+
+def test_members_are_interleaved_only_as_the_clock_bound_allows(tmp_path: Path) -> None:
+    """B's copy of the list stamped 5 s before its master printed it: within 100 ms of skew no
+    order of the design has it (the master publishes first); with 10 s of skew, one does."""
+    logs = _two_member_logs(tmp_path / "skewed", 5)
+    far = _run(logs, skew_ms=100)
+    assert far.verdict == "does-not-conform"
+    assert far.diagnosis is not None
+    assert any("clock bound" in reason for reason in far.diagnosis.reasons)
+    assert _run(logs, skew_ms=10_000).verdict == "conforms"
+    assert _run(_two_member_logs(tmp_path / "on-time", 0), skew_ms=100).verdict == "conforms"
+
+
+def test_unlogged_steps_are_bounded_by_max_hidden() -> None:
+    """hz_08 alone: B's crash and A's suspicion print nothing before A's removal (a false
+    suspicion matches at once); the removal and the list are one step. With no hidden step
+    allowed it still conforms; a log that needs more hidden steps than allowed does not."""
+    assert _run([LOGS / "hz_08.log"], max_hidden=0).verdict == "conforms"
+    # hz_05 alone: B's list needs the master's unlogged acceptance of the join first
+    assert _run([LOGS / "hz_05.log"], max_hidden=1).verdict == "conforms"
+    assert _run([LOGS / "hz_05.log"], max_hidden=0).verdict == "does-not-conform"
+
+
+def test_logs_with_no_membership_record_are_incomplete_and_say_why() -> None:
+    code, out = _cli("membership", str(LOGS / "hz_11.log"), str(LOGS / "hz_17.log"))
+    flat = " ".join(out.split())
+    assert code == 3 and "hold no record the membership model maps" in flat
+    assert "repartitioning" in flat and "partition service" in flat
+
+
+def test_a_model_without_a_log_table_is_named(tmp_path: Path) -> None:
+    code, out = _cli("twophase", str(LOGS / "hz_06.log"))
+    assert code == 2 and "reads no product's logs" in out
+
+
+def test_a_directory_of_logs_is_read_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "cluster"
+    folder.mkdir()
+    for k in (6, 7, 8):
+        shutil.copy(LOGS / f"hz_0{k}.log", folder)
+    code, out = _cli("membership", str(folder))
+    assert code == 0, out
+    assert "verdict: OK" in out and "the matched run:" in out
