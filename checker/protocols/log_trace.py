@@ -249,6 +249,7 @@ class LogTrace(TraceMapping[Any]):
         self._roles = {t: self._field_roles(t, s) for t, s in table.shown.items()}
         self._cache: tuple[Any, Action, tuple[Event, ...]] | None = None
         self._records = logs.records()
+        self._bound_of: tuple[Binding, _Bound] | None = None
 
     @staticmethod
     def _field_roles(etype: str, shown: Shown) -> list[tuple[str, Role | None]]:
@@ -324,11 +325,18 @@ class LogTrace(TraceMapping[Any]):
         shown = self._events(state, action, nxt)
         if not shown:
             return "the step prints nothing a log shows"
-        found = list(self._matches(pos, shown, 0, _Bound(pos[1]), list(pos[0]), False, False))
-        return found or self._why(pos, shown)
+        found = list(self._matches(pos, shown, 0, self._bound(pos), list(pos[0]), False, False))
+        return found or "its events match no next records (`explain` says why)"
+
+    def _bound(self, pos: LogPosition) -> _Bound:
+        """The bindings of `pos` (the search asks for one position's many times in a row; a
+        match copies them before it binds more)."""
+        if self._bound_of is None or self._bound_of[0] is not pos[1]:
+            self._bound_of = (pos[1], _Bound(pos[1]))
+        return self._bound_of[1]
 
     def hidden(self, pos: LogPosition, state: Any, action: Action, nxt: Any) -> bool:
-        bound = _Bound(pos[1])
+        bound = self._bound(pos)
         return all(self._unprinted(pos[0], e, bound) for e in self._events(state, action, nxt))
 
     def _unprinted(self, at: Sequence[int], e: Event, bound: _Bound) -> bool:
@@ -444,9 +452,9 @@ class LogTrace(TraceMapping[Any]):
         for action, nxt in self.model.successors(state):
             if not self._events(state, action, nxt):
                 continue
-            took = self.match(pos, state, action, nxt)
-            if isinstance(took, str):
-                out.append(f"{self.model.describe_action(action)[0]}: {took}")
+            shown = self._events(state, action, nxt)
+            if isinstance(self.match(pos, state, action, nxt), str):
+                out.append(f"{self.model.describe_action(action)[0]}: {self._why(pos, shown)}")
         if len(out) == 1:
             out.append("no enabled step prints an event a log shows")
         return out

@@ -126,7 +126,9 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     the members of the earliest member list it shows, with every member named before that list
     (a member removed as the log begins), but the ones whose start the log shows first (they
     join), bar the list's master (which founded the cluster); every other member it names is a
-    joiner. A removal needs a crash or a false suspicion: one of each per member removed."""
+    joiner. A member suspected or removed needs a crash or a false suspicion: one of each per
+    such member. Hazelcast's master republishes its list periodically, so one such publish may
+    race a newer list."""
     ordered = sorted(records, key=lambda e: (e.order or 0))
     first = next((e for e in ordered if isinstance(e, ev.MemberListInstalled)), None)
     before = ordered[:ordered.index(first)] if first is not None else ordered
@@ -139,10 +141,11 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
             if name not in initial and name not in started:
                 initial.append(name)
     named = {n for e in records for n in _named(e)}
-    removed = {e.removed for e in records if isinstance(e, ev.MemberRemoved)}
+    failed = {e.removed for e in records if isinstance(e, ev.MemberRemoved)} | {
+        e.suspect for e in records if isinstance(e, ev.MemberSuspected)}
     joiners = len(named - set(initial))
     return {"members": max(1, len(initial)), "joiners": joiners, "joins": joiners,
-            "crashes": len(removed), "suspicions": len(removed)}
+            "crashes": len(failed), "suspicions": len(failed), "publishes": 1}
 
 
 def _named(e: ev.Event) -> list[str]:
