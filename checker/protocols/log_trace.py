@@ -20,9 +20,11 @@ are bound to so far:
   records' versions must compare as the model's do, and one version is one model version.
 - Order across members. A member's own records keep their order. Across members only the clock
   bound orders them: a record may be matched while no other member's next record is certainly
-  earlier (its timestamp more than `max_skew_ms` plus the 1 ms of a timestamp before). Causal
-  edges (a list installed after its master printed it) need no rule here: the model's own
-  messages enforce them.
+  earlier (its timestamp more than `max_skew_ms` plus the 1 ms of a timestamp before). A
+  message the table says another thread prints later (`Shown.deferred`: the migration thread's
+  repartitioning, 250 ms after the join that triggered it, with the joiner's own list between
+  them) is not placed. Causal edges (a list installed after its master printed it) need no rule
+  here: the model's own messages enforce them.
 - Partial logs. A log is an excerpt: before a member's first record, after its last, and between
   two of its files, its steps are not printed, so a step there may leave out even an event the
   table says is always printed. Such steps, and steps with no printed event, are hidden: at most
@@ -90,14 +92,28 @@ class Shown:
     message: str
     always: bool = True
     fields: Mapping[str, Role] = field(default_factory=dict)
+    #: printed later by another thread than the step's (Hazelcast's migration thread runs the
+    #: repartitioning a join or a removal triggers): not placed in time against other members'
+    #: records
+    deferred: bool = False
+
+
+@dataclass(frozen=True)
+class Maybe:
+    """An event a table's `LogTable.prints` adds that the product may not print (a list the
+    model leaves implicit, which a log written from the model's events lacks)."""
+
+    event: Event
 
 
 @dataclass(frozen=True)
 class LogTable:
     """One protocol's table: how its model's steps show in a product's logs.
 
-    `shown`: event type -> how logs show it. `actions`: an action kind whose step emits no event,
-    but which the product logs (a member's start) -> the event it logs, made from the action.
+    `shown`: event type -> how logs show it. `prints`: the events the product prints for a step,
+    from the model's (model, state, action, next state, the step's events): where the product
+    prints what the model leaves implicit (a member's start, the list a partition model's
+    member changes), in the order the product prints them; by default the model's events.
     `starts`: the event a member prints as it starts, which an initial member may show before
     the events of the model's initial state (a log that begins with the cluster). `outside`: an
     event type the product logs and the model has no step for -> why. `scope`: the model's
@@ -105,7 +121,8 @@ class LogTable:
 
     product: str
     shown: Mapping[str, Shown]
-    actions: Mapping[str, Callable[[Action], Event]] = field(default_factory=dict)
+    prints: Callable[[Any, Any, Action, Any, tuple[Event, ...]], tuple[Event | Maybe, ...]] | \
+        None = None
     starts: Callable[[str], Event] | None = None
     outside: Mapping[str, str] = field(default_factory=dict)
     scope: Callable[[Sequence[Event]], dict[str, int]] = lambda records: {}
@@ -140,7 +157,7 @@ def read_logs(paths: Sequence[str], table: LogTable) -> LogRecords:
     files: list[str] = []
     streams: dict[str, list[tuple[tuple[int, int, int, int], Event]]] = {}
     aside: Counter[tuple[str, str]] = Counter()
-    mapped = set(table.shown) | {table.actions[k]((k, "")).type for k in table.actions}
+    mapped = set(table.shown)
     for c in candidates:
         if c.skipped is not None:
             aside[("(file)", f"{c.path}: {c.skipped}")] += 1
@@ -176,6 +193,8 @@ def read_logs(paths: Sequence[str], table: LogTable) -> LogRecords:
 Binding = tuple[tuple[str, str, Any, Any], ...]
 #: where the search stands: each stream's next record, and the bindings so far
 LogPosition = tuple[tuple[int, ...], Binding]
+#: an event a step prints, and whether a log that covers the step must show it
+Printed = tuple[Event, bool]
 
 
 class _Bound:
@@ -247,7 +266,7 @@ class LogTrace(TraceMapping[Any]):
         self.stream_of = {n: k for k, n in enumerate(self.names)}
         self.skew = max_skew_ms
         self._roles = {t: self._field_roles(t, s) for t, s in table.shown.items()}
-        self._cache: tuple[Any, Action, tuple[Event, ...]] | None = None
+        self._cache: tuple[Any, Action, tuple[Printed, ...]] | None = None
         self._records = logs.records()
         self._bound_of: tuple[Binding, _Bound] | None = None
 
@@ -297,26 +316,34 @@ class LogTrace(TraceMapping[Any]):
 
     # -- steps
 
-    def _events(self, state: Any, action: Action, nxt: Any) -> tuple[Event, ...]:
-        """The events of a step that the table says a log may print."""
+    def _events(self, state: Any, action: Action, nxt: Any) -> tuple[Printed, ...]:
+        """The events of a step that the table says a log may print, each with whether a log
+        must print it (the table's `Shown.always`, unless `Maybe`)."""
         c = self._cache
         if c is not None and c[0] is state and c[1] == action:
             return c[2]
-        made = self.table.actions.get(action[0])
-        found = ((made(action),) if made is not None else ()) + tuple(
-            e for e in self.model.step_events(state, action, nxt) if e.type in self.table.shown)
+        events: tuple[Event | Maybe, ...] = self.model.step_events(state, action, nxt)
+        if self.table.prints is not None:
+            events = self.table.prints(self.model, state, action, nxt, events)  # type: ignore
+        found = tuple(self._printed(e) for e in events
+                      if (e.event if isinstance(e, Maybe) else e).type in self.table.shown)
         self._cache = (state, action, found)
         return found
 
+    def _printed(self, e: Event | Maybe) -> Printed:
+        if isinstance(e, Maybe):
+            return e.event, False
+        return e, self.table.shown[e.type].always
+
     def start(self, state: Any) -> list[LogPosition] | str:
-        init: tuple[Event, ...] = ()
+        init: tuple[Printed, ...] = ()
         starts, begun = self.table.starts, set()
         for e in self.model.init_events(state):
             if starts is not None and e.member not in begun:
                 begun.add(e.member)
-                init += (starts(e.member),)
+                init += ((starts(e.member), False),)
             if e.type in self.table.shown:
-                init += (e,)
+                init += ((e, False),)
         begin: LogPosition = (tuple(0 for _ in self.streams), ())
         return list(self._matches(begin, init, 0, _Bound(()), list(begin[0]), False, True))
 
@@ -339,10 +366,12 @@ class LogTrace(TraceMapping[Any]):
         bound = self._bound(pos)
         return all(self._unprinted(pos[0], e, bound) for e in self._events(state, action, nxt))
 
-    def _unprinted(self, at: Sequence[int], e: Event, bound: _Bound) -> bool:
-        """May `e` go unprinted at `at`: not always printed, or its member's log is not there
-        (no file of it, before its first record, after its last, between two of its files)?"""
-        if not self.table.shown[e.type].always:
+    def _unprinted(self, at: Sequence[int], printed: Printed, bound: _Bound) -> bool:
+        """May an event go unprinted at `at`: not one a log must print, or its member's log is
+        not there (no file of it, before its first record, after its last, between two of its
+        files)?"""
+        e, must = printed
+        if not must:
             return True
         name = bound.to_log.get(("member", e.member), _NONE)
         if name is _NONE or name not in self.stream_of:
@@ -353,7 +382,7 @@ class LogTrace(TraceMapping[Any]):
             or stream[i][1].source is None \
             or stream[i - 1][1].source.file != stream[i][1].source.file  # type: ignore[union-attr]
 
-    def _matches(self, pos: LogPosition, shown: Sequence[Event], j: int, bound: _Bound,
+    def _matches(self, pos: LogPosition, shown: Sequence[Printed], j: int, bound: _Bound,
                  at: list[int], took: bool, init: bool) -> Iterator[LogPosition]:
         """Every position the events `shown[j:]` can leave the trace at from `at` (each event
         matched to a stream's next record, or left unprinted where it may be)."""
@@ -361,14 +390,15 @@ class LogTrace(TraceMapping[Any]):
             if took or init:
                 yield (tuple(at), bound.frozen())
             return
-        e = shown[j]
+        e = shown[j][0]
+        placed = not self.table.shown[e.type].deferred
         name = bound.to_log.get(("member", e.member), _NONE)
         candidates = ([self.stream_of[name]] if name in self.stream_of else [])\
             if name is not _NONE else [k for k, n in enumerate(self.names)
                                        if ("member", n) not in bound.to_model]
         for k in candidates:
             i = at[k]
-            if i == len(self.streams[k]) or not self._in_time(at, k):
+            if i == len(self.streams[k]) or (placed and not self._in_time(at, k)):
                 continue
             record = self.streams[k][i][1]
             if record.type != e.type:
@@ -378,7 +408,7 @@ class LogTrace(TraceMapping[Any]):
                 at[k] += 1
                 yield from self._matches(pos, shown, j + 1, b, at, True, init)
                 at[k] -= 1
-        if init or self._unprinted(at, e, bound):
+        if init or self._unprinted(at, shown[j], bound):
             yield from self._matches(pos, shown, j + 1, bound, at, took, init)
 
     def _in_time(self, at: Sequence[int], k: int) -> bool:
@@ -409,13 +439,14 @@ class LogTrace(TraceMapping[Any]):
 
     # -- the diagnosis
 
-    def _why(self, pos: LogPosition, shown: Sequence[Event]) -> str:
+    def _why(self, pos: LogPosition, shown: Sequence[Printed]) -> str:
         """Why the events a step prints match no records at `pos`: the first event, in the
         step's order, that a printed log must show and its member's next record does not (the
         ones before it matched as far as they could)."""
         bound, at = _Bound(pos[1]), list(pos[0])
         first = ""
-        for e in shown:
+        for printed in shown:
+            e = printed[0]
             name = bound.to_log.get(("member", e.member), _NONE)
             k = self.stream_of.get(name) if name is not _NONE else None  # type: ignore[arg-type]
             record = self.streams[k][at[k]][1] if k is not None and at[k] < len(
@@ -427,7 +458,7 @@ class LogTrace(TraceMapping[Any]):
                 why = f"after {name}'s last record"
             elif record.type != e.type:
                 why = f"where {name}'s log shows {_show(record)} ({self._place(record)})"
-            elif not self._in_time(at, k):
+            elif not self.table.shown[e.type].deferred and not self._in_time(at, k):
                 why = (f"but {name}'s next record ({self._place(record)}) is later than another "
                        f"member's next by more than the clock bound ({self.skew} ms)")
             else:
@@ -438,7 +469,7 @@ class LogTrace(TraceMapping[Any]):
                     continue
                 why = f"where {name}'s log shows {_show(record)} ({self._place(record)}): {why}"
             text = f"it prints {_show(e)} {why}"
-            if not self._unprinted(at, e, bound):
+            if not self._unprinted(at, printed, bound):
                 return text
             first = first or text
         return first or "its events match the records only in part"
@@ -476,7 +507,7 @@ def _compare_field(name: str, role: Role | None, mv: Any, lv: Any, b: _Bound) ->
         return None if mv == lv else f"{name}: the model's is {mv!r}, the log's {lv!r}"
     if isinstance(role, Order):
         if mv is None:
-            return f"{name}: the model has none, the log shows {lv}"
+            return f"{name}: the model numbers none here, the log shows {lv}"
         return b.order(role.space, mv, lv)
     assert isinstance(role, Bind)
     if isinstance(lv, tuple):

@@ -121,14 +121,12 @@ _PARTITION_SERVICE = ("a partition service message: the partition models (migrat
                       "parallel) have its steps")
 
 
-def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
-    """The scope a Hazelcast log needs of the membership model (002): its initial members are
-    the members of the earliest member list it shows, with every member named before that list
-    (a member removed as the log begins), but the ones whose start the log shows first (they
-    join), bar the list's master (which founded the cluster); every other member it names is a
-    joiner. A member suspected or removed needs a crash or a false suspicion: one of each per
-    such member. Hazelcast's master republishes its list periodically, so one such publish may
-    race a newer list."""
+def log_members(records: Sequence[ev.Event]) -> tuple[int, int, set[str]]:
+    """How many initial members and joiners a Hazelcast log needs, and the members it shows
+    suspected or removed. The initial members are the members of the earliest member list it
+    shows, with every member named before that list (a member removed as the log begins), but
+    the ones whose start the log shows first (they join), bar the list's master (which founded
+    the cluster); every other member it names is a joiner."""
     ordered = sorted(records, key=lambda e: (e.order or 0))
     first = next((e for e in ordered if isinstance(e, ev.MemberListInstalled)), None)
     before = ordered[:ordered.index(first)] if first is not None else ordered
@@ -143,35 +141,49 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     named = {n for e in records for n in _named(e)}
     failed = {e.removed for e in records if isinstance(e, ev.MemberRemoved)} | {
         e.suspect for e in records if isinstance(e, ev.MemberSuspected)}
-    joiners = len(named - set(initial))
-    return {"members": max(1, len(initial)), "joiners": joiners, "joins": joiners,
+    return max(1, len(initial)), len(named - set(initial)), failed
+
+
+def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
+    """The scope a Hazelcast log needs of the membership model (002): its members and joiners
+    (`log_members`). A member suspected or removed needs a crash or a false suspicion: one of
+    each per such member. Hazelcast's master republishes its list periodically, so one such
+    publish may race a newer list."""
+    members, joiners, failed = log_members(records)
+    return {"members": members, "joiners": joiners, "joins": joiners,
             "crashes": len(failed), "suspicions": len(failed), "publishes": 1}
 
 
 def _named(e: ev.Event) -> list[str]:
     out = [e.member]
-    for name in ("members", "removed", "suspect", "candidate", "master"):
+    for name in ("members", "removed", "suspect", "candidate", "master", "requester"):
         v = getattr(e, name, None)
         out.extend(v if isinstance(v, tuple) else [v] if isinstance(v, str) else [])
     return out
 
+
+#: how a Hazelcast log shows a member's start, a member list and a removal (the partition
+#: models' tables have these rows too)
+MEMBER_ROWS = {
+    "member_started": Shown("LifecycleService: [h]:p is STARTING (a dormant node joins)",
+                            fields={"uuid": Ignore("the model's members have no UUIDs")}),
+    "member_list_installed": Shown(
+        "ClusterService: Members {size:N, ver:V} [ Member [h]:p - uuid … ] (every list a "
+        "member applies)",
+        fields={"members": _MEMBER, "master": _MEMBER, "version": _VERSION,
+                "uuids": Ignore("the model's members have no UUIDs")}),
+    "member_removed": Shown(
+        "MembershipManager: Removing Member [h]:p - uuid (on the master; the model also "
+        "lets a member remove a crashed master on its own, which Hazelcast does not print)",
+        always=False, fields={"removed": _MEMBER, "version": _VERSION}),
+}
 
 #: how a Hazelcast log (at INFO) shows the membership model's steps (002; the messages of
 #: docs/validation.md, "The messages read", families 2 to 5 and 11)
 LOG_TABLE = LogTable(
     product="Hazelcast",
     shown={
-        "member_started": Shown("LifecycleService: [h]:p is STARTING (a dormant node joins)",
-                                fields={"uuid": Ignore("the model's members have no UUIDs")}),
-        "member_list_installed": Shown(
-            "ClusterService: Members {size:N, ver:V} [ Member [h]:p - uuid … ] (every list a "
-            "member applies)",
-            fields={"members": _MEMBER, "master": _MEMBER, "version": _VERSION,
-                    "uuids": Ignore("the model's members have no UUIDs")}),
-        "member_removed": Shown(
-            "MembershipManager: Removing Member [h]:p - uuid (on the master; the model also "
-            "lets a member remove a crashed master on its own, which Hazelcast does not print)",
-            always=False, fields={"removed": _MEMBER, "version": _VERSION}),
+        **MEMBER_ROWS,
         "member_suspected": Shown(
             "MembershipManager (WARNING): Member [h]:p - uuid is suspected to be dead for "
             "reason: r (on a member that is not the master; the master removes at once)",
@@ -202,7 +214,8 @@ LOG_TABLE = LogTable(
             "MembershipManager (FINE): A more recent MembersView{…} is received from [h]:p",
             always=False, fields={"sender": _MEMBER, "version": _VERSION, "members": _MEMBER}),
     },
-    actions={"join": lambda action: ev.MemberStarted(member=action[1])},
+    prints=lambda model, state, action, nxt, events: (
+        (ev.MemberStarted(member=action[1]), *events) if action[0] == "join" else events),
     starts=lambda member: ev.MemberStarted(member=member),
     outside={t: _PARTITION_SERVICE for t in (
         "repartitioning", "migrations_completed", "migration_started", "migration_finished",
