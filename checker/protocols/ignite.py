@@ -19,13 +19,14 @@ refimpl/ignite.py's `VARIANT_TABLE` (docs/extending.md).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any, cast
 
 from partsafe.checker.actor.faults import RESTART
 from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
+from partsafe.checker.protocols.log_trace import Bind, Ignore, LogTable, Maybe, Order, Shown
 from partsafe.checker.report import canonical
 from partsafe.refimpl.ignite import (
     CANDIDATE,
@@ -42,8 +43,9 @@ from partsafe.refimpl.ignite import (
     RequestVote,
     Vote,
 )
-from partsafe.refimpl.metastore import STABLE, Rev, Store, invoke
+from partsafe.refimpl.metastore import PENDING, PLANNED, STABLE, TRIGGER, Rev, Store, invoke
 from partsafe.specs.ignite import ignite_monitors
+from partsafe.traces import events as ev
 
 #: parts whose revisions `RevisionRanks` remembers at most (as the actor layer's RENAMED_LIMIT)
 REVISIONS_LIMIT = 200_000
@@ -445,6 +447,91 @@ def without_log_history(world: World) -> World:
     return world._replace(nodes=tuple(nodes))
 
 
+_NODE = Bind("member")
+_NODES = Bind("member", unordered=True)
+_TERM = Order("term")
+_GROUP = Bind("raft group")
+#: the metastore keys whose writes Ignite's rebalance lines print
+_PRINTED_KEYS = frozenset({STABLE, PENDING, TRIGGER, PLANNED})
+
+
+def _printed(model: ActorModel, world: World, action: Action, nxt: World,
+             events: tuple[ev.Event, ...]) -> tuple[ev.Event | Maybe, ...]:
+    """What Apache Ignite 3 prints for a step of the rebalance model (001): JRaft's ``become
+    leader of group, term=T, conf=…`` line is read as the leader's configuration and its
+    election (a ``raft_peers_changed`` before the ``raft_leader``); a vote for another node is
+    JRaft's ``received RequestVoteRequest`` line, which says nothing of the grant (a `Maybe`);
+    the metastore's own writes and the operator's data nodes are no node's line, and of the
+    keys a node writes only stable, pending (with its trigger) and planned are printed (not
+    the switch's reduce and append)."""
+    out: list[ev.Event | Maybe] = []
+    nodes = set(model.names)
+    for e in events:
+        if e.member not in nodes or (isinstance(e, ev.AssignmentsChanged)
+                                     and e.key not in _PRINTED_KEYS):
+            continue
+        if isinstance(e, ev.RaftLeader):
+            out.append(ev.RaftPeersChanged(member=e.member, peers=e.peers, term=e.term,
+                                           group=e.group))
+        out.append(Maybe(e) if isinstance(e, ev.RaftVote) and e.candidate != e.member else e)
+    return tuple(out)
+
+
+def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
+    """The scope an Ignite 3 log needs of the rebalance model: the nodes of the first raft
+    configuration it shows (else every node it names) hold the partition; every other node is
+    a spare; a restart per restart it shows; a baseline change where it shows a rebalance
+    (assignments.pending or .planned written)."""
+    ordered = sorted(records, key=lambda e: e.order or 0)
+    first = next((e for e in ordered if isinstance(e, ev.RaftStarted | ev.RaftLeader)), None)
+    named = {e.member for e in records}
+    holders = set(first.peers) if first is not None else named
+    pending = any(isinstance(e, ev.AssignmentsChanged) and e.key != STABLE for e in records)
+    return {"nodes": max(1, len(holders)), "spares": len(named - holders),
+            "restarts": sum(isinstance(e, ev.NodeRestarted) for e in records),
+            "baseline-changes": int(pending)}
+
+
+#: how Apache Ignite 3's logs show the rebalance model's steps (001; the messages of
+#: docs/validation.md, "Apache Ignite 3 logs"): JRaft's elections and configurations, the
+#: rebalance's writes of pending, planned and stable
+LOG_TABLE = LogTable(
+    product="Apache Ignite 3",
+    shown={
+        "raft_started": Shown(
+            "NodeImpl: Node <group/peer> init, term=T, lastLogId=…, conf=…",
+            fields={"peers": _NODES, "group": _GROUP,
+                    "reason": Ignore("the log's reason is read from the node's raft log (empty "
+                                     "or not), the model's from its action")}),
+        "raft_vote": Shown(
+            "NodeImpl: Node <group/peer> start vote and grant vote self, term=T",
+            fields={"term": _TERM, "candidate": _NODE, "group": _GROUP}),
+        "raft_leader": Shown(
+            "NodeImpl: Node <group/peer> become leader of group, term=T, conf=…, oldConf=…",
+            fields={"term": _TERM, "peers": _NODES, "old": _NODES, "group": _GROUP,
+                    "votes": Ignore("the leader's line names no voter")}),
+        "raft_peers_changed": Shown(
+            "NodeImpl: Catch up phase to change peers was successfully finished [… toPeers=…] "
+            "(and the configuration of a leader's line)",
+            fields={"peers": _NODES, "term": _TERM, "group": _GROUP}),
+        "node_restarted": Shown(
+            "the raft node's next init with an empty log (a restart prints nothing of its own; "
+            "a node restarted before its raft group started shows nothing)", always=False,
+            fields={"group": _GROUP}),
+        "assignments_changed": Shown(
+            "ZoneRebalanceUtil: Update metastore pending|planned partitions key […], "
+            "ZoneRebalanceRaftGroupEventsListener: Rebalance finished […]",
+            fields={"partition": Bind("partition"), "nodes": _NODES, "group": _GROUP,
+                    "revision": Ignore("the lines print no metastore revision"),
+                    "value": Order("change trigger")}),
+    },
+    prints=_printed,
+    outside={"metastore_invoke": "a metastore invoke is read as the keys it wrote",
+             "reduction_requested": "the switch's reduction is not printed"},
+    scope=log_scope,
+)
+
+
 IGNITE = ModelEntry(
     name="ignite-rebalance",
     title="Apache Ignite 3 in-memory raft group reconfiguration on node failure",
@@ -473,6 +560,7 @@ IGNITE = ModelEntry(
     },
     variant_table=VARIANT_TABLE,
     rule_table=RULE_TABLE,
+    log_table=LOG_TABLE,
     build=build_ignite,
     action_kinds=("deliver", "suspect", "restart", "admin", "drop", "reorder", "false-suspect"),
 )

@@ -111,7 +111,8 @@ class LogTable:
     """One protocol's table: how its model's steps show in a product's logs.
 
     `shown`: event type -> how logs show it. `prints`: the events the product prints for a step,
-    from the model's (model, state, action, next state, the step's events): where the product
+    from the model's (model, state, action, next state, the step's events; `INIT` and the
+    initial state twice for the initial state's events): where the product
     prints what the model leaves implicit (a member's start, the list a partition model's
     member changes), in the order the product prints them; by default the model's events.
     `starts`: the event a member prints as it starts, which an initial member may show before
@@ -195,6 +196,9 @@ Binding = tuple[tuple[str, str, Any, Any], ...]
 LogPosition = tuple[tuple[int, ...], Binding]
 #: an event a step prints, and whether a log that covers the step must show it
 Printed = tuple[Event, bool]
+#: the action `LogTable.prints` is given for the model's initial state (its events are the
+#: initial state's)
+INIT: Action = ("init",)
 
 
 class _Bound:
@@ -338,7 +342,10 @@ class LogTrace(TraceMapping[Any]):
     def start(self, state: Any) -> list[LogPosition] | str:
         init: tuple[Printed, ...] = ()
         starts, begun = self.table.starts, set()
-        for e in self.model.init_events(state):
+        events: tuple[Event | Maybe, ...] = self.model.init_events(state)
+        if self.table.prints is not None:
+            events = self.table.prints(self.model, state, INIT, state, events)  # type: ignore
+        for e in (x.event if isinstance(x, Maybe) else x for x in events):
             if starts is not None and e.member not in begun:
                 begun.add(e.member)
                 init += ((starts(e.member), False),)
