@@ -428,20 +428,21 @@ class ActorModel(Model[World]):
     def step_events(self, world: World, action: Action, nxt: World) -> tuple[Event, ...]:
         kind = action[0]
         p = self.protocol
+        call = self._call  # the handlers' results `successors` computed, from its memo
         nodes = world.nodes
         step: Step | None = None
         if kind in ("deliver", "reorder"):
             _, src, dst, msg = action
-            step = p.on_message(dst, nodes[self.index[dst]], src, msg)
+            step = call(p.on_message, dst, nodes[self.index[dst]], src, msg)
         elif kind in ("timer", "timer-race"):
-            step = p.on_timer(action[1], nodes[self.index[action[1]]], action[2])
+            step = call(p.on_timer, action[1], nodes[self.index[action[1]]], action[2])
             return step.events
         elif kind in ("suspect", "false-suspect"):
             n, q = action[1], action[2]
             st = nodes[self.index[n]]
-            step = p.on_suspect(n, st, q, self._reason(world, n, st, q))
+            step = call(p.on_suspect, n, st, q, self._reason(world, n, st, q))
         elif kind == "heartbeat":
-            step = p.on_heartbeat(action[2], nodes[self.index[action[2]]], action[1])
+            step = call(p.on_heartbeat, action[2], nodes[self.index[action[2]]], action[1])
         elif kind == "join":
             step = p.on_join(action[1])
         elif kind == "shutdown":
