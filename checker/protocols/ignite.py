@@ -480,16 +480,28 @@ def _printed(model: ActorModel, world: World, action: Action, nxt: World,
 def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     """The scope an Ignite 3 log needs of the rebalance model: the nodes of the first raft
     configuration it shows (else every node it names) hold the partition; every other node is
-    a spare; a restart per restart it shows; a baseline change where it shows a rebalance
-    (assignments.pending or .planned written)."""
+    a spare; a restart per restart it shows (a raft node's start after its first); a baseline
+    change where it shows a rebalance (assignments.pending or .planned written); as many raft
+    terms as it shows, and an early election timeout per election after the first that no
+    restart accounts for."""
     ordered = sorted(records, key=lambda e: e.order or 0)
     first = next((e for e in ordered if isinstance(e, ev.RaftStarted | ev.RaftLeader)), None)
     named = {e.member for e in records}
     holders = set(first.peers) if first is not None else named
     pending = any(isinstance(e, ev.AssignmentsChanged) and e.key != STABLE for e in records)
-    return {"nodes": max(1, len(holders)), "spares": len(named - holders),
-            "restarts": sum(isinstance(e, ev.NodeRestarted) for e in records),
-            "baseline-changes": int(pending)}
+    starts = [e.member for e in records if isinstance(e, ev.RaftStarted)]
+    restarts = max(sum(isinstance(e, ev.NodeRestarted) for e in records),
+                   len(starts) - len(set(starts)))
+    terms = {e.term for e in records
+             if isinstance(e, ev.RaftVote | ev.RaftLeader | ev.RaftPeersChanged) and e.term}
+    scope = {"nodes": max(1, len(holders)), "spares": len(named - holders),
+             "restarts": restarts, "baseline-changes": int(pending)}
+    if len(terms) > IGNITE.params["max-term"].default:
+        scope["max-term"] = len(terms)
+    elections = sum(isinstance(e, ev.RaftVote) and e.candidate == e.member for e in records)
+    if elections - 1 - restarts > 0:
+        scope["early-timeouts"] = elections - 1 - restarts
+    return scope
 
 
 #: how Apache Ignite 3's logs show the rebalance model's steps (001; the messages of
