@@ -101,7 +101,7 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     fits = [v for v, r in results if r.verdict == "conforms"]
     if trace_out is not None and fits:
         v, r = next((v, r) for v, r in results if r.verdict == "conforms")
-        _write_run(trace_out, model, v, r, traces[0], _params(config_file, overrides))
+        _write_run(trace_out, model, v, r, " ".join(traces), _params(config_file, overrides))
     if variant == "all":
         verdict = "ok" if fits else ("incomplete" if any(r.verdict == "undecided"
                                                          for _, r in results) else "violation")
@@ -109,7 +109,7 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
         verdict = REPORT_VERDICT[results[0][1].verdict]
     seconds = time.perf_counter() - started
     if junit_file is not None:
-        _junit(junit_file, model, traces[0], results, variant == "all")
+        _junit(junit_file, model, " ".join(traces), results, variant == "all")
     if as_json:
         doc: dict[str, Any] = {"model": model, "trace": traces[0], "traces": list(traces),
                                "config": config_file}
@@ -250,7 +250,8 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
     for step, where in zip(steps, records, strict=True):
         step["record"] = where
     doc = {"partsafe": "run", "model": model, "variant": variant, "profile": built.profile,
-           "params": built.scope, "conforms_to": trace, "init": r.init_index,
+           "params": entry.scope(params),
+           "conforms_to": trace, "init": r.init_index,
            "init_events": [event_json(e) for e in built.init_events(r.trace.init)],
            "steps": steps}
     try:

@@ -240,3 +240,18 @@ def test_every_zoo_counterexample_written_as_a_products_log_fits_its_own_design(
     k = next((k for k in range(9) if fits(variant, k) == "conforms"), None)
     assert k is not None, f"{variant}'s own run needs more than 8 unlogged steps in a row"
     assert fits("fixed", k) == "does-not-conform"
+
+
+def test_a_run_matched_to_logs_replays_and_a_junit_report_names_the_logs(tmp_path: Path
+                                                                          ) -> None:
+    logs = [str(LOGS / f"hz_0{k}.log") for k in (6, 7, 8)]
+    run, junit = tmp_path / "run.json", tmp_path / "conform.xml"
+    code, out = _cli("membership", *logs, "--trace-out", str(run), "--junit", str(junit))
+    assert code == 0, out
+    doc = json.loads(run.read_text())
+    assert doc["partsafe"] == "run" and doc["params"]["members"] == 1
+    assert [s["record"].split("/")[-1] for s in doc["steps"] if s.get("record")] == \
+        ["hz_07.log:1", "hz_06.log:2", "hz_07.log:5", "hz_08.log:3"]
+    replayed = CliRunner().invoke(main, ["replay", str(run)])
+    assert replayed.exit_code == 0, replayed.output
+    assert "hz_08.log" in junit.read_text() and 'failures="0"' in junit.read_text()
