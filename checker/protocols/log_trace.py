@@ -245,8 +245,10 @@ class _Bound:
             return self.bind(space, mv, lv)
         for m2, l2 in self.ordered.get(space, ()):
             if (mv > m2) != (lv > l2):
-                return (f"the model's {space} {mv} comes {'after' if mv > m2 else 'before'} "
-                        f"its {m2} (the log's {l2}); the log shows {lv}")
+                must = "exceed" if mv > m2 else "be below"
+                return (f"the model requires the {space} to {must} {l2} (its {mv} comes "
+                        f"{'after' if mv > m2 else 'before'} its {m2}, the log's {l2}); the "
+                        f"log shows {lv}")
         why = self.bind(space, mv, lv)
         if why is None:
             self.ordered.setdefault(space, []).append((mv, lv))
