@@ -44,7 +44,7 @@ from partsafe.checker.engine.conform import TraceMapping
 from partsafe.checker.engine.model import Action, Model
 from partsafe.checker.report import event_json
 from partsafe.checker.validation.shards import stamped
-from partsafe.traces.events import UNKNOWN_MEMBER, Event, Quiescent
+from partsafe.traces.events import EVENT_TYPES, UNKNOWN_MEMBER, Event, Quiescent
 from partsafe.traces.inputs import expand
 from partsafe.traces.scanner import Scanner
 
@@ -127,6 +127,24 @@ class LogTable:
     starts: Callable[[str], Event] | None = None
     outside: Mapping[str, str] = field(default_factory=dict)
     scope: Callable[[Sequence[Event]], dict[str, int]] = lambda records: {}
+
+    def __post_init__(self) -> None:
+        """A row must name an event type of the vocabulary (`partsafe.traces.events`) and only
+        fields that type has; ValueError names the row otherwise."""
+        known = EVENT_TYPES
+        for etype, shown in self.shown.items():
+            if etype not in known:
+                raise ValueError(f"the {self.product} log table names {etype!r}, which is no "
+                                 f"event type; known: {', '.join(sorted(known))}")
+            fields = {f.name for f in dataclasses.fields(known[etype])}
+            unknown = sorted(set(shown.fields) - fields)
+            if unknown:
+                raise ValueError(f"the {self.product} log table's {etype} row names fields "
+                                 f"{etype} has not: {', '.join(unknown)}")
+        for etype in self.outside:
+            if etype not in known:
+                raise ValueError(f"the {self.product} log table sets aside {etype!r}, which "
+                                 "is no event type")
 
 
 # --- the records --------------------------------------------------------------------------------
@@ -278,13 +296,8 @@ class LogTrace(TraceMapping[Any]):
 
     @staticmethod
     def _field_roles(etype: str, shown: Shown) -> list[tuple[str, Role | None]]:
-        from partsafe.traces.events import _REGISTRY
-        names = [f.name for f in dataclasses.fields(_REGISTRY[etype])
+        names = [f.name for f in dataclasses.fields(EVENT_TYPES[etype])
                  if f.name not in ("order", "source")]
-        unknown = set(shown.fields) - set(names)
-        if unknown:
-            raise ValueError(f"the log table of {etype} names fields it has not: "
-                             f"{', '.join(sorted(unknown))}")
         return [(n, MEMBER if n == "member" else shown.fields.get(n)) for n in names]
 
     # -- the trace

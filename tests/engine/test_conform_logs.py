@@ -293,3 +293,14 @@ def _table_markdown() -> str:
 def test_the_docs_show_each_protocols_log_table_as_it_is() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "conformance.md").read_text()
     assert _table_markdown() in docs
+
+
+def test_a_log_table_that_names_an_unknown_event_or_field_is_refused() -> None:
+    from partsafe.checker.protocols.log_trace import LogTable, Order, Shown
+
+    with pytest.raises(ValueError, match="'member_list_frobbed', which is no event type"):
+        LogTable("Hazelcast", {"member_list_frobbed": Shown("Members …")})
+    with pytest.raises(ValueError, match="member_removed row names fields member_removed has "
+                                         "not: versoin"):
+        LogTable("Hazelcast", {"member_removed": Shown("Removing …",
+                                                       fields={"versoin": Order("v")})})
