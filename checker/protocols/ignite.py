@@ -482,8 +482,9 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     configuration it shows (else every node it names) hold the partition; every other node is
     a spare; a restart per restart it shows (a raft node's start after its first); a baseline
     change where it shows a rebalance (assignments.pending or .planned written); as many raft
-    terms as it shows, and an early election timeout per election after the first that no
-    restart accounts for."""
+    terms as it shows, and per election after the first that no restart accounts for, two early
+    election timeouts (the candidate's, and a voter's leader lease ending while its leader
+    lives)."""
     ordered = sorted(records, key=lambda e: e.order or 0)
     first = next((e for e in ordered if isinstance(e, ev.RaftStarted | ev.RaftLeader)), None)
     named = {e.member for e in records}
@@ -500,7 +501,7 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
         scope["max-term"] = len(terms)
     elections = sum(isinstance(e, ev.RaftVote) and e.candidate == e.member for e in records)
     if elections - 1 - restarts > 0:
-        scope["early-timeouts"] = elections - 1 - restarts
+        scope["early-timeouts"] = 2 * (elections - 1 - restarts)
     return scope
 
 

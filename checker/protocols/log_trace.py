@@ -274,6 +274,11 @@ class _Bound:
 
 
 _NONE = object()
+#: how many unlogged steps ahead a diagnosis looks for a step that prints, when none does where
+#: the match stopped; the states it looks at, at most; the failed steps it lists, at most
+LOOKAHEAD = 4
+LOOKAHEAD_STATES = 5_000
+EXPLAINED = 12
 
 
 class LogTrace(TraceMapping[Any]):
@@ -497,20 +502,34 @@ class LogTrace(TraceMapping[Any]):
         return first or "its events match the records only in part"
 
     def explain(self, pos: LogPosition, state: Any) -> list[str]:
-        out = []
+        """The next record of each stream, then why each step that prints something fails. When
+        no enabled step prints anything, the steps that do print after a few unlogged ones
+        (`LOOKAHEAD`, breadth-first), each with the unlogged steps before it."""
         heads = [f"{self.names[k]}: {self._place(s[i][1])} {_show(s[i][1])}"
                  for k, (i, s) in enumerate(zip(pos[0], self.streams, strict=True))
                  if i < len(s)]
-        out.append("the next records: " + "; ".join(heads))
-        for action, nxt in self.model.successors(state):
-            if not self._events(state, action, nxt):
-                continue
-            shown = self._events(state, action, nxt)
-            if isinstance(self.match(pos, state, action, nxt), str):
-                out.append(f"{self.model.describe_action(action)[0]}: {self._why(pos, shown)}")
+        out = ["the next records: " + "; ".join(heads)]
+        frontier: list[tuple[Any, tuple[str, ...]]] = [(state, ())]
+        seen = {state}
+        for _ in range(LOOKAHEAD + 1):
+            later: list[tuple[Any, tuple[str, ...]]] = []
+            for s, before in frontier:
+                for action, nxt in self.model.successors(s):
+                    name = self.model.describe_action(action)[0]
+                    shown = self._events(s, action, nxt)
+                    if shown and isinstance(self.match(pos, s, action, nxt), str):
+                        after = f" (after {', '.join(before)}, unlogged)" if before else ""
+                        out.append(f"{name}{after}: {self._why(pos, shown)}")
+                    elif not shown and nxt not in seen and len(seen) < LOOKAHEAD_STATES:
+                        seen.add(nxt)
+                        later.append((nxt, (*before, name)))
+            if len(out) > 1 or not later:
+                break
+            frontier = later
         if len(out) == 1:
-            out.append("no enabled step prints an event a log shows")
-        return out
+            out.append("no step prints an event a log shows, here or within "
+                       f"{LOOKAHEAD} unlogged steps")
+        return out[:1 + EXPLAINED]
 
     def describe(self, state: Any) -> dict[str, Any]:
         return self.model.describe_state(state)

@@ -304,3 +304,47 @@ def test_a_log_table_that_names_an_unknown_event_or_field_is_refused() -> None:
                                          "not: versoin"):
         LogTable("Hazelcast", {"member_removed": Shown("Removing …",
                                                        fields={"versoin": Order("v")})})
+
+
+# --- Apache Ignite 3 ------------------------------------------------------------------------
+
+
+def _ignite_logs(folder: Path, second_leader_term: int) -> Path:
+    """Three nodes' Ignite 3 logs: n1 elected in term 1, then n3 elected in
+    `second_leader_term` (written in Ignite's wording by the Ignite writer)."""
+    from partsafe.checker.artifact import write_ignite_logs
+
+    peers = ("n1", "n2", "n3")
+    found: list[ev.Event] = [ev.RaftStarted(member=n, peers=peers, reason="start", order=k)
+                             for k, n in enumerate(peers)]
+    found += [ev.RaftVote(member="n1", term=1, candidate="n1", order=3),
+              ev.RaftLeader(member="n1", term=1, votes=("n1", "n2"), peers=peers, old=(),
+                            order=4),
+              ev.RaftVote(member="n3", term=second_leader_term, candidate="n3", order=5),
+              ev.RaftLeader(member="n3", term=second_leader_term, votes=("n1", "n3"),
+                            peers=peers, old=(), order=6)]
+    folder.mkdir()
+    write_ignite_logs(found, folder)
+    return folder
+
+
+def test_an_ignite_log_with_a_second_election_conforms_and_one_with_two_leaders_of_a_term_does_not(
+        tmp_path: Path) -> None:
+    """Ignite 3 logs (JRaft's init, vote and leader lines, in its JUL layout): n3 elected after
+    n1 in a later term is a run of the rebalance design (n3's election timeout and n2's lease
+    end early, while n1 lives); n3 elected
+    in n1's term is none, and the diagnosis names n3's lines and the term."""
+    later = _ignite_logs(tmp_path / "later", 2)
+    code, out = _cli("ignite-rebalance", str(later), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "conforms", doc.get("diagnosis")
+    assert doc["scope"]["early-timeouts"] == 2
+    assert doc["bound"]["member"] == {"n1": "A", "n2": "B", "n3": "C"}
+    same = _ignite_logs(tmp_path / "same", 1)
+    code, out = _cli("ignite-rebalance", str(same), "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["verdict"] == "does-not-conform"
+    d = doc["diagnosis"]
+    assert "ignite3db-n3.log" in d["unmatched"]
+    assert any("requires the term to exceed 1" in reason and "the log shows 1" in reason
+               for reason in d["reasons"]), d["reasons"]
