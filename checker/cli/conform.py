@@ -46,13 +46,16 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="write the matched run (when it conforms) as an artifact `partsafe replay` "
                    "re-executes")
+@click.option("--svg", "svg_file", type=click.Path(dir_okay=False, writable=True),
+              help="draw the matched run, or the longest matched prefix where the trace leaves "
+                   "the design, as a swim-lane SVG (the first design tried)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="write a JUnit XML report: a test case per design tried")
 @scope_options
 def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
                     max_hidden: int | None, max_skew: str, max_states: int,
-                    trace_out: str | None,
+                    trace_out: str | None, svg_file: str | None,
                     as_json: bool, junit_file: str | None, **scope: int | None) -> None:
     """Could MODEL's design have produced TRACES? A depth-first search of the reference
     implementation guided by the trace: each record matched by a step (or by a step that
@@ -110,6 +113,9 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     seconds = time.perf_counter() - started
     if junit_file is not None:
         _junit(junit_file, model, " ".join(traces), results, variant == "all")
+    if svg_file is not None:
+        v, r = next(((v, r) for v, r in results if r.verdict == "conforms"), results[0])
+        _write_svg(svg_file, model, v, r, " ".join(traces), _params(config_file, overrides))
     if as_json:
         doc: dict[str, Any] = {"model": model, "trace": traces[0], "traces": list(traces),
                                "config": config_file}
@@ -258,6 +264,31 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
         Path(path).write_text(dumps(doc) + "\n")
     except OSError as exc:
         fail(f"--trace-out {path}: cannot write: {exc.strerror}")
+
+
+def _write_svg(path: str, model: str, variant: str, r: Conformance, trace: str,
+               params: dict[str, int]) -> None:
+    """`--svg`: the swim lanes of the matched run, or of the longest matched prefix with the
+    record no step matched below them."""
+    from partsafe.checker.render import swimlane
+
+    path_of = r.trace if r.verdict == "conforms" else r.prefix
+    if path_of is None:
+        return
+    built = catalog.get(model).make(variant, params)
+    d = r.diagnosis
+    try:
+        if r.verdict == "conforms":
+            swimlane.write(path, built, path_of,
+                           title=f"a run of {model} ({variant}) that conforms to {trace}")
+        else:
+            assert d is not None
+            swimlane.write(path, built, path_of,
+                           title=f"{model} ({variant}) against {trace}: {r.verdict}",
+                           broken=path_of.depth or None,
+                           sentence=f"no step of the design matches {d.unmatched}")
+    except OSError as exc:
+        fail(f"--svg {path}: cannot write: {exc.strerror or exc}")
 
 
 def _params(config_file: str | None, overrides: dict[str, int]) -> dict[str, int]:

@@ -40,6 +40,7 @@ from partsafe.checker.cli.options import (
 from partsafe.checker.cli.prove import prove
 from partsafe.checker.cli.views import (
     ProgressView,
+    check_verdict_line,
     profiles_json,
     render_check,
     render_checkpoint,
@@ -83,6 +84,7 @@ from partsafe.checker.report import (
 )
 from partsafe.checker.run import (
     CheckError,
+    CheckReport,
     CheckRun,
     Interrupted,
     Watcher,
@@ -152,6 +154,12 @@ for _command in (validate, parse, simulate, prove, conform_command):
               help="also write a JUnit XML report to this file")
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="write the shortest counterexample as a replayable JSON artifact")
+@click.option("--svg", "svg_file", type=click.Path(dir_okay=False, writable=True),
+              help="draw the shortest counterexample as a swim-lane SVG (one lane per member, "
+                   "its messages as arrows, the breaking step marked)")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="write a self-contained HTML report: the verdict, scope and statistics, the "
+                   "frontier per depth, each counterexample's swim lanes and steps")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
 @click.option("--replicas", type=int, default=None,
@@ -164,8 +172,9 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
           max_seconds: float | None, checkpoint_file: Path | None, checkpoint_every: float,
           only_targets: tuple[str, ...], workers: int, symmetry: bool, keep_going: bool,
           until: str | None, strict: bool, as_json: bool,
-          junit_file: str | None, trace_out: str | None, progress: bool | None,
-          replicas: int | None, **scope: int | None) -> None:
+          junit_file: str | None, trace_out: str | None, svg_file: str | None,
+          html_file: str | None, progress: bool | None, replicas: int | None,
+          **scope: int | None) -> None:
     """Explore MODEL exhaustively at a small scope and check every spec on it.
 
     Without MODEL, every model is checked at its default scope. Models: membership (Hazelcast 3.9
@@ -189,9 +198,9 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
         if overrides:
             fail(f"--{next(iter(overrides))} does not apply to model planner (it takes "
                  "--replicas and --variant)")
-        if until or trace_out:
-            fail(f"{'--until' if until else '--trace-out'} applies to the searches, not to "
-                 "model planner")
+        if until or trace_out or svg_file:
+            fail(f"{'--until' if until else '--trace-out' if trace_out else '--svg'} applies to "
+                 "the searches, not to model planner")
         _check_planner(variant, replicas, as_json, junit_file, strict)
     if replicas is not None:
         if model != catalog.IGNITE.name:
@@ -199,9 +208,10 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
         overrides["replicas"] = replicas
     chosen = parse_profile(profile)
     if model is None:
-        if variant != "fixed" or overrides or trace_out or checkpoint_file or only or until:
-            fail("--variant, scope options, --only, --until, --trace-out and --checkpoint need "
-                 "a MODEL")
+        if variant != "fixed" or overrides or trace_out or svg_file or checkpoint_file or only \
+                or until:
+            fail("--variant, scope options, --only, --until, --trace-out, --svg and --checkpoint "
+                 "need a MODEL")
         entries = [e for e in catalog.MODELS.values() if chosen.covers(e.name)]
     elif model not in catalog.MODELS:
         fail(f"unknown model {model!r}; known: {', '.join(MODEL_NAMES)}")
@@ -236,13 +246,27 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
         _interrupted(exc, checkpoint)
     if trace_out:
         _write_trace(trace_out, report.runs[0], until)
+    if svg_file:
+        _write_svg(svg_file, report.runs[0], until)
     if junit_file:
         Path(junit_file).write_text(report.junit())
+    if html_file:
+        _write_html(html_file, report, time.perf_counter() - started)
     if as_json:
         click.echo(dumps(report.as_json()))
     else:
         render_check(stdout(), report, time.perf_counter() - started)
     sys.exit(VERDICT_EXIT[report.verdict])
+
+
+def _write_html(path: str, report: CheckReport, seconds: float) -> None:
+    """`--html`: the check's report as one self-contained page."""
+    from partsafe.checker.render import html
+
+    try:
+        html.write(path, html.check_page(report, check_verdict_line(report, seconds)))
+    except OSError as exc:
+        fail(f"--html {path}: cannot write: {exc.strerror or exc}")
 
 
 def _interrupted(exc: Interrupted, checkpoint: Checkpoint | None) -> NoReturn:
@@ -270,6 +294,24 @@ def _write_trace(path: str, run: CheckRun, until: str | None = None) -> None:
     v = next((x for x in run.result.violations if x.spec == until), run.result.violations[0])
     stderr().print(Text(f"counterexample of {v.spec} ({v.trace.depth} steps) written to {path}; "
                         f"replay it with: partsafe replay {path}"), soft_wrap=True)
+
+
+def _write_svg(path: str, run: CheckRun, until: str | None = None) -> None:
+    """`--svg`: the swim lanes of the counterexample `--trace-out` writes (nothing, said on
+    stderr, when no spec broke)."""
+    from partsafe.checker.render import swimlane
+
+    if not run.result.violations:
+        stderr().print(Text(f"--svg {path}: no violation, so no diagram was drawn"),
+                       soft_wrap=True)
+        return
+    v = next((x for x in run.result.violations if x.spec == until), run.result.violations[0])
+    try:
+        swimlane.write(path, run.model, v.trace,
+                       title=f"{run.model.name} ({run.model.variant}) breaks {v.spec}",
+                       broken=v.trace.depth or None, sentence=f"{v.spec}: {v.message}")
+    except OSError as exc:
+        fail(f"--svg {path}: cannot write: {exc.strerror or exc}")
 
 
 def _checkpoint(path: Path, every: float, progress: bool) -> Checkpoint:
@@ -419,7 +461,9 @@ def profiles_command(as_json: bool) -> None:
               help="replay under this release profile (default: the one the artifact was "
                    "found under); `partsafe profiles` lists them")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
-def replay(file: str, profile: str | None, as_json: bool) -> None:
+@click.option("--svg", "svg_file", type=click.Path(dir_okay=False, writable=True),
+              help="draw the run as a swim-lane SVG")
+def replay(file: str, profile: str | None, as_json: bool, svg_file: str | None) -> None:
     """Re-execute a counterexample artifact (from `check --trace-out`) step by step.
 
     Exit status 1 when the violation reproduces, 0 when the spec holds at the end."""
@@ -432,6 +476,19 @@ def replay(file: str, profile: str | None, as_json: bool) -> None:
     except ArtifactError as exc:
         fail(str(exc))
     reproduced = message is not None
+    if svg_file:
+        from partsafe.checker.render import swimlane
+
+        run = doc["partsafe"] == "run"
+        title = (f"a run of {model.name} ({doc['variant']}) that conforms to "
+                 f"{doc.get('conforms_to', 'a trace')}" if run
+                 else f"{model.name} ({doc['variant']}) breaks {doc['spec']}")
+        try:
+            swimlane.write(svg_file, model, trace, title=title,
+                           broken=trace.depth if reproduced and trace.depth else None,
+                           sentence=f"{doc['spec']}: {message}" if reproduced else None)
+        except OSError as exc:
+            fail(f"--svg {svg_file}: cannot write: {exc.strerror or exc}")
     if doc["partsafe"] == "run":  # a run that conforms to a trace (`conform --trace-out`)
         _replayed_run(file, doc, model, trace, as_json, started)
     if as_json:

@@ -95,15 +95,26 @@ def render_check(console: Console, report: CheckReport, seconds: float) -> None:
         render_result(console, run.model, run.result)
     if report.planner is not None:
         render_planner_check(console, report.planner, report.strict)
-    if report.every_model:
-        what = f"check of {len(report.runs)} models and the planner at their default scopes"
-    else:
-        run = report.runs[0]
-        label = (run.result.variant if run.result.profile == "fixed"
-                 else f"{run.result.variant}, profile {run.result.profile}")
-        what = f"check {run.result.model} ({label}) at {scope_words(run.params)}"
-    print_verdict(console, what, report.verdict, seconds,
+    print_verdict(console, check_what(report), report.verdict, seconds,
                   verdict_detail([run.result for run in report.runs], report.known))
+
+
+def check_what(report: CheckReport) -> str:
+    """What a check's verdict line names: the model, its variant and its scope."""
+    if report.every_model:
+        return f"check of {len(report.runs)} models and the planner at their default scopes"
+    run = report.runs[0]
+    label = (run.result.variant if run.result.profile == "fixed"
+             else f"{run.result.variant}, profile {run.result.profile}")
+    return f"check {run.result.model} ({label}) at {scope_words(run.params)}"
+
+
+def check_verdict_line(report: CheckReport, seconds: float) -> str:
+    """The check's verdict line as text (the terminal report's last line)."""
+    from partsafe.checker.report import verdict_line
+
+    return verdict_line(check_what(report), report.verdict, seconds,
+                        verdict_detail([run.result for run in report.runs], report.known)).plain
 
 
 def scope_words(scope: dict[str, Any]) -> str:

@@ -164,6 +164,8 @@ class Search:
 
         # where the search is
         self.depth = 0
+        #: per finished level: (depth, frontier, distinct states so far, seconds)
+        self.levels: list[tuple[int, int, int, float]] = []
         self.frontier: list[Any] = []
         self.frontier_fps = array("Q")
         #: the states of the next level found before the level was saved within (a resume)
@@ -277,6 +279,7 @@ class Search:
             table_bytes=table.nbytes,
             resumed_at=self.resumed_at,
             workers=self.workers,
+            levels=list(self.levels),
         )
 
     def _goal_result(self, goal: Goal[Any]) -> GoalResult:
@@ -320,6 +323,7 @@ class Search:
             self.frontier, self.frontier_fps = nxt
             if self.frontier:
                 self.depth += 1
+                self._level_done(len(self.frontier))
                 if not self._level_end(lambda: (self.frontier, self.frontier_fps)):
                     break
 
@@ -393,6 +397,7 @@ class Search:
                 break
             self._queued = 0
             self.depth += 1
+            self._level_done(sum(pool.sizes))
             if not self._level_end(level):
                 break
 
@@ -454,6 +459,11 @@ class Search:
         if self.checkpoint is not None and self.saved_depth != self.depth:
             self._save(level())
         return True
+
+    def _level_done(self, frontier: int) -> None:
+        """Record a finished level: the depth reached, its frontier, the states found so far
+        and the seconds (the report's plots of frontier per depth and states per second)."""
+        self.levels.append((self.depth, frontier, self.table.count, round(self._elapsed(), 3)))
 
     def _level_end(self, level: Callable[[], Level]) -> bool:
         """A level is done and `depth` is the next one's: save the search if a save is due or

@@ -159,6 +159,8 @@ class Conformance:
     #: the matched run as a path of the model (conforms): its steps but the stuttering ones
     trace: Trace | None = None
     diagnosis: Diagnosis | None = None
+    #: the longest matched prefix as a path of the model (does-not-conform, undecided)
+    prefix: Trace | None = None
     incomplete_reason: str | None = None
     #: the mapping's `summary` where the search ended (the matched run's end, else the longest
     #: matched prefix)
@@ -220,6 +222,7 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
         if expanded >= max_states:
             return Conformance("undecided", n, expanded, time.perf_counter() - t0, max_hidden,
                                diagnosis=_diagnose(mapping, nodes, deepest),
+                               prefix=_trace(nodes, deepest, _init_of(nodes, deepest, inits)),
                                incomplete_reason=f"{max_states:,} states searched "
                                                  "(--max-states)",
                                context=mapping.summary(nodes[deepest][1]))
@@ -244,6 +247,7 @@ def conform(mapping: TraceMapping[S], *, max_hidden: int = 0,
             stack.append(len(nodes) - 1)
     return Conformance("does-not-conform", n, expanded, time.perf_counter() - t0, max_hidden,
                        diagnosis=_diagnose(mapping, nodes, deepest),
+                       prefix=_trace(nodes, deepest, _init_of(nodes, deepest, inits)),
                        context=mapping.summary(nodes[deepest][1]))
 
 

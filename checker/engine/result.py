@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from partsafe.checker.engine.model import Action, Model, StepView
@@ -79,6 +79,8 @@ class Result:
     resumed_at: int | None = None
     #: processes that expanded the levels (1: the searching process itself)
     workers: int = 1
+    #: per level finished in this process: (depth, frontier, distinct states so far, seconds)
+    levels: list[tuple[int, int, int, float]] = field(default_factory=list)
 
     @property
     def states_per_second(self) -> float:

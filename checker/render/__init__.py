@@ -1,0 +1,1 @@
+"""Pictures and reports of runs and verdicts: swim-lane SVG (`swimlane`)."""
