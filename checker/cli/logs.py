@@ -56,13 +56,16 @@ from partsafe.traces.events import dumps as event_line
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="also write a JUnit XML report to this file")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="write a self-contained HTML report: each violation linked to its line with "
+                   "the lines around it, each member's lists over time, the specs judged")
 @click.option("--progress/--no-progress", default=None,
               help="a progress display on stderr (default: when stderr is a terminal)")
 @click.option("--spark-log", is_flag=True, help="show Spark's own logging (quiet by default)")
 def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir: str | None,
              fmt: str, stuck_after: float, max_skew: str, settings: tuple[str, ...],
-             strict: bool, as_json: bool,
-             junit_file: str | None, progress: bool | None, spark_log: bool) -> None:
+             strict: bool, as_json: bool, junit_file: str | None, html_file: str | None,
+             progress: bool | None, spark_log: bool) -> None:
     """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
 
     Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
@@ -106,6 +109,16 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     report.strict = strict
     if junit_file:
         Path(junit_file).write_text(validate_junit(report))
+    if html_file:
+        from partsafe.checker.render import html
+        from partsafe.checker.report import verdict_line
+        from partsafe.checker.validation.view import verdict_of
+
+        try:
+            html.write(html_file, html.validate_page(report, verdict_line(*verdict_of(report))
+                                                     .plain))
+        except OSError as exc:
+            fail(f"--html {html_file}: cannot write: {exc.strerror or exc}")
     if as_json:
         click.echo(dumps(report.as_dict()))
     else:

@@ -112,3 +112,64 @@ def check_page(report: Any, verdict_line: str) -> str:
         title = f"partsafe check: {len(report.runs)} models"
     return page("check.html.j2", title=title, verdict=report.verdict,
                 verdict_line=verdict_line, runs=runs)
+
+
+# --- validate -------------------------------------------------------------------------------
+
+#: the lines shown before and after a violation's line
+CONTEXT = 3
+
+
+def _context(file: str, line: int) -> list[tuple[int, str]]:
+    """The lines around `line` of `file` (gzip too), control bytes made visible; none when the
+    file cannot be read."""
+    import gzip
+
+    opener = gzip.open if file.endswith(".gz") else open
+    lo, hi = max(1, line - CONTEXT), line + CONTEXT
+    out: list[tuple[int, str]] = []
+    try:
+        with opener(file, "rb") as f:
+            for n, raw in enumerate(f, start=1):
+                if n > hi:
+                    break
+                if n >= lo:
+                    out.append((n, swimlane.clean(raw.decode("utf-8", "replace").rstrip("\r\n"))))
+    except OSError:
+        return []
+    return out
+
+
+def validate_page(report: Any, verdict_line: str) -> str:
+    """`partsafe validate --html`: the accounting, each violation (definite or possible) with a
+    link to its file and line and the lines around it, each member's member lists over time,
+    the migrations, the specs judged and not judged, and the files."""
+    doc = report.as_dict()
+    violations = []
+    for v in doc["violations"] + doc.get("possible_violations", []):
+        events = [{"file": e["file"], "line": e["line"],
+                   "href": f"{Path(e['file']).resolve().as_uri()}#L{e['line']}",
+                   "context": _context(e["file"], e["line"])} for e in v.get("events", [])]
+        violations.append({**v, "events": events})
+    stamps = [ts for kept in report.timeline.values() for ts, _, _, _, _ in kept]
+    # one clock for all: every list stamped, within a day (a log's time-only stamps and
+    # another's dated ones are not one clock); else the lists in the order installed
+    clock = bool(stamps) and None not in stamps and \
+        max(stamps) - min(stamps) < 86_400_000  # type: ignore[type-var,operator]
+    origin = min(stamps) if clock else 0  # type: ignore[type-var]
+    series = []
+    for member, kept in sorted(report.timeline.items()):
+        numbered = any(version is not None for _, version, _, _, _ in kept)
+        points = [(((ts - origin) / 1000 if clock else float(k)),  # type: ignore[operator]
+                   float(version if numbered and version is not None else size))
+                  for k, (ts, version, size, _, _) in enumerate(kept)]
+        series.append((member, points))
+    timeline = None
+    if series:
+        timeline = inline(charts.line_chart(
+            series, title="member lists installed, by member", steps=True,
+            x_label="seconds from the first list" if clock else "lists installed, in order",
+            y_label="version (or size)"))
+    title = f"partsafe validate: {len(doc['files'])} file(s)"
+    return page("validate.html.j2", title=title, verdict=report.result,
+                verdict_line=verdict_line, doc=doc, violations=violations, timeline=timeline)

@@ -139,6 +139,10 @@ def _listed(items: Sequence[str], most: int = 3) -> str:
     return shown + (f" and {len(items) - most:,} more" if len(items) > most else "")
 
 
+#: the member lists a member's timeline keeps (`Report.timeline`)
+TIMELINE_KEPT = 2_000
+
+
 @dataclass
 class Report:
     """What `validate` found, as ``validate --json`` prints it
@@ -170,6 +174,11 @@ class Report:
     max_skew_ms: int = DEFAULT_MAX_SKEW_MS
     #: possible violations fail the run too (`validate --strict`)
     strict: bool = False
+    #: per member, the member lists it installed, in order: (timestamp in ms or None, version,
+    #: size, file, line), the first `TIMELINE_KEPT` (the HTML report's timeline; the local
+    #: engine's only)
+    timeline: dict[str, list[tuple[int | None, int | None, int, str, int]]] = field(
+        default_factory=dict)
 
     @property
     def definite(self) -> list[Violation]:
@@ -350,6 +359,11 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
             if shown not in lists_seen:
                 lists_seen.add(shown)
                 views.add(view_key(ev))
+            if ev.member != UNKNOWN_MEMBER and ev.source is not None:
+                kept = report.timeline.setdefault(ev.member, [])
+                if len(kept) < TIMELINE_KEPT:
+                    kept.append((ev.order, ev.version, len(ev.members), ev.source.file,
+                                 ev.source.line))
     summarize(report, tallies, len(views))
     report.seconds = time.perf_counter() - t0
     return report
