@@ -51,6 +51,7 @@ from partsafe.checker.cli.views import (
     render_zoo,
     stderr,
     stdout,
+    zoo_verdict,
 )
 from partsafe.checker.engine.bfs import Bounds
 from partsafe.checker.engine.checkpoint import (
@@ -81,6 +82,7 @@ from partsafe.checker.report import (
     print_verdict,
     render_trace,
     steps_json,
+    verdict_line,
 )
 from partsafe.checker.run import (
     CheckError,
@@ -382,10 +384,13 @@ def checkpoint_info(file: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="also write a JUnit XML report to this file")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="write a self-contained HTML report: the variants and the fixed designs")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
 def zoo(profile: str | None, max_seconds: float | None, workers: int, strict: bool,
-        as_json: bool, junit_file: str | None, progress: bool | None) -> None:
+        as_json: bool, junit_file: str | None, html_file: str | None,
+        progress: bool | None) -> None:
     """Find every historical flaw (each a variant that must break its spec) and check that every
     fixed model is clean at the same scope (about 45 s on two cores).
 
@@ -411,6 +416,14 @@ def zoo(profile: str | None, max_seconds: float | None, workers: int, strict: bo
         _interrupted(exc, None)
     if junit_file:
         Path(junit_file).write_text(found.junit())
+    if html_file:
+        from partsafe.checker.render import html
+
+        try:
+            html.write(html_file, html.zoo_page(found.doc,
+                                                verdict_line(*zoo_verdict(found.doc)).plain))
+        except OSError as exc:
+            fail(f"--html {html_file}: cannot write: {exc.strerror or exc}")
     if as_json:
         click.echo(dumps(found.doc))
     else:

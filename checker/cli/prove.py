@@ -60,10 +60,12 @@ _STYLE = {"proved": "bold green", "bounded": "green", "counterexample": "bold re
               help="write JUnit XML (a test case per spec) to this file")
 @click.option("--trace-out", type=click.Path(dir_okay=False, writable=True),
               help="save the first counterexample as an artifact `partsafe replay` takes")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="write a self-contained HTML report: each spec's verdict per model")
 def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ...],
           no_proof: bool, timeout_s: float, proof_timeout_s: float, k: int, one_query: bool,
           budget_args: tuple[str, ...], as_json: bool, junit_file: str | None,
-          trace_out: str | None) -> None:
+          trace_out: str | None, html_file: str | None) -> None:
     """Prove MODEL's specs for any number of members, or check them to a bounded depth with Z3
     (MODEL: membership, migration, parallel, ignite-rebalance, planner, or all; default all). A
     counterexample is a shortest run (with --one-query, a run of at most --depth steps)."""
@@ -99,16 +101,26 @@ def prove(model: str, variant: str, depth: int | None, only_specs: tuple[str, ..
         _trace_out(trace_out, verdicts)
     if junit_file is not None:
         _junit(junit_file, verdicts)
+    counts = {w: sum(s.verdict == w and not s.known for s in all_specs) for w in _STYLE}
+    detail = ", ".join(f"{n} {w}" for w, n in counts.items() if n)
+    known = [s.spec for s in all_specs if s.known]
+    if known:
+        detail += f"; known findings: {', '.join(known)}"
+    doc = {"result": result, "seconds": round(seconds, 3),
+           "models": [v.as_dict() for v in verdicts]}
+    if html_file is not None:
+        from partsafe.checker.render import html
+        from partsafe.checker.report import verdict_line
+
+        line = verdict_line(f"prove {model} ({variant})", result, seconds, detail).plain
+        try:
+            html.write(html_file, html.prove_page(doc, line))
+        except OSError as exc:
+            fail(f"--html {html_file}: cannot write: {exc.strerror or exc}")
     if as_json:
-        click.echo(dumps({"result": result, "seconds": round(seconds, 3),
-                          "models": [v.as_dict() for v in verdicts]}))
+        click.echo(dumps(doc))
     else:
         _render(verdicts)
-        counts = {w: sum(s.verdict == w and not s.known for s in all_specs) for w in _STYLE}
-        detail = ", ".join(f"{n} {w}" for w, n in counts.items() if n)
-        known = [s.spec for s in all_specs if s.known]
-        if known:
-            detail += f"; known findings: {', '.join(known)}"
         print_verdict(stdout(), f"prove {model} ({variant})", result, seconds, detail)
     raise SystemExit({"ok": EXIT_OK, "violation": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE))
 

@@ -204,14 +204,22 @@ def render_zoo(console: Console, doc: dict[str, Any]) -> None:
         console.print(Text(f"known findings of the fixed design of {model}, which do not fail "
                            f"the run (--strict fails on them): {', '.join(specs)}",
                            style="yellow"))
+    print_verdict(console, *zoo_verdict(doc))
+
+
+def zoo_verdict(doc: dict[str, Any]) -> tuple[str, str, float, str]:
+    """The arguments of the zoo's verdict line (`partsafe.checker.report.verdict_line`)."""
+    variants, fixed = doc["variants"], doc["fixed"]
+    known = doc["known_findings"]["planner"]
+    designs = {m: specs for m, specs in doc["known_findings"].items() if m != "planner" and specs}
     failed = [f"{v['variant']} not found" for v in variants if not v["found"]]
     failed += [f"{f['model']} fixed: {f['result']}" for f in fixed if f["result"] != "ok"]
     found = ([f"of the planner: {', '.join(known)}"] if known else []) + [
         f"of {model}: {', '.join(specs)}" for model, specs in designs.items()]
     detail = "; ".join(failed) if failed else (
         "known findings " + "; ".join(found) if found else "")
-    print_verdict(console, f"zoo of {len(variants)} historical flaws and the fixed design at "
-                           f"{len(fixed)} scopes", doc["result"], doc["seconds"], detail)
+    return (f"zoo of {len(variants)} historical flaws and the fixed design at {len(fixed)} "
+            "scopes", doc["result"], doc["seconds"], detail)
 
 
 # --- specs ------------------------------------------------------------------------------------

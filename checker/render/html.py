@@ -173,3 +173,21 @@ def validate_page(report: Any, verdict_line: str) -> str:
     title = f"partsafe validate: {len(doc['files'])} file(s)"
     return page("validate.html.j2", title=title, verdict=report.result,
                 verdict_line=verdict_line, doc=doc, violations=violations, timeline=timeline)
+
+
+# --- zoo and prove --------------------------------------------------------------------------
+
+
+def zoo_page(doc: dict[str, Any], verdict_line: str) -> str:
+    """`partsafe zoo --html`: each historical flaw with the spec it must break and whether it
+    did, the fixed designs at the same scopes, the known findings."""
+    return page("zoo.html.j2", title="partsafe zoo", verdict=doc["result"],
+                verdict_line=verdict_line, doc=doc)
+
+
+def prove_page(doc: dict[str, Any], verdict_line: str) -> str:
+    """`partsafe prove --html`: per model, each spec's verdict (proved, bounded, counterexample,
+    unknown), at which size and depth, in how long, and why."""
+    models = ", ".join(f"{m['model']} ({m['variant']})" for m in doc["models"])
+    return page("prove.html.j2", title=f"partsafe prove {models}", verdict=doc["result"],
+                verdict_line=verdict_line, doc=doc)
