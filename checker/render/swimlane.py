@@ -193,7 +193,7 @@ def to_svg(d: Diagram) -> str:
         y = HEADER + k * ROW
         label = draw.Text(cut(f"{k:>2}. {row.action}", 44), 11, 10, y + 4,
                           fill="#b00020" if k == d.broken else "#222", class_="step")
-        label.append_title(row.action)
+        label.append_title(clean(row.action))
         svg.append(label)
         if row.lane in x and row.kind not in ("deliver", "reorder", "drop"):
             svg.append(_mark(row, x[row.lane], y))
@@ -202,7 +202,7 @@ def to_svg(d: Diagram) -> str:
                 continue
             note = draw.Text(cut(change, 27), 9.5, x[lane] + 8, y - 6, fill="#2d6a2d",
                              class_="change")
-            note.append_title(f"{lane}: {change}")
+            note.append_title(clean(f"{lane}: {change}"))
             svg.append(note)
     for a in d.arrows:
         y0 = HEADER + a.sent * ROW
@@ -212,7 +212,7 @@ def to_svg(d: Diagram) -> str:
                          stroke_width=1.3, marker_end=None if a.lost else head,
                          stroke_dasharray="5 4" if a.delivered is None else None,
                          class_="arrow")
-        line.append_title(f"{a.label} {a.src}→{a.dst}")
+        line.append_title(clean(f"{a.label} {a.src}→{a.dst}"))
         svg.append(line)
         if a.lost:
             svg.append(_cross(x1, y1, "#b00020"))
@@ -239,7 +239,7 @@ def _mark(row: Row, lx: float, y: float) -> draw.DrawingElement:
         mark.append(draw.Text(cut(row.kind, 12), 9.5, lx, y + 3, text_anchor="middle"))
     group = draw.Group(class_=f"mark {row.kind}")
     group.append(mark)
-    group.append_title(row.action)
+    group.append_title(clean(row.action))
     return group
 
 

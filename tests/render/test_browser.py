@@ -1,0 +1,103 @@
+"""The HTML reports opened in a real browser (Debian's Chromium, driven by selenium through
+chromedriver): what a reader sees, the verdict, the swim lanes' lanes and arrows, a violation's
+link to its line, and no console error. A screenshot of each page is kept under
+``build/test-artifacts/`` (or ``$PARTSAFE_TEST_ARTIFACTS``).
+
+Where Chromium or chromedriver is not installed these tests are skipped, saying so; `.ci/run`
+installs both (``apt-get install chromium chromium-driver``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker.cli.main import main
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or DRIVER is None,
+    reason="no browser here: the browser tests need Debian's chromium and chromium-driver "
+           "(apt-get install chromium chromium-driver; .ci/run installs them)")
+DATA = Path(__file__).parent.parent / "data"
+ARTIFACTS = Path(os.environ.get("PARTSAFE_TEST_ARTIFACTS",
+                                Path(__file__).parents[2] / "build" / "test-artifacts"))
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM  # type: ignore[assignment]
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1400,1800",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _open(browser: Any, page: Path, name: str) -> list[dict[str, Any]]:
+    """Open `page`, keep its screenshot, and return the console's errors."""
+    browser.get(page.resolve().as_uri())
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+    return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def test_a_check_report_shows_its_verdict_lanes_and_arrows(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "check.html"
+    r = CliRunner().invoke(main, ["check", "membership", "--variant", "hz38-unordered-members",
+                                  "--html", str(page)])
+    assert r.exit_code == 1, r.output
+    errors = _open(browser, page, "check-report")
+    assert errors == []
+    verdict = browser.find_element(By.ID, "verdict").text
+    assert verdict.startswith("verdict: VIOLATION") and "MEM-VIEW-ORDER" in verdict
+    swimlane = browser.find_element(By.CSS_SELECTOR, ".swimlane svg")
+    assert len(swimlane.find_elements(By.CSS_SELECTOR, ".lane")) == 4
+    arrows = swimlane.find_elements(By.CSS_SELECTOR, ".arrow")
+    assert len(arrows) >= 4 and all(a.is_displayed() for a in arrows)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "table.steps tr.broken")) == 1
+    assert swimlane.size["width"] > 600  # drawn, not an empty box
+
+
+def test_a_validate_report_links_its_violation_to_the_line(browser: Any, tmp_path: Path
+                                                           ) -> None:
+    from selenium.webdriver.common.by import By
+
+    ce, logs = tmp_path / "ce.json", tmp_path / "logs"
+    r = CliRunner().invoke(main, ["check", "membership", "--variant", "hz38-unordered-members",
+                                  "--trace-out", str(ce)])
+    assert r.exit_code == 1, r.output
+    r = CliRunner().invoke(main, ["export", str(ce), "--log", str(logs)])
+    assert r.exit_code == 0, r.output
+    page = tmp_path / "validate.html"
+    r = CliRunner().invoke(main, ["validate", str(logs), "--html", str(page)])
+    assert r.exit_code == 1, r.output
+    errors = _open(browser, page, "validate-report")
+    assert errors == []
+    assert browser.find_element(By.ID, "verdict").text.startswith("verdict: VIOLATION")
+    link = browser.find_element(By.CSS_SELECTOR, ".violation a.source")
+    file, line = link.text.rsplit(":", 1)
+    assert Path(file).exists() and int(line) > 0
+    assert link.get_attribute("href").endswith(f"#L{line}")
+    hit = browser.find_element(By.CSS_SELECTOR, ".violation pre.context b.hit")
+    assert hit.text.split()[0] == line
+    assert browser.find_element(By.ID, "views-chart").find_elements(By.CSS_SELECTOR,
+                                                                   ".series")
