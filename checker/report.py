@@ -303,6 +303,17 @@ def xml_text(s: str) -> str:
     return _NOT_XML.sub(lambda m: char_escape(m.group()), s)
 
 
+def junit_with_report(document: str, report: str) -> str:
+    """A JUnit document whose every test case names the HTML report written beside it (a
+    ``html_report`` property), so that a CI page links each case to its picture."""
+    root = ET.fromstring(document.encode("utf-8"))
+    for case in root.iter("testcase"):
+        properties = ET.Element("properties")
+        ET.SubElement(properties, "property", name="html_report", value=report)
+        case.insert(0, properties)
+    return xml_document(root)
+
+
 def xml_document(root: ET.Element) -> str:
     """`root` as an XML document, every text and attribute passed through `xml_text` first: the
     one way partsafe writes JUnit XML."""

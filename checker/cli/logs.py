@@ -108,7 +108,11 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
         fail(str(exc))
     report.strict = strict
     if junit_file:
-        Path(junit_file).write_text(validate_junit(report))
+        from partsafe.checker.report import junit_with_report
+
+        document = validate_junit(report)
+        Path(junit_file).write_text(junit_with_report(document, html_file) if html_file
+                                    else document)
     if html_file:
         from partsafe.checker.render import html
         from partsafe.checker.report import verdict_line

@@ -79,6 +79,7 @@ from partsafe.checker.report import (
     EXIT_VIOLATION,
     VERDICT_EXIT,
     dumps,
+    junit_with_report,
     print_verdict,
     render_trace,
     steps_json,
@@ -251,7 +252,9 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
     if svg_file:
         _write_svg(svg_file, report.runs[0], until)
     if junit_file:
-        Path(junit_file).write_text(report.junit())
+        document = report.junit()
+        Path(junit_file).write_text(junit_with_report(document, html_file) if html_file
+                                    else document)
     if html_file:
         _write_html(html_file, report, time.perf_counter() - started)
     if as_json:

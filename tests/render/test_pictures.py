@@ -146,3 +146,16 @@ def test_zoo_and_prove_reports_list_their_verdicts(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     body = page.read_text()
     assert "MEM-VIEW-ORDER" in body and "bounded" in body
+
+
+def test_each_junit_case_names_the_html_report_written_beside_it(tmp_path: Path) -> None:
+    for args in (["check", "membership", "--variant", "hz38-unordered-members"],
+                 ["validate", str(DATA / "logs")]):
+        page, junit = tmp_path / "report.html", tmp_path / "report.xml"
+        r = CliRunner().invoke(main, [*args, "--html", str(page), "--junit", str(junit)])
+        assert r.exit_code in (0, 1), r.output
+        cases = list(ET.parse(junit).getroot().iter("testcase"))
+        assert cases and all(
+            c.find("properties/property[@name='html_report']").get("value") == str(page)
+            for c in cases)
+        assert page.exists()
