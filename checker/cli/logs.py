@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -59,13 +60,16 @@ from partsafe.traces.events import dumps as event_line
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="write a self-contained HTML report: each violation linked to its line with "
                    "the lines around it, each member's lists over time, the specs judged")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
+              help="fail only on findings this baseline does not record, and list the recorded "
+                   "ones no longer seen (`partsafe baseline update` writes it)")
 @click.option("--progress/--no-progress", default=None,
               help="a progress display on stderr (default: when stderr is a terminal)")
 @click.option("--spark-log", is_flag=True, help="show Spark's own logging (quiet by default)")
 def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir: str | None,
              fmt: str, stuck_after: float, max_skew: str, settings: tuple[str, ...],
              strict: bool, as_json: bool, junit_file: str | None, html_file: str | None,
-             progress: bool | None, spark_log: bool) -> None:
+             baseline_file: str | None, progress: bool | None, spark_log: bool) -> None:
     """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
 
     Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
@@ -123,11 +127,39 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
                                                      .plain))
         except OSError as exc:
             fail(f"--html {html_file}: cannot write: {exc.strerror or exc}")
+    if baseline_file is not None:
+        _gate(baseline_file, report, as_json)
     if as_json:
         click.echo(dumps(report.as_dict()))
     else:
         render_report(stdout(), report)
     sys.exit(VERDICT_EXIT[report.result])
+
+
+def _gate(file: str, report: Any, as_json: bool) -> NoReturn:
+    """`validate --baseline`: the report judged against the baseline's findings."""
+    from partsafe.checker import baseline
+    from partsafe.checker.cli.views import gate_verdict, render_gate
+    from partsafe.checker.report import print_verdict
+    from partsafe.checker.validation.view import render_report, verdict_of
+
+    doc = report.as_dict()
+    try:
+        comparison = baseline.compare(baseline.read(file), baseline.validate_findings(doc))
+    except baseline.BaselineError as exc:
+        fail(str(exc))
+    verdict, detail = gate_verdict(report.result, comparison, report.strict)
+    if as_json:
+        click.echo(dumps({**doc, "baseline": {"file": file, "verdict": verdict,
+                                              **comparison.as_dict(report.strict)}}))
+    else:
+        console = stdout()
+        render_report(console, report, verdict=False)
+        render_gate(console, file, comparison, report.strict)
+        what, _, seconds, _ = verdict_of(report)
+        print_verdict(console, f"{what}, against the baseline {file}", verdict, seconds,
+                      detail)
+    sys.exit(VERDICT_EXIT[verdict])
 
 
 def parse_config(settings: tuple[str, ...]) -> dict[str, int | bool]:

@@ -41,9 +41,12 @@ from partsafe.checker.cli.prove import prove
 from partsafe.checker.cli.views import (
     ProgressView,
     check_verdict_line,
+    check_what,
+    gate_verdict,
     profiles_json,
     render_check,
     render_checkpoint,
+    render_gate,
     render_profile_zoo,
     render_profiles,
     render_spec,
@@ -120,6 +123,42 @@ for _command in (validate, parse, simulate, prove, conform_command):
     main.add_command(_command)
 
 
+@main.group("baseline")
+def baseline_group() -> None:
+    """A CI gate's baseline: today's findings recorded, so that later runs with --baseline fail
+    on new findings only (docs/reports.md)."""
+
+
+@baseline_group.command("update")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("report", type=click.Path(dir_okay=False, exists=True))
+def baseline_update(file: str, report: str) -> None:
+    """Record in FILE the findings of REPORT, the --json output of `partsafe check` or
+    `partsafe validate`, replacing what FILE held; say what changed."""
+    import json
+
+    from partsafe.checker import baseline
+
+    try:
+        doc = json.loads(Path(report).read_text(encoding="utf-8"))
+        found = baseline.findings_of(doc, report)
+    except (OSError, ValueError) as exc:
+        fail(f"{report}: cannot be read as a report ({exc})")
+    before: list[baseline.Finding] = []
+    if Path(file).exists():
+        try:
+            before = baseline.read(file)
+        except baseline.BaselineError as exc:
+            fail(str(exc))
+    comparison = baseline.compare(before, found)
+    try:
+        baseline.write(file, found)
+    except OSError as exc:
+        fail(f"{file}: cannot write: {exc.strerror or exc}")
+    click.echo(f"baseline {file}: {len(found)} finding(s) recorded ({len(comparison.new)} new, "
+               f"{len(comparison.gone)} dropped, {len(comparison.known)} kept)")
+
+
 @main.command(epilog=variants_epilog())
 @click.argument("model", required=False)
 @click.option("--variant", default="fixed", show_default=True,
@@ -163,6 +202,9 @@ for _command in (validate, parse, simulate, prove, conform_command):
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="write a self-contained HTML report: the verdict, scope and statistics, the "
                    "frontier per depth, each counterexample's swim lanes and steps")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
+              help="fail only on findings this baseline does not record, and list the recorded "
+                   "ones no longer seen (`partsafe baseline update` writes it)")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
 @click.option("--replicas", type=int, default=None,
@@ -176,8 +218,8 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
           only_targets: tuple[str, ...], workers: int, symmetry: bool, keep_going: bool,
           until: str | None, strict: bool, as_json: bool,
           junit_file: str | None, trace_out: str | None, svg_file: str | None,
-          html_file: str | None, progress: bool | None, replicas: int | None,
-          **scope: int | None) -> None:
+          html_file: str | None, baseline_file: str | None, progress: bool | None,
+          replicas: int | None, **scope: int | None) -> None:
     """Explore MODEL exhaustively at a small scope and check every spec on it.
 
     Without MODEL, every model is checked at its default scope. Models: membership (Hazelcast 3.9
@@ -257,11 +299,35 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
                                     else document)
     if html_file:
         _write_html(html_file, report, time.perf_counter() - started)
+    if baseline_file is not None:
+        _gate(baseline_file, report, as_json, time.perf_counter() - started)
     if as_json:
         click.echo(dumps(report.as_json()))
     else:
         render_check(stdout(), report, time.perf_counter() - started)
     sys.exit(VERDICT_EXIT[report.verdict])
+
+
+def _gate(file: str, report: CheckReport, as_json: bool, seconds: float) -> NoReturn:
+    """`check --baseline`: the report judged against the baseline's findings."""
+    from partsafe.checker import baseline
+
+    doc = report.as_json()
+    try:
+        comparison = baseline.compare(baseline.read(file), baseline.check_findings(doc))
+    except baseline.BaselineError as exc:
+        fail(str(exc))
+    verdict, detail = gate_verdict(report.verdict, comparison, report.strict)
+    if as_json:
+        click.echo(dumps({**doc, "baseline": {"file": file, "verdict": verdict,
+                                              **comparison.as_dict(report.strict)}}))
+    else:
+        console = stdout()
+        render_check(console, report, seconds, verdict=False)
+        render_gate(console, file, comparison, report.strict)
+        print_verdict(console, f"{check_what(report)}, against the baseline {file}", verdict,
+                      seconds, detail)
+    sys.exit(VERDICT_EXIT[verdict])
 
 
 def _write_html(path: str, report: CheckReport, seconds: float) -> None:

@@ -88,15 +88,46 @@ class ProgressView:
             self.status.__exit__(None, None, None)
 
 
-def render_check(console: Console, report: CheckReport, seconds: float) -> None:
+def render_check(console: Console, report: CheckReport, seconds: float,
+                 verdict: bool = True) -> None:
     """`partsafe check`'s report: each search's result, the planner's check, and the verdict
-    line."""
+    line (unless a baseline's gate prints its own)."""
     for run in report.runs:
         render_result(console, run.model, run.result)
     if report.planner is not None:
         render_planner_check(console, report.planner, report.strict)
-    print_verdict(console, check_what(report), report.verdict, seconds,
-                  verdict_detail([run.result for run in report.runs], report.known))
+    if verdict:
+        print_verdict(console, check_what(report), report.verdict, seconds,
+                      verdict_detail([run.result for run in report.runs], report.known))
+
+
+def render_gate(console: Console, file: str, comparison: Any, strict: bool) -> None:
+    """A baseline's comparison (`partsafe.checker.baseline.Comparison`): the findings the
+    baseline does not hold, and the recorded ones no longer seen."""
+    console.print(Text(f"baseline {file}: {len(comparison.known)} finding(s) recorded and seen "
+                       f"again, {len(comparison.new)} new, {len(comparison.gone)} no longer "
+                       "seen"), soft_wrap=True)
+    for finding in comparison.new:
+        mark = "new, failing" if finding.fails(strict) else "new"
+        console.print(Text(f"  {mark}: {finding.line()}"), soft_wrap=True)
+    for finding in comparison.gone:
+        console.print(Text(f"  no longer seen (drop it with `partsafe baseline update`): "
+                           f"{finding.line()}"), soft_wrap=True)
+
+
+def gate_verdict(verdict: str, comparison: Any, strict: bool) -> tuple[str, str]:
+    """The verdict of a run judged against a baseline, and its detail: incomplete stays
+    incomplete (nothing was judged); else a violation exactly when a failing finding is new."""
+    if verdict == "incomplete":
+        return verdict, "incomplete: nothing judged against the baseline"
+    failing = comparison.failing(strict)
+    if failing:
+        specs = ", ".join(dict.fromkeys(f.spec for f in failing))
+        return "violation", f"{len(failing)} new finding(s) not in the baseline: {specs}"
+    detail = f"no new finding; {len(comparison.known)} recorded finding(s) seen again"
+    if comparison.gone:
+        detail += f", {len(comparison.gone)} no longer seen"
+    return "ok", detail
 
 
 def check_what(report: CheckReport) -> str:

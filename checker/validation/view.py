@@ -50,7 +50,7 @@ def _where(sources: tuple[Source, ...]) -> str:
     return ", ".join(f"{s.file}:{s.line}" for s in sources)
 
 
-def render_report(console: Console, report: Report) -> None:
+def render_report(console: Console, report: Report, verdict: bool = True) -> None:
     acc = report.accounting
     console.print(f"validate: {len(report.files)} file(s), {acc.lines:,} lines, "
                   f"{acc.events:,} events, {report.seconds:.2f} s, "
@@ -114,7 +114,8 @@ def render_report(console: Console, report: Report) -> None:
             table.add_row("…", f"{len(acc.malformed) - SHOWN_MALFORMED:,} more (see --json)")
         console.print(table)
     render_inputs(console, report)
-    console.print(verdict_line(*verdict_of(report)), soft_wrap=True)  # one line, never folded
+    if verdict:  # (a baseline's gate prints its own)
+        console.print(verdict_line(*verdict_of(report)), soft_wrap=True)  # one line, never folded
 
 
 def print_accounting(console: Console, acc: Accounting, candidates: Sequence[Candidate]) -> None:

@@ -347,8 +347,9 @@ def test_explain() -> None:
 @pytest.mark.parametrize("command", [[], ["check"], ["zoo"], ["replay"], ["specs"],
                                      ["explain"], ["bench"], ["plan"], ["validate"], ["parse"],
                                      ["export"], ["simulate"], ["checkpoint"], ["profiles"],
-                                     ["prove"], ["conform"]],
-                         ids=lambda c: c[0] if c else "main")
+                                     ["prove"], ["conform"], ["baseline"],
+                                     ["baseline", "update"]],
+                         ids=lambda c: " ".join(c) if c else "main")
 def test_help(command: list[str]) -> None:
     r = invoke(*command, "--help")
     assert r.exit_code == 0
@@ -360,7 +361,7 @@ def test_help(command: list[str]) -> None:
 def test_every_subcommand_has_a_help_test() -> None:
     assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench", "plan",
                                   "validate", "parse", "export", "simulate", "checkpoint",
-                                  "profiles", "prove", "conform"}
+                                  "profiles", "prove", "conform", "baseline"}
 
 
 def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:

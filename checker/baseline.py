@@ -1,0 +1,146 @@
+"""Baselines: the findings of a check or a validation recorded today, so that a CI gate fails on
+new findings only, and says which recorded ones no longer occur (the linters' pattern).
+
+A finding is what a report says is wrong or unknown, keyed by what stays the same from one run
+to the next: the command, its kind, the spec, its subject (the model and variant, or the
+member) and its sentence. Line numbers are left out, since tomorrow's log has other lines.
+
+- `violation`: a broken spec (check), a definite violation (validate): fails unless recorded.
+- `possible`: a possible violation under clock skew: fails with ``--strict`` unless recorded.
+- `known`: a known finding of the planner or of a fixed design: fails with ``--strict`` unless
+  recorded.
+- `gap`: a scenario the search never reached: fails unless recorded.
+- `not-judged`: a spec the input cannot judge: never fails; recorded so that a spec that stops
+  being judged shows as new.
+
+``--baseline FILE`` on `check` and `validate` compares; ``partsafe baseline update FILE
+REPORT.json`` writes the file from a ``--json`` report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: the baseline file's format version
+VERSION = 1
+KINDS = ("violation", "possible", "known", "gap", "not-judged")
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read, or a report that is not one partsafe wrote."""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One finding, as a baseline records it."""
+
+    command: str
+    kind: str
+    spec: str
+    subject: str
+    text: str
+
+    def fails(self, strict: bool) -> bool:
+        """Does this finding fail a run when it is not in the baseline?"""
+        return self.kind in ("violation", "gap") or (strict and self.kind in ("possible",
+                                                                               "known"))
+
+    def line(self) -> str:
+        return f"{self.kind} {self.spec} ({self.subject}): {self.text}"
+
+
+@dataclass
+class Comparison:
+    """Today's findings against a baseline: the new ones, the recorded ones seen again, and the
+    recorded ones no longer seen (the file can shrink by them)."""
+
+    new: list[Finding] = field(default_factory=list)
+    known: list[Finding] = field(default_factory=list)
+    gone: list[Finding] = field(default_factory=list)
+
+    def failing(self, strict: bool) -> list[Finding]:
+        return [f for f in self.new if f.fails(strict)]
+
+    def as_dict(self, strict: bool) -> dict[str, Any]:
+        return {"new": [asdict(f) for f in self.new], "gone": [asdict(f) for f in self.gone],
+                "known": len(self.known), "failing": len(self.failing(strict))}
+
+
+def compare(recorded: Iterable[Finding], found: Iterable[Finding]) -> Comparison:
+    """`found` against the `recorded` baseline."""
+    recorded_set, found_set = set(recorded), set(found)
+    return Comparison(new=sorted(found_set - recorded_set),
+                      known=sorted(found_set & recorded_set),
+                      gone=sorted(recorded_set - found_set))
+
+
+def check_findings(doc: dict[str, Any]) -> list[Finding]:
+    """The findings of a `partsafe check --json` document (one model's, or every model's)."""
+    runs = doc.get("models", [doc])
+    out: list[Finding] = []
+    for run in runs:
+        subject = f"{run['model']} ({run['variant']})"
+        out += [Finding("check", "violation", v["spec"], subject, v["message"])
+                for v in run.get("violations", [])]
+        out += [Finding("check", "gap", g["name"], subject, g.get("description", ""))
+                for g in run.get("goals", []) if not g.get("reached", True)
+                and run.get("result") == "gap"]
+    for owner, specs in doc.get("known_findings", {}).items():
+        out += [Finding("check", "known", spec, owner, "a known finding") for spec in specs]
+    return sorted(set(out))
+
+
+def validate_findings(doc: dict[str, Any]) -> list[Finding]:
+    """The findings of a `partsafe validate --json` document."""
+    out = [Finding("validate", "violation", v["spec"], v.get("member", ""), v["message"])
+           for v in doc.get("violations", []) if v.get("certainty", "definite") == "definite"]
+    out += [Finding("validate", "possible", v["spec"], v.get("member", ""), v["message"])
+            for v in doc.get("violations", []) + doc.get("possible_violations", [])
+            if v.get("certainty") == "possible"]
+    out += [Finding("validate", "not-judged", spec, "", reason)
+            for spec, reason in doc.get("not_judged", {}).items()]
+    return sorted(set(out))
+
+
+def findings_of(doc: Any, where: str) -> list[Finding]:
+    """The findings of a `check --json` or `validate --json` document; BaselineError names
+    `where` when it is neither."""
+    if isinstance(doc, dict) and "files" in doc and "lines" in doc:
+        return validate_findings(doc)
+    if isinstance(doc, dict) and ("models" in doc or ("violations" in doc and "model" in doc)):
+        return check_findings(doc)
+    raise BaselineError(f"{where}: not the JSON report of `partsafe check --json` or "
+                        "`partsafe validate --json`")
+
+
+def read(path: str) -> list[Finding]:
+    """The findings a baseline file records; BaselineError names the file and what is wrong."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no baseline there; record today's findings with "
+                            "`partsafe baseline update FILE REPORT.json` (REPORT.json: the "
+                            "command's --json output)") from None
+    except (OSError, ValueError) as exc:
+        raise BaselineError(f"{path}: cannot be read as a baseline ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("partsafe") != "baseline":
+        raise BaselineError(f"{path}: not a partsafe baseline (no \"partsafe\": \"baseline\")")
+    if doc.get("version") != VERSION:
+        raise BaselineError(f"{path}: baseline version {doc.get('version')!r}; this partsafe "
+                            f"reads version {VERSION}")
+    try:
+        return [Finding(**f) for f in doc["findings"]]
+    except (KeyError, TypeError) as exc:
+        raise BaselineError(f"{path}: a finding is malformed ({exc})") from None
+
+
+def write(path: str, findings: Iterable[Finding]) -> None:
+    """`findings` as the baseline file `path`, sorted, one per line of the JSON."""
+    doc = {"partsafe": "baseline", "version": VERSION,
+           "findings": [asdict(f) for f in sorted(set(findings))]}
+    Path(path).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n",
+                          encoding="utf-8")

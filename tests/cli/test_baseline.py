@@ -1,0 +1,92 @@
+"""The CI gate's baseline: `partsafe baseline update` records a report's findings; `check` and
+`validate` with --baseline fail on new findings only, and list the recorded ones gone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from partsafe.checker import baseline
+from partsafe.checker.cli.main import main
+
+LOGS = Path(__file__).parent.parent / "data" / "logs"
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+@pytest.fixture(scope="module")
+def flawed_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two zoo counterexamples exported as Hazelcast logs: MEM-VIEW-ORDER and MEM-MASTER-ONLY."""
+    out = {}
+    for variant in ("hz38-unordered-members", "hz38-local-removal"):
+        folder = tmp_path_factory.mktemp(variant)
+        code, text = _cli("check", "membership", "--variant", variant, "--trace-out",
+                          str(folder / "ce.json"))
+        assert code == 1, text
+        code, text = _cli("export", str(folder / "ce.json"), "--log", str(folder / "logs"))
+        assert code == 0, text
+        out[variant] = folder / "logs"
+    return out
+
+
+def _record(tmp_path: Path, *args: str) -> Path:
+    report, file = tmp_path / "report.json", tmp_path / "baseline.json"
+    code, text = _cli(*args, "--json")
+    report.write_text(text)
+    code, text = _cli("baseline", "update", str(file), str(report))
+    assert code == 0 and "finding(s) recorded" in text, text
+    return file
+
+
+def test_validate_fails_on_a_new_violation_only(tmp_path: Path,
+                                                flawed_logs: dict[str, Path]) -> None:
+    old, new = str(flawed_logs["hz38-unordered-members"]), str(flawed_logs["hz38-local-removal"])
+    file = _record(tmp_path, "validate", old)
+    code, out = _cli("validate", old, "--baseline", str(file))
+    assert code == 0, out
+    assert out.strip().splitlines()[-1].startswith("verdict: OK")
+    code, out = _cli("validate", old, new, "--baseline", str(file))
+    assert code == 1
+    assert "new, failing: violation MEM-MASTER-ONLY" in out
+    assert out.strip().splitlines()[-1].startswith("verdict: VIOLATION")
+    code, out = _cli("validate", str(LOGS), "--baseline", str(file), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["baseline"]["verdict"] == "ok"
+    assert [g["spec"] for g in doc["baseline"]["gone"]] == ["MEM-VIEW-ORDER"]
+
+
+def test_check_fails_on_a_new_broken_spec_only(tmp_path: Path) -> None:
+    file = _record(tmp_path, "check", "membership", "--variant", "hz38-unordered-members")
+    code, out = _cli("check", "membership", "--variant", "hz38-unordered-members",
+                     "--baseline", str(file))
+    assert code == 0 and "no new finding" in out.strip().splitlines()[-1]
+    code, out = _cli("check", "membership", "--variant", "hz38-local-removal", "--baseline",
+                     str(file))
+    assert code == 1 and "MEM-MASTER-ONLY" in out.strip().splitlines()[-1]
+    assert "no longer seen" in out
+
+
+def test_a_missing_or_foreign_baseline_is_bad_input(tmp_path: Path) -> None:
+    code, out = _cli("validate", str(LOGS), "--baseline", str(tmp_path / "none.json"))
+    assert code == 2 and "no baseline there" in out
+    other = tmp_path / "other.json"
+    other.write_text('{"findings": []}')
+    code, out = _cli("validate", str(LOGS), "--baseline", str(other))
+    assert code == 2 and "not a partsafe baseline" in out
+    code, out = _cli("baseline", "update", str(tmp_path / "b.json"), str(other))
+    assert code == 2 and "not the JSON report" in out
+
+
+def test_a_possible_violation_fails_only_with_strict() -> None:
+    possible = baseline.Finding("validate", "possible", "MEM-VIEW-ORDER", "A", "m")
+    comparison = baseline.compare([], [possible])
+    assert comparison.failing(strict=False) == []
+    assert comparison.failing(strict=True) == [possible]
+    recorded = baseline.compare([possible], [possible])
+    assert recorded.failing(strict=True) == [] and recorded.known == [possible]
