@@ -138,28 +138,14 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
 
 def _gate(file: str, report: Any, as_json: bool) -> NoReturn:
     """`validate --baseline`: the report judged against the baseline's findings."""
-    from partsafe.checker import baseline
-    from partsafe.checker.cli.views import gate_verdict, render_gate
-    from partsafe.checker.report import print_verdict
+    from partsafe.checker.baseline import validate_findings
+    from partsafe.checker.cli.views import gate
     from partsafe.checker.validation.view import render_report, verdict_of
 
     doc = report.as_dict()
-    try:
-        comparison = baseline.compare(baseline.read(file), baseline.validate_findings(doc))
-    except baseline.BaselineError as exc:
-        fail(str(exc))
-    verdict, detail = gate_verdict(report.result, comparison, report.strict)
-    if as_json:
-        click.echo(dumps({**doc, "baseline": {"file": file, "verdict": verdict,
-                                              **comparison.as_dict(report.strict)}}))
-    else:
-        console = stdout()
-        render_report(console, report, verdict=False)
-        render_gate(console, file, comparison, report.strict)
-        what, _, seconds, _ = verdict_of(report)
-        print_verdict(console, f"{what}, against the baseline {file}", verdict, seconds,
-                      detail)
-    sys.exit(VERDICT_EXIT[verdict])
+    what, _, seconds, _ = verdict_of(report)
+    gate(file, doc, validate_findings(doc), report.result, report.strict, as_json,
+         lambda console: render_report(console, report, verdict=False), what, seconds)
 
 
 def parse_config(settings: tuple[str, ...]) -> dict[str, int | bool]:

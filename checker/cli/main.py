@@ -42,11 +42,10 @@ from partsafe.checker.cli.views import (
     ProgressView,
     check_verdict_line,
     check_what,
-    gate_verdict,
+    gate,
     profiles_json,
     render_check,
     render_checkpoint,
-    render_gate,
     render_profile_zoo,
     render_profiles,
     render_spec,
@@ -310,24 +309,12 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
 
 def _gate(file: str, report: CheckReport, as_json: bool, seconds: float) -> NoReturn:
     """`check --baseline`: the report judged against the baseline's findings."""
-    from partsafe.checker import baseline
+    from partsafe.checker.baseline import check_findings
 
     doc = report.as_json()
-    try:
-        comparison = baseline.compare(baseline.read(file), baseline.check_findings(doc))
-    except baseline.BaselineError as exc:
-        fail(str(exc))
-    verdict, detail = gate_verdict(report.verdict, comparison, report.strict)
-    if as_json:
-        click.echo(dumps({**doc, "baseline": {"file": file, "verdict": verdict,
-                                              **comparison.as_dict(report.strict)}}))
-    else:
-        console = stdout()
-        render_check(console, report, seconds, verdict=False)
-        render_gate(console, file, comparison, report.strict)
-        print_verdict(console, f"{check_what(report)}, against the baseline {file}", verdict,
-                      seconds, detail)
-    sys.exit(VERDICT_EXIT[verdict])
+    gate(file, doc, check_findings(doc), report.verdict, report.strict, as_json,
+         lambda console: render_check(console, report, seconds, verdict=False),
+         check_what(report), seconds)
 
 
 def _write_html(path: str, report: CheckReport, seconds: float) -> None:

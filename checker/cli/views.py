@@ -9,11 +9,13 @@ their progress bars) in checker/validation/view.py.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
+import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -113,6 +115,33 @@ def render_gate(console: Console, file: str, comparison: Any, strict: bool) -> N
     for finding in comparison.gone:
         console.print(Text(f"  no longer seen (drop it with `partsafe baseline update`): "
                            f"{finding.line()}"), soft_wrap=True)
+
+
+def gate(file: str, doc: dict[str, Any], findings: Any, verdict: str, strict: bool,
+         as_json: bool, body: Any, what: str, seconds: float) -> NoReturn:
+    """`--baseline FILE` on check and validate: the report (`doc`, its `findings` and its own
+    `verdict`) judged against the baseline. `--json` prints the document with a ``baseline``
+    object; else `body(console)` prints the report without its verdict line, then the
+    comparison and the gate's verdict line. Exits with the gate's verdict (2 for a baseline
+    that cannot be read)."""
+    from partsafe.checker import baseline
+    from partsafe.checker.cli.options import fail
+    from partsafe.checker.report import VERDICT_EXIT, dumps
+
+    try:
+        comparison = baseline.compare(baseline.read(file), findings)
+    except baseline.BaselineError as exc:
+        fail(str(exc))
+    judged, detail = gate_verdict(verdict, comparison, strict)
+    if as_json:
+        click.echo(dumps({**doc, "baseline": {"file": file, "verdict": judged,
+                                              **comparison.as_dict(strict)}}))
+    else:
+        console = stdout()
+        body(console)
+        render_gate(console, file, comparison, strict)
+        print_verdict(console, f"{what}, against the baseline {file}", judged, seconds, detail)
+    sys.exit(VERDICT_EXIT[judged])
 
 
 def gate_verdict(verdict: str, comparison: Any, strict: bool) -> tuple[str, str]:
