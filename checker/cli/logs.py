@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
-from partsafe.checker.cli.options import fail, parse_duration_ms, parse_size
+from partsafe.checker.cli.options import baseline_option, fail, parse_duration_ms, parse_size
 from partsafe.checker.cli.views import stderr, stdout
 from partsafe.checker.report import VERDICT_EXIT, dumps
 from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
@@ -60,9 +60,7 @@ from partsafe.traces.events import dumps as event_line
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="write a self-contained HTML report: each violation linked to its line with "
                    "the lines around it, each member's lists over time, the specs judged")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
-              help="fail only on findings this baseline does not record, and list the recorded "
-                   "ones no longer seen (`partsafe baseline update` writes it)")
+@baseline_option
 @click.option("--progress/--no-progress", default=None,
               help="a progress display on stderr (default: when stderr is a terminal)")
 @click.option("--spark-log", is_flag=True, help="show Spark's own logging (quiet by default)")

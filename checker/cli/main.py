@@ -30,6 +30,7 @@ from partsafe.checker.cli.conform import conform_command
 from partsafe.checker.cli.logs import parse, simulate, validate
 from partsafe.checker.cli.options import (
     STRICT_HELP,
+    baseline_option,
     fail,
     parse_only,
     parse_profile,
@@ -201,9 +202,7 @@ def baseline_update(file: str, report: str) -> None:
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="write a self-contained HTML report: the verdict, scope and statistics, the "
                    "frontier per depth, each counterexample's swim lanes and steps")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
-              help="fail only on findings this baseline does not record, and list the recorded "
-                   "ones no longer seen (`partsafe baseline update` writes it)")
+@baseline_option
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
 @click.option("--replicas", type=int, default=None,

@@ -110,3 +110,10 @@ def parse_duration_ms(text: str, option: str = "--max-skew") -> int:
         raise click.BadParameter(f"{text!r} is not a duration: give milliseconds, or a number "
                                  "with ms, s or m (0, 200ms, 1.5s)", param_hint=option)
     return round(float(m.group(1)) * _DURATION_UNITS[unit])
+
+
+#: `--baseline FILE` on check and validate (`cli/views.gate`, `partsafe.checker.baseline`)
+baseline_option = click.option(
+    "--baseline", "baseline_file", type=click.Path(dir_okay=False),
+    help="fail only on findings this baseline does not record, and list the recorded ones no "
+         "longer seen (`partsafe baseline update` writes it)")
