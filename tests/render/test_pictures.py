@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from partsafe.checker import artifact
 from partsafe.checker.cli.main import main
-from partsafe.checker.render import charts, html, swimlane
+from partsafe.checker.render import charts, swimlane
 
 DATA = Path(__file__).parent.parent / "data"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -135,8 +135,10 @@ def test_a_validate_report_links_each_violation_to_its_line_and_escapes_the_log(
     body = page.read_text()
     assert "<script>" not in body and "&lt;script&gt;" in body
     assert "\x01" not in body
-    assert re.search(r'<a class="source" href="file://[^"]+b\.log#L\d+"', body)
-    assert html.CONTEXT == 3
+    link = re.search(r'<a class="source" href="file://[^"]+b\.log#L(\d+)"', body)
+    assert link is not None
+    # the lines around it: the linked line in bold, with its number
+    assert re.search(rf'<b class="hit">\s*{link[1]}  ', body)
 
 
 def test_zoo_and_prove_reports_list_their_verdicts(tmp_path: Path) -> None:
