@@ -78,29 +78,46 @@ def compare(recorded: Iterable[Finding], found: Iterable[Finding]) -> Comparison
                       gone=sorted(recorded_set - found_set))
 
 
+def check_subject(model: str, variant: str) -> str:
+    """What a finding of `check` is about: the model and its variant."""
+    return f"{model} ({variant})"
+
+
+def known_finding(spec: str, owner: str = "planner") -> Finding:
+    """A known finding of the faithful planner (reported; fails with ``--strict``)."""
+    return Finding("check", "known", spec, owner, "a known finding")
+
+
+def validate_finding(v: dict[str, Any]) -> Finding:
+    """A violation of `validate --json` (definite or possible) as a finding."""
+    kind = "possible" if v.get("certainty") == "possible" else "violation"
+    return Finding("validate", kind, v["spec"], v.get("member", ""), v["message"])
+
+
 def check_findings(doc: dict[str, Any]) -> list[Finding]:
     """The findings of a `partsafe check --json` document (one model's, or every model's)."""
     runs = doc.get("models", [doc])
     out: list[Finding] = []
     for run in runs:
-        subject = f"{run['model']} ({run['variant']})"
+        subject = check_subject(run["model"], run["variant"])
+        known = set(run.get("known_findings", ()))  # the planner's: reported, not failing
         out += [Finding("check", "violation", v["spec"], subject, v["message"])
-                for v in run.get("violations", [])]
+                for v in run.get("violations", []) if v["spec"] not in known]
         out += [Finding("check", "gap", g["name"], subject, g.get("description", ""))
                 for g in run.get("goals", []) if not g.get("reached", True)
                 and run.get("result") == "gap"]
-    for owner, specs in doc.get("known_findings", {}).items():
-        out += [Finding("check", "known", spec, owner, "a known finding") for spec in specs]
+    known_findings = doc.get("known_findings", {})
+    if isinstance(known_findings, list):  # `check planner --json`: the planner's own
+        known_findings = {"planner": known_findings}
+    for owner, specs in known_findings.items():
+        out += [known_finding(spec, owner) for spec in specs]
     return sorted(set(out))
 
 
 def validate_findings(doc: dict[str, Any]) -> list[Finding]:
     """The findings of a `partsafe validate --json` document."""
-    out = [Finding("validate", "violation", v["spec"], v.get("member", ""), v["message"])
-           for v in doc.get("violations", []) if v.get("certainty", "definite") == "definite"]
-    out += [Finding("validate", "possible", v["spec"], v.get("member", ""), v["message"])
-            for v in doc.get("violations", []) + doc.get("possible_violations", [])
-            if v.get("certainty") == "possible"]
+    out = [validate_finding(v)
+           for v in doc.get("violations", []) + doc.get("possible_violations", [])]
     out += [Finding("validate", "not-judged", spec, "", reason)
             for spec, reason in doc.get("not_judged", {}).items()]
     return sorted(set(out))

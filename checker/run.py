@@ -9,13 +9,14 @@ message names the option at fault.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from partsafe.checker.actor.model import ActorModel
+from partsafe.checker.baseline import Finding
 from partsafe.checker.engine.bfs import Bounds, Progress, Result, explore
 from partsafe.checker.engine.checkpoint import (
     Checkpoint,
@@ -166,10 +167,13 @@ class CheckReport:
         return {"result": self.verdict, "known_findings": {"planner": self.known},
                 "strict": self.strict, "models": docs}
 
-    def junit(self) -> str:
-        """`partsafe check --junit`: a suite per search, and the planner's."""
-        extra = [planner_suite(self.planner, self.strict)] if self.planner is not None else []
-        return junit([(run.model, run.result) for run in self.runs], extra=extra)
+    def junit(self, recorded: Collection[Finding] = frozenset()) -> str:
+        """`partsafe check --junit`: a suite per search, and the planner's; the findings a
+        baseline `recorded` do not fail their cases."""
+        extra = ([planner_suite(self.planner, self.strict, recorded)]
+                 if self.planner is not None else [])
+        return junit([(run.model, run.result) for run in self.runs], extra=extra,
+                     recorded=recorded)
 
 
 def check_models(entries: Sequence[ModelEntry], variant: str, overrides: dict[str, int], *,

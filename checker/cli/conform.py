@@ -6,13 +6,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.text import Text
 
-from partsafe.checker.cli.options import fail, parse_duration_ms, scope_options
+from partsafe.checker.cli.options import fail, parse_duration_ms, sarif_option, scope_options
 from partsafe.checker.cli.views import stdout
 from partsafe.checker.engine.conform import STUTTER, Conformance, conform
 from partsafe.checker.protocols import catalog
@@ -52,11 +52,13 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="write a JUnit XML report: a test case per design tried")
+@sarif_option
 @scope_options
 def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
                     max_hidden: int | None, max_skew: str, max_states: int,
                     trace_out: str | None, svg_file: str | None,
-                    as_json: bool, junit_file: str | None, **scope: int | None) -> None:
+                    as_json: bool, junit_file: str | None, sarif_file: str | None,
+                    **scope: int | None) -> None:
     """Could MODEL's design have produced TRACES? A depth-first search of the reference
     implementation guided by the trace: each record matched by a step (or by a step that
     changes nothing where the design allows one), at most --max-hidden unlogged steps between
@@ -93,7 +95,10 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
         fail("give one TRACE: a TLA+ trace or an event file is one run")
     run: Callable[[str], Conformance]
     if fmt == "logs":
-        overrides, run = _log_runner(entry, traces, overrides, skew_ms, hidden, max_states)
+        try:
+            overrides, run = _log_runner(entry, traces, overrides, skew_ms, hidden, max_states)
+        except NothingMapped as exc:
+            _nothing_mapped(model, traces, str(exc), sarif_file, as_json)
     elif fmt == "tla-ndjson":
         def run(v: str) -> Conformance:
             return _conform_twophase(traces[0], config_file, v, hidden, max_states)
@@ -113,6 +118,14 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     seconds = time.perf_counter() - started
     if junit_file is not None:
         _junit(junit_file, model, " ".join(traces), results, variant == "all")
+    if sarif_file is not None:
+        from partsafe.checker import sarif
+
+        try:
+            sarif.write(sarif_file, sarif.conform_log(model, traces, results, verdict,
+                                                      VERDICT_EXIT[verdict]))
+        except OSError as exc:
+            fail(f"--sarif {sarif_file}: cannot write: {exc.strerror or exc}")
     if svg_file is not None:
         v, r = next(((v, r) for v, r in results if r.verdict == "conforms"), results[0])
         _write_svg(svg_file, model, v, r, " ".join(traces), _params(config_file, overrides))
@@ -140,6 +153,27 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     sys.exit(VERDICT_EXIT[verdict])
 
 
+def _nothing_mapped(model: str, traces: tuple[str, ...], reason: str, sarif_file: str | None,
+                    as_json: bool) -> NoReturn:
+    """The logs hold nothing the model maps: the verdict incomplete (exit 3), said in each form
+    asked for."""
+    if sarif_file is not None:
+        from partsafe.checker import sarif
+
+        try:
+            sarif.write(sarif_file, sarif.conform_log(model, traces, [], "incomplete",
+                                                      VERDICT_EXIT["incomplete"], reason))
+        except OSError as exc:
+            fail(f"--sarif {sarif_file}: cannot write: {exc.strerror or exc}")
+    if as_json:
+        click.echo(dumps({"model": model, "trace": traces[0], "traces": list(traces),
+                          "verdict": "undecided", "incomplete_reason": reason}))
+    else:
+        print_verdict(stdout(), f"conform {model} {' '.join(traces)}", "incomplete", 0.0,
+                      reason)
+    sys.exit(VERDICT_EXIT["incomplete"])
+
+
 def _format(traces: tuple[str, ...]) -> str:
     """``events`` when the first input is an event file, else ``logs`` (a product's logs; what
     the scanner makes of them, `read_logs` says)."""
@@ -158,12 +192,16 @@ def _format(traces: tuple[str, ...]) -> str:
         fail(f"{traces[0]}: cannot be read ({exc})")
 
 
+class NothingMapped(Exception):
+    """The logs hold no record the model maps: nothing to judge (exit 3)."""
+
+
 def _log_runner(entry: ModelEntry, traces: tuple[str, ...],
                 overrides: dict[str, int], skew_ms: int, max_hidden: int, max_states: int
                 ) -> tuple[dict[str, int], Callable[[str], Conformance]]:
     """The scope a product's logs need (the protocol's log table's, changed by the scope
     options), and a search of one variant against them. Exit 2 when the model has no log table
-    or a path cannot be read; exit 3 when the logs hold no record the model maps."""
+    or a path cannot be read; `NothingMapped` when the logs hold no record the model maps."""
     from partsafe.checker.protocols.log_trace import LogTrace, read_logs
     from partsafe.traces.inputs import InputError
 
@@ -178,11 +216,8 @@ def _log_runner(entry: ModelEntry, traces: tuple[str, ...],
         fail(str(exc))
     if not logs.streams:
         aside = "; ".join(f"{t}: {why} ({n})" for (t, why), n in logs.set_aside.items())
-        reason = (f"the logs hold no record the {entry.name} model maps"
-                  + (f" (set aside: {aside})" if aside else ""))
-        print_verdict(stdout(), f"conform {entry.name} {' '.join(traces)}", "incomplete", 0.0,
-                      reason)
-        sys.exit(VERDICT_EXIT["incomplete"])
+        raise NothingMapped(f"the logs hold no record the {entry.name} model maps"
+                            + (f" (set aside: {aside})" if aside else ""))
     scope = table.scope(logs.records()) | overrides
     try:
         entry.scope(scope)

@@ -16,8 +16,14 @@ from typing import Any, NoReturn
 
 import click
 
-from partsafe.checker.cli.options import baseline_option, fail, parse_duration_ms, parse_size
-from partsafe.checker.cli.views import stderr, stdout
+from partsafe.checker.cli.options import (
+    baseline_option,
+    fail,
+    parse_duration_ms,
+    parse_size,
+    sarif_option,
+)
+from partsafe.checker.cli.views import read_baseline, stderr, stdout
 from partsafe.checker.report import VERDICT_EXIT, dumps
 from partsafe.checker.validation.skew import DEFAULT_MAX_SKEW_MS
 from partsafe.traces.events import dumps as event_line
@@ -60,6 +66,7 @@ from partsafe.traces.events import dumps as event_line
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="write a self-contained HTML report: each violation linked to its line with "
                    "the lines around it, each member's lists over time, the specs judged")
+@sarif_option
 @baseline_option
 @click.option("--progress/--no-progress", default=None,
               help="a progress display on stderr (default: when stderr is a terminal)")
@@ -67,7 +74,8 @@ from partsafe.traces.events import dumps as event_line
 def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir: str | None,
              fmt: str, stuck_after: float, max_skew: str, settings: tuple[str, ...],
              strict: bool, as_json: bool, junit_file: str | None, html_file: str | None,
-             baseline_file: str | None, progress: bool | None, spark_log: bool) -> None:
+             sarif_file: str | None, baseline_file: str | None, progress: bool | None,
+             spark_log: bool) -> None:
     """Check the logs of a real cluster (files, directories, globs, .gz) against the specs.
 
     Every line is accounted for: parsed into an event, ignored as irrelevant, or reported as
@@ -92,6 +100,7 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     config = parse_config(settings)
     if engine == "local" and (output_dir or master):
         fail(f"{'--output' if output_dir else '--master'} needs --engine spark")
+    recorded = read_baseline(baseline_file) if baseline_file is not None else None
     try:
         if engine == "auto":
             engine = choose_engine(paths, master, output_dir)
@@ -109,10 +118,15 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     except (InputError, SparkUnavailable, SparkFailed) as exc:
         fail(str(exc))
     report.strict = strict
+    comparison = None
+    if recorded is not None:
+        from partsafe.checker.baseline import compare, validate_findings
+
+        comparison = compare(recorded, validate_findings(report.as_dict()))
     if junit_file:
         from partsafe.checker.report import junit_with_report
 
-        document = validate_junit(report)
+        document = validate_junit(report, set(comparison.known) if comparison else ())
         Path(junit_file).write_text(junit_with_report(document, html_file) if html_file
                                     else document)
     if html_file:
@@ -125,8 +139,10 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
                                                      .plain))
         except OSError as exc:
             fail(f"--html {html_file}: cannot write: {exc.strerror or exc}")
+    if sarif_file:
+        _write_sarif(sarif_file, report, comparison)
     if baseline_file is not None:
-        _gate(baseline_file, report, as_json)
+        _gate(baseline_file, report, comparison, as_json)
     if as_json:
         click.echo(dumps(report.as_dict()))
     else:
@@ -134,15 +150,29 @@ def validate(paths: tuple[str, ...], engine: str, master: str | None, output_dir
     sys.exit(VERDICT_EXIT[report.result])
 
 
-def _gate(file: str, report: Any, as_json: bool) -> NoReturn:
+def _write_sarif(path: str, report: Any, comparison: Any) -> None:
+    """`--sarif`: the report as a SARIF log, with the exit status the command ends with (the
+    baseline's verdict with --baseline)."""
+    from partsafe.checker import sarif
+    from partsafe.checker.cli.views import gate_verdict
+
+    verdict = report.result if comparison is None else \
+        gate_verdict(report.result, comparison, report.strict)[0]
+    try:
+        sarif.write(path, sarif.validate_log(report.as_dict(), VERDICT_EXIT[verdict],
+                                             comparison))
+    except OSError as exc:
+        fail(f"--sarif {path}: cannot write: {exc.strerror or exc}")
+
+
+def _gate(file: str, report: Any, comparison: Any, as_json: bool) -> NoReturn:
     """`validate --baseline`: the report judged against the baseline's findings."""
-    from partsafe.checker.baseline import validate_findings
     from partsafe.checker.cli.views import gate
     from partsafe.checker.validation.view import render_report, verdict_of
 
     doc = report.as_dict()
     what, _, seconds, _ = verdict_of(report)
-    gate(file, doc, validate_findings(doc), report.result, report.strict, as_json,
+    gate(file, doc, comparison, report.result, report.strict, as_json,
          lambda console: render_report(console, report, verdict=False), what, seconds)
 
 

@@ -45,6 +45,7 @@ from partsafe.checker.cli.views import (
     check_what,
     gate,
     profiles_json,
+    read_baseline,
     render_check,
     render_checkpoint,
     render_profile_zoo,
@@ -241,9 +242,11 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
         if overrides:
             fail(f"--{next(iter(overrides))} does not apply to model planner (it takes "
                  "--replicas and --variant)")
-        if until or trace_out or svg_file:
-            fail(f"{'--until' if until else '--trace-out' if trace_out else '--svg'} applies to "
-                 "the searches, not to model planner")
+        if until or trace_out or svg_file or html_file or baseline_file:
+            flag = ("--until" if until else "--trace-out" if trace_out else "--svg" if svg_file
+                    else "--html" if html_file else "--baseline")
+            fail(f"{flag} applies to the searches, not to model planner (`partsafe check` "
+                 "without MODEL checks the planner with the searches)")
         _check_planner(variant, replicas, as_json, junit_file, strict)
     if replicas is not None:
         if model != catalog.IGNITE.name:
@@ -273,6 +276,7 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
     if checkpoint_every <= 0:
         fail("--checkpoint-every must be positive")
     bounds = Bounds(max_depth, max_states, max_seconds)
+    recorded = read_baseline(baseline_file) if baseline_file is not None else None
     show_progress = sys.stderr.isatty() if progress is None else progress
     checkpoint = None
     if checkpoint_file is not None:
@@ -291,14 +295,19 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
         _write_trace(trace_out, report.runs[0], until)
     if svg_file:
         _write_svg(svg_file, report.runs[0], until)
+    comparison = None
+    if recorded is not None:
+        from partsafe.checker.baseline import check_findings, compare
+
+        comparison = compare(recorded, check_findings(report.as_json()))
     if junit_file:
-        document = report.junit()
+        document = report.junit(set(comparison.known) if comparison is not None else ())
         Path(junit_file).write_text(junit_with_report(document, html_file) if html_file
                                     else document)
     if html_file:
         _write_html(html_file, report, time.perf_counter() - started)
     if baseline_file is not None:
-        _gate(baseline_file, report, as_json, time.perf_counter() - started)
+        _gate(baseline_file, report, comparison, as_json, time.perf_counter() - started)
     if as_json:
         click.echo(dumps(report.as_json()))
     else:
@@ -306,12 +315,10 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
     sys.exit(VERDICT_EXIT[report.verdict])
 
 
-def _gate(file: str, report: CheckReport, as_json: bool, seconds: float) -> NoReturn:
+def _gate(file: str, report: CheckReport, comparison: Any, as_json: bool,
+          seconds: float) -> NoReturn:
     """`check --baseline`: the report judged against the baseline's findings."""
-    from partsafe.checker.baseline import check_findings
-
-    doc = report.as_json()
-    gate(file, doc, check_findings(doc), report.verdict, report.strict, as_json,
+    gate(file, report.as_json(), comparison, report.verdict, report.strict, as_json,
          lambda console: render_check(console, report, seconds, verdict=False),
          check_what(report), seconds)
 

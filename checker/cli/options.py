@@ -117,3 +117,9 @@ baseline_option = click.option(
     "--baseline", "baseline_file", type=click.Path(dir_okay=False),
     help="fail only on findings this baseline does not record, and list the recorded ones no "
          "longer seen (`partsafe baseline update` writes it)")
+
+#: `--sarif FILE` on validate and conform (`partsafe.checker.sarif`)
+sarif_option = click.option(
+    "--sarif", "sarif_file", type=click.Path(dir_okay=False, writable=True),
+    help="also write a SARIF 2.1.0 log: each finding a result at its log file and line, for "
+         "code-review tools (GitHub code scanning)")

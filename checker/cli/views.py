@@ -117,21 +117,26 @@ def render_gate(console: Console, file: str, comparison: Any, strict: bool) -> N
                            f"{finding.line()}"), soft_wrap=True)
 
 
-def gate(file: str, doc: dict[str, Any], findings: Any, verdict: str, strict: bool,
-         as_json: bool, body: Any, what: str, seconds: float) -> NoReturn:
-    """`--baseline FILE` on check and validate: the report (`doc`, its `findings` and its own
-    `verdict`) judged against the baseline. `--json` prints the document with a ``baseline``
-    object; else `body(console)` prints the report without its verdict line, then the
-    comparison and the gate's verdict line. Exits with the gate's verdict (2 for a baseline
-    that cannot be read)."""
+def read_baseline(file: str) -> Any:
+    """The findings the baseline `file` records (`baseline.read`), read before a command's work
+    begins; exit 2 naming the file when it cannot be read."""
     from partsafe.checker import baseline
     from partsafe.checker.cli.options import fail
-    from partsafe.checker.report import VERDICT_EXIT, dumps
 
     try:
-        comparison = baseline.compare(baseline.read(file), findings)
+        return baseline.read(file)
     except baseline.BaselineError as exc:
         fail(str(exc))
+
+
+def gate(file: str, doc: dict[str, Any], comparison: Any, verdict: str, strict: bool,
+         as_json: bool, body: Any, what: str, seconds: float) -> NoReturn:
+    """`--baseline FILE` on check and validate: the report (`doc` and its own `verdict`) judged
+    against the baseline (`comparison`, `baseline.compare`'s). `--json` prints the document
+    with a ``baseline`` object; else `body(console)` prints the report without its verdict
+    line, then the comparison and the gate's verdict line. Exits with the gate's verdict."""
+    from partsafe.checker.report import VERDICT_EXIT, dumps
+
     judged, detail = gate_verdict(verdict, comparison, strict)
     if as_json:
         click.echo(dumps({**doc, "baseline": {"file": file, "verdict": judged,

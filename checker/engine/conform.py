@@ -77,6 +77,15 @@ class TraceMapping(ABC, Generic[S]):
         """The place of the last record matched at `pos` (None before any)."""
         return self.where(pos - 1) if pos else None  # type: ignore[operator]
 
+    def located(self, pos: Position) -> tuple[str, int] | None:
+        """The file and line of the next record to match at `pos`, where a report (SARIF) places
+        a diagnosis; None at the end of the trace, or for a record no line holds (the default)."""
+        return None
+
+    def last_located(self, pos: Position) -> tuple[str, int] | None:
+        """The file and line of the last record matched at `pos` (None before any)."""
+        return self.located(pos - 1) if pos else None  # type: ignore[operator]
+
     def consumed(self, before: Position, after: Position) -> str:
         """The place of the records a step matched, moving from `before` to `after`."""
         return self.where(before)
@@ -136,11 +145,21 @@ class Diagnosis:
     state: dict[str, Any]
     enabled: list[str]
     reasons: list[str]
+    #: the file and line of the unmatched record and of the last matched one, when a line holds
+    #: them (`TraceMapping.located`)
+    unmatched_at: tuple[str, int] | None = None
+    last_matched_at: tuple[str, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"matched_records": self.matched, "last_matched": self.last_matched,
                 "unmatched": self.unmatched, "state": self.state, "enabled": self.enabled,
-                "reasons": self.reasons}
+                "reasons": self.reasons,
+                "unmatched_at": _located(self.unmatched_at),
+                "last_matched_at": _located(self.last_matched_at)}
+
+
+def _located(at: tuple[str, int] | None) -> dict[str, Any] | None:
+    return None if at is None else {"file": at[0], "line": at[1]}
 
 
 @dataclass
@@ -297,4 +316,6 @@ def _diagnose(mapping: TraceMapping[Any], nodes: list[Node],
         enabled=[mapping.action_name(a) for a, _ in model.successors(state)],
         reasons=[f"no initial state of the model shows it: {why}"] if why is not None
         else mapping.explain(pos, state),
+        unmatched_at=mapping.located(pos),
+        last_matched_at=mapping.last_located(pos),
     )

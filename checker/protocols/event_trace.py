@@ -57,6 +57,10 @@ class EventTrace(TraceMapping[Any]):
         return f"{source.file}:{source.line}" if source is not None else \
             f"{self.file}: record {i + 1}"
 
+    def located(self, i: int) -> tuple[str, int] | None:
+        source = self.events[i].source if i < len(self.events) else None
+        return None if source is None else (source.file, source.line)
+
     def _emits(self, state: Any, action: Action, nxt: Any) -> tuple[str, ...]:
         last = self._emitted
         if last is not None and last[0] is state and last[1] == action:

@@ -313,13 +313,32 @@ class LogTrace(TraceMapping[Any]):
     def _place(self, e: Event) -> str:
         return f"{e.source.file}:{e.source.line}" if e.source is not None else e.type
 
-    def where(self, pos: LogPosition) -> str:
+    def _next(self, pos: LogPosition) -> Event | None:
+        """The earliest record no step has matched yet at `pos` (None at the end)."""
         heads = [(self.streams[k][i][0], k) for k, i in enumerate(pos[0])
                  if i < len(self.streams[k])]
         if not heads:
-            return "the end of the logs"
+            return None
         _, k = min(heads)
-        return self._place(self.streams[k][pos[0][k]][1])
+        return self.streams[k][pos[0][k]][1]
+
+    def _latest(self, pos: LogPosition) -> Event | None:
+        """The latest record matched at `pos` (None before any)."""
+        done = [(self.streams[k][i - 1][0], k, i - 1) for k, i in enumerate(pos[0]) if i]
+        if not done:
+            return None
+        _, k, i = max(done)
+        return self.streams[k][i][1]
+
+    def where(self, pos: LogPosition) -> str:
+        e = self._next(pos)
+        return "the end of the logs" if e is None else self._place(e)
+
+    def located(self, pos: LogPosition) -> tuple[str, int] | None:
+        return _line_of(self._next(pos))
+
+    def last_located(self, pos: LogPosition) -> tuple[str, int] | None:
+        return _line_of(self._latest(pos))
 
     def finished(self, pos: LogPosition) -> bool:
         return all(i == len(s) for i, s in zip(pos[0], self.streams, strict=True))
@@ -328,11 +347,8 @@ class LogTrace(TraceMapping[Any]):
         return sum(pos[0])
 
     def last(self, pos: LogPosition) -> str | None:
-        done = [(self.streams[k][i - 1][0], k, i - 1) for k, i in enumerate(pos[0]) if i]
-        if not done:
-            return None
-        _, k, i = max(done)
-        return self._place(self.streams[k][i][1])
+        e = self._latest(pos)
+        return None if e is None else self._place(e)
 
     def consumed(self, before: LogPosition, after: LogPosition) -> str:
         k = next(k for k, (a, b) in enumerate(zip(before[0], after[0], strict=True)) if a != b)
@@ -598,3 +614,7 @@ def _show(e: Event) -> str:
     shown = (f"{k}={_names(tuple(v) if isinstance(v, list) else v)}"
              for k, v in d.items() if v not in (None, (), []))
     return f"{kind} at {member} " + ", ".join(shown)
+
+
+def _line_of(e: Event | None) -> tuple[str, int] | None:
+    return None if e is None or e.source is None else (e.source.file, e.source.line)

@@ -146,6 +146,9 @@ class TwoPhaseTrace(TraceMapping[int]):
     def where(self, i: int) -> str:
         return self.lines[i].where
 
+    def located(self, i: int) -> tuple[str, int] | None:
+        return (self.lines[i].file, self.lines[i].line) if i < len(self.lines) else None
+
     def variables(self, s: int) -> Variables:
         """``TwoPhase.tla``'s variables in model state `s`."""
         if self._vars is not None and self._vars[0] == s:

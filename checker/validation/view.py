@@ -8,7 +8,7 @@ the XML through `partsafe.checker.report.xml_text`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from rich.progress import Progress as ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from partsafe.checker.baseline import Finding, validate_finding
 from partsafe.checker.report import char_escape, verdict_line, xml_text
 from partsafe.checker.validation.local import JUDGED, SKIPPED, Report, statuses
 from partsafe.traces.events import Source
@@ -201,17 +202,20 @@ def verdict_of(report: Report) -> tuple[str, str, float, str]:
 _CR = {"\r": "&#13;"}
 
 
-def validate_junit(report: Report) -> str:
+def validate_junit(report: Report, recorded: Collection[Finding] = frozenset()) -> str:
     """One test case per spec judged; a failure lists that spec's violations. A run that judged
-    no event has every spec in error (incomplete), none passed."""
+    no event has every spec in error (incomplete), none passed. A violation a baseline
+    `recorded` (``--baseline``) does not fail its case: it is listed in the case's output."""
     cases = []
     failures = 0
     errors = 0
     incomplete = report.incomplete_reason
     for spec in report.specs:
         failing = report.violations if report.strict else report.definite
-        found = [v for v in failing if v.spec == spec]
+        mine = [v for v in failing if v.spec == spec]
+        found = [v for v in mine if validate_finding(v.as_dict()) not in recorded]
         findings = [v for v in report.possible if v.spec == spec and not report.strict]
+        findings = [v for v in mine if v not in found] + findings
         body = ""
         if incomplete is not None:
             errors += 1
@@ -222,9 +226,9 @@ def validate_junit(report: Report) -> str:
             text = "\n".join(f"{_where(v.sources)}: {v.member}: {v.message}" for v in found)
             body = (f"<failure message={quoteattr(f'{len(found)} violation(s)')}>"
                     f"{escape(xml_text(text), _CR)}</failure>")
-        elif findings:  # possible violations: reported, not failing (a finding)
-            text = "\n".join(f"possible violation: {_where(v.sources)}: {v.member}: {v.message}"
-                             for v in findings)
+        elif findings:  # possible or recorded violations: reported, not failing (findings)
+            text = "\n".join(f"{_finding_word(v, recorded)}: {_where(v.sources)}: {v.member}: "
+                             f"{v.message}" for v in findings)
             body = f"<system-out>{escape(xml_text(text), _CR)}</system-out>"
         cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
                      f"{body}</testcase>")
@@ -236,6 +240,13 @@ def validate_junit(report: Report) -> str:
             f'failures="{failures}" errors="{errors}" skipped="{len(report.not_judged)}" '
             f'time="{report.seconds:.3f}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")
+
+
+def _finding_word(v: Any, recorded: Collection[Finding]) -> str:
+    """What a violation reported without failing is: recorded in the baseline, or possible."""
+    if validate_finding(v.as_dict()) in recorded:
+        return f"{v.certainty} violation recorded in the baseline"
+    return "possible violation"
 
 
 # --- progress bars, and the simulator's summary ---------------------------------------------

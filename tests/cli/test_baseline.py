@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from partsafe.checker import baseline
@@ -18,21 +17,6 @@ LOGS = Path(__file__).parent.parent / "data" / "logs"
 def _cli(*args: str) -> tuple[int, str]:
     r = CliRunner().invoke(main, list(args))
     return r.exit_code, r.output
-
-
-@pytest.fixture(scope="module")
-def flawed_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Two zoo counterexamples exported as Hazelcast logs: MEM-VIEW-ORDER and MEM-MASTER-ONLY."""
-    out = {}
-    for variant in ("hz38-unordered-members", "hz38-local-removal"):
-        folder = tmp_path_factory.mktemp(variant)
-        code, text = _cli("check", "membership", "--variant", variant, "--trace-out",
-                          str(folder / "ce.json"))
-        assert code == 1, text
-        code, text = _cli("export", str(folder / "ce.json"), "--log", str(folder / "logs"))
-        assert code == 0, text
-        out[variant] = folder / "logs"
-    return out
 
 
 def _record(tmp_path: Path, *args: str) -> Path:
@@ -90,3 +74,52 @@ def test_a_possible_violation_fails_only_with_strict() -> None:
     assert comparison.failing(strict=True) == [possible]
     recorded = baseline.compare([possible], [possible])
     assert recorded.failing(strict=True) == [] and recorded.known == [possible]
+
+
+def _failures(junit: Path) -> list[tuple[str, str]]:
+    """The failing test cases of a JUnit report: (suite or class, case name)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(junit).getroot()
+    return [(case.get("classname", ""), case.get("name", "")) for case in root.iter("testcase")
+            if case.find("failure") is not None]
+
+
+def test_validate_junit_fails_only_the_cases_of_new_findings(
+        tmp_path: Path, flawed_logs: dict[str, Path]) -> None:
+    old, new = str(flawed_logs["hz38-unordered-members"]), str(flawed_logs["hz38-local-removal"])
+    file, junit = _record(tmp_path, "validate", old), tmp_path / "validate.xml"
+    code, _ = _cli("validate", old, "--junit", str(junit))
+    assert code == 1 and _failures(junit) == [("partsafe.validate", "MEM-VIEW-ORDER")]
+    code, _ = _cli("validate", old, "--baseline", str(file), "--junit", str(junit))
+    assert code == 0 and _failures(junit) == []
+    assert "recorded in the baseline" in junit.read_text()
+    code, _ = _cli("validate", old, new, "--baseline", str(file), "--junit", str(junit))
+    assert code == 1 and _failures(junit) == [("partsafe.validate", "MEM-MASTER-ONLY")]
+
+
+def test_check_junit_fails_only_the_cases_of_new_findings(tmp_path: Path) -> None:
+    file = _record(tmp_path, "check", "membership", "--variant", "hz38-unordered-members")
+    junit = tmp_path / "check.xml"
+    code, _ = _cli("check", "membership", "--variant", "hz38-unordered-members", "--junit",
+                   str(junit))
+    assert code == 1 and _failures(junit) == [("membership", "MEM-VIEW-ORDER")]
+    code, _ = _cli("check", "membership", "--variant", "hz38-unordered-members", "--baseline",
+                   str(file), "--junit", str(junit))
+    assert code == 0 and _failures(junit) == []
+    code, _ = _cli("check", "membership", "--variant", "hz38-local-removal", "--baseline",
+                   str(file), "--junit", str(junit))
+    assert code == 1 and ("membership", "MEM-MASTER-ONLY") in _failures(junit)
+
+
+def test_the_planners_known_findings_are_findings_not_violations() -> None:
+    """`check --json` lists the planner's known findings among its violations; a baseline
+    keeps them as known findings (failing only with --strict), and the planner alone is no
+    search a baseline applies to."""
+    code, out = _cli("check", "planner", "--json")
+    assert code == 0
+    found = baseline.findings_of(json.loads(out), "planner")
+    assert found and {f.kind for f in found} == {"known"}
+    assert baseline.compare([], found).failing(strict=False) == []
+    code, out = _cli("check", "planner", "--baseline", "none.json")
+    assert code == 2 and "applies to the searches, not to model planner" in out
