@@ -44,6 +44,7 @@ from partsafe.checker.cli.views import (
     check_verdict_line,
     check_what,
     gate,
+    profile_zoo_verdict,
     profiles_json,
     read_baseline,
     render_check,
@@ -467,7 +468,8 @@ def zoo(profile: str | None, max_seconds: float | None, workers: int, strict: bo
     show_progress = sys.stderr.isatty() if progress is None else progress
     watcher = ProgressView if show_progress else None
     if profile is not None:
-        _profile_zoo(profile, max_seconds, workers, strict, as_json, junit_file, watcher)
+        _profile_zoo(profile, max_seconds, workers, strict, as_json, junit_file, html_file,
+                     watcher)
     if max_seconds is not None or workers != 1:
         fail("--max-seconds and --workers apply with --profile")
     try:
@@ -494,7 +496,8 @@ def zoo(profile: str | None, max_seconds: float | None, workers: int, strict: bo
 
 
 def _profile_zoo(profile: str, max_seconds: float | None, workers: int, strict: bool,
-                 as_json: bool, junit_file: str | None, watcher: Watcher | None) -> NoReturn:
+                 as_json: bool, junit_file: str | None, html_file: str | None,
+                 watcher: Watcher | None) -> NoReturn:
     """`partsafe zoo --profile P` (`run_profile_zoo`)."""
     parse_profile(profile)
     if strict or junit_file:
@@ -511,6 +514,14 @@ def _profile_zoo(profile: str, max_seconds: float | None, workers: int, strict: 
         fail(str(exc))
     except Interrupted as exc:
         _interrupted(exc, None)
+    if html_file:
+        from partsafe.checker.render import html
+
+        try:
+            html.write(html_file, html.profile_zoo_page(
+                doc, verdict_line(*profile_zoo_verdict(doc)).plain))
+        except OSError as exc:
+            fail(f"--html {html_file}: cannot write: {exc.strerror or exc}")
     if as_json:
         click.echo(dumps(doc))
     else:

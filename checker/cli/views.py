@@ -435,6 +435,11 @@ def render_profile_zoo(console: Console, doc: dict[str, Any]) -> None:
     console.print(Text("to reproduce:", style="bold"))
     for m in doc["models"]:
         console.print(Text(f"  {m['command']}"), soft_wrap=True)
+    print_verdict(console, *profile_zoo_verdict(doc))
+
+
+def profile_zoo_verdict(doc: dict[str, Any]) -> tuple[str, str, float, str]:
+    """The verdict line of `partsafe zoo --profile P`: what, verdict, seconds and detail."""
     undeclared = [f"{m['model']} breaks {b['spec']} (not declared)" for m in doc["models"]
                   for b in m["broken"] if not b["declared"]]
     undeclared += [f"{m['model']}: {x['finding']} ({x['spec']}) not reached"
@@ -442,5 +447,5 @@ def render_profile_zoo(console: Console, doc: dict[str, Any]) -> None:
     found = sum(len(m["broken"]) for m in doc["models"])
     detail = "; ".join(undeclared) if undeclared else (
         f"{found} declared finding(s) found again" if found else "no spec broken")
-    print_verdict(console, f"zoo of profile {doc['profile']} ({len(doc['models'])} models)",
-                  doc["result"], doc["seconds"], detail)
+    return (f"zoo of profile {doc['profile']} ({len(doc['models'])} models)", doc["result"],
+            doc["seconds"], detail)

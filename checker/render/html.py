@@ -185,6 +185,13 @@ def zoo_page(doc: dict[str, Any], verdict_line: str) -> str:
                 verdict_line=verdict_line, doc=doc)
 
 
+def profile_zoo_page(doc: dict[str, Any], verdict_line: str) -> str:
+    """`partsafe zoo --profile P --html`: per model the release line covers, each spec it breaks
+    with the finding the profile declares for it, and each declared finding not reached."""
+    return page("profile_zoo.html.j2", title=f"partsafe zoo --profile {doc['profile']}",
+                verdict=doc["result"], verdict_line=verdict_line, doc=doc)
+
+
 def prove_page(doc: dict[str, Any], verdict_line: str) -> str:
     """`partsafe prove --html`: per model, each spec's verdict (proved, bounded, counterexample,
     unknown), at which size and depth, in how long, and why."""

@@ -91,11 +91,33 @@ def test_membership_counterexample_replays() -> None:
 
 
 @pytest.fixture(scope="module")
-def zoo_doc() -> dict:
-    """One run of `partsafe zoo --json` for the tests of this module."""
-    out = CliRunner().invoke(main, ["zoo", "--json"])
+def zoo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
+    """One run of `partsafe zoo --json --html` for the tests of this module: the JSON document
+    and the HTML report."""
+    page = tmp_path_factory.mktemp("zoo") / "zoo.html"
+    out = CliRunner().invoke(main, ["zoo", "--json", "--html", str(page)])
     assert out.exit_code == 0, out.output
-    return json.loads(out.stdout)
+    return json.loads(out.stdout), page.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def zoo_doc(zoo_run: tuple[dict, str]) -> dict:
+    return zoo_run[0]
+
+
+def test_the_zoo_report_has_a_row_per_flaw_and_per_fixed_scope(zoo_run: tuple[dict, str]
+                                                               ) -> None:
+    import html
+
+    doc, page = zoo_run
+    assert 'id="verdict">verdict: OK, zoo' in page
+    rows = re.findall(r'<tr class="(ok|missed)"><td class="mono">([^<]*)</td>'
+                      r'<td class="mono">([^<]*)</td>', page)
+    assert [(html.unescape(m), html.unescape(v)) for _, m, v in rows] == \
+        [(v["model"], v["variant"]) for v in doc["variants"]]
+    assert {state for state, _, _ in rows} == {"ok"}
+    fixed = page.split('<table id="fixed">', 1)[1].split("</table>", 1)[0]
+    assert fixed.count("<tr>") == len(doc["fixed"]) + 1  # the header and a row each
 
 
 def test_zoo_finds_every_flaw_and_the_fixed_models_clean(zoo_doc: dict) -> None:

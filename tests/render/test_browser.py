@@ -8,6 +8,7 @@ installs both (``apt-get install chromium chromium-driver``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -87,8 +88,9 @@ def test_a_validate_report_links_its_violation_to_the_line(browser: Any, tmp_pat
     assert r.exit_code == 1, r.output
     r = CliRunner().invoke(main, ["export", str(ce), "--log", str(logs)])
     assert r.exit_code == 0, r.output
-    page = tmp_path / "validate.html"
-    r = CliRunner().invoke(main, ["validate", str(logs), "--html", str(page)])
+    page, sarif = tmp_path / "validate.html", tmp_path / "out.sarif"
+    r = CliRunner().invoke(main, ["validate", str(logs), "--html", str(page), "--sarif",
+                                  str(sarif)])
     assert r.exit_code == 1, r.output
     errors = _open(browser, page, "validate-report")
     assert errors == []
@@ -97,7 +99,40 @@ def test_a_validate_report_links_its_violation_to_the_line(browser: Any, tmp_pat
     file, line = link.text.rsplit(":", 1)
     assert Path(file).exists() and int(line) > 0
     assert link.get_attribute("href").endswith(f"#L{line}")
+    # the SARIF log written beside it places the same violation on the same lines
+    (result,) = json.loads(sarif.read_text())["runs"][0]["results"]
+    places = [(x["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+               x["physicalLocation"]["region"]["startLine"])
+              for x in result["locations"] + result.get("relatedLocations", [])]
+    assert (Path(file).name, int(line)) in places
     hit = browser.find_element(By.CSS_SELECTOR, ".violation pre.context b.hit")
     assert hit.text.split()[0] == line
     assert browser.find_element(By.ID, "views-chart").find_elements(By.CSS_SELECTOR,
                                                                    ".series")
+
+
+def test_prove_and_zoo_reports_show_a_row_per_verdict(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "prove.html"
+    r = CliRunner().invoke(main, ["prove", "membership", "--depth", "2", "--no-proof",
+                                  "--json", "--html", str(page)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert _open(browser, page, "prove-report") == []
+    assert browser.find_element(By.ID, "verdict").text.startswith("verdict: OK")
+    shown = [(row.find_elements(By.TAG_NAME, "td")[0].text,
+              row.find_elements(By.TAG_NAME, "td")[1].text.split(" ")[0])
+             for row in browser.find_elements(By.CSS_SELECTOR, "table.proofs tr")[1:]]
+    assert shown == [(s["spec"], s["verdict"]) for m in doc["models"] for s in m["specs"]]
+
+    page = tmp_path / "zoo.html"
+    r = CliRunner().invoke(main, ["zoo", "--profile", "hz-3.7", "--json", "--html", str(page)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert _open(browser, page, "zoo-profile-report") == []
+    assert browser.find_element(By.ID, "verdict").text.startswith("verdict: OK, zoo of profile")
+    declared = browser.find_elements(By.CSS_SELECTOR, "#models tr.declared")
+    assert len(declared) == sum(len(m["broken"]) for m in doc["models"]) > 0
+    assert [row.find_element(By.CSS_SELECTOR, "td.finding").text for row in declared] == [
+        b["finding"] for m in doc["models"] for b in m["broken"]]
