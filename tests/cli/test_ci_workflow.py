@@ -1,5 +1,6 @@
 """docs/ci.md's commands, run as written on the shown logs: record the baselines, then the gate
-passes, writes its reports and JUnit, and fails once a new finding appears."""
+passes, writes its reports, JUnit and SARIF, and fails once a new finding appears, which its
+SARIF log places on the line as new."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_the_documented_workflow_records_its_baselines_then_gates(tmp_path: Path
     logs.mkdir()
     for name in ("hz_06.log", "hz_07.log", "hz_08.log"):
         shutil.copy(LOGS / name, logs)
-    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "sarif").mkdir(parents=True)
     (tmp_path / "baselines").mkdir()
     recorded = _run(_block("ci-baselines"), tmp_path, logs)
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
@@ -46,6 +47,9 @@ def test_the_documented_workflow_records_its_baselines_then_gates(tmp_path: Path
     assert {"logs.html", "logs.xml", "membership.html", "membership.svg", "membership.xml",
             "conform.xml", "conform.svg"} <= reports
     assert 'name="html_report"' in (tmp_path / "reports" / "logs.xml").read_text()
+    for name in ("logs.sarif", "conform.sarif"):
+        run = _sarif(tmp_path / "reports" / "sarif" / name)
+        assert run["results"] == [] and run["invocations"][0]["exitCode"] == 0
     # a version that goes down in tonight's logs (MEM-VERSION): the gate fails at validate
     hz08 = logs / "hz_08.log"
     hz08.write_text(hz08.read_text().replace("Members {size:1, ver:5}",
@@ -53,3 +57,25 @@ def test_the_documented_workflow_records_its_baselines_then_gates(tmp_path: Path
     failed = _run(_block("ci-commands"), tmp_path, logs)
     assert failed.returncode == 1
     assert "new, failing" in failed.stdout
+    (result,) = _sarif(tmp_path / "reports" / "sarif" / "logs.sarif")["results"]
+    where = result["locations"][0]["physicalLocation"]
+    assert result["ruleId"] == "MEM-VERSION" and result["baselineState"] == "new"
+    assert where["artifactLocation"]["uri"] == "logs/hz_08.log"  # in the checkout: relative
+    # the record of the member list, its first line (its members follow it)
+    assert where["region"]["startLine"] == 4
+    assert "ClusterService" in where["region"]["snippet"]["text"]
+    assert "Members {size:1, ver:3}" in where["contextRegion"]["snippet"]["text"]
+
+
+def _sarif(path: Path) -> dict:
+    """The one run of a SARIF log, checked against the OASIS schema."""
+    import json
+
+    import jsonschema
+
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json")
+                        .read_text())
+    jsonschema.Draft4Validator(schema).validate(doc)
+    (run,) = doc["runs"]
+    return run
