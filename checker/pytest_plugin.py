@@ -9,9 +9,12 @@ variant or a mapping checks it in its own test suite.
         outcome = partsafe_check("membership", variant, suspicions=0)
         assert outcome.ok, outcome
 
-`partsafe_check(model, variant="fixed", profile="fixed", **scope)` explores the model at its
-default scope changed by `scope` (the options' names, ``-`` as ``_``) and returns a
+`partsafe_check(model, variant="fixed", profile="fixed", baseline=None, **scope)` explores the
+model at its default scope changed by `scope` (the options' names, ``-`` as ``_``) and returns a
 `CheckOutcome`, having written the check's HTML report into the test's temporary directory.
+With `baseline` (a file `partsafe baseline update` wrote), the outcome is judged as
+``check --baseline`` judges it: ok unless a finding is new, the search going on past the
+recorded violations.
 When the test fails, its report in pytest's output gets a "partsafe" section: each check's
 verdict, its counterexample's headline (the spec, how many steps, its sentence) and the path of
 its HTML report. The outcome's `repr`, which a failing assert shows, says the same in short.
@@ -20,7 +23,7 @@ its HTML report. The outcome's `repr`, which a failing assert shows, says the sa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,8 @@ class CheckOutcome:
     headline: str
     report: Path
     result: Any
+    #: with a baseline: the failing findings it does not record
+    new: list[Any] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -75,16 +80,23 @@ def partsafe_check(tmp_path: Path, request: pytest.FixtureRequest
     outcomes = request.node.stash.setdefault(OUTCOMES, [])
 
     def check(model: str, variant: str = "fixed", profile: str = "fixed",
-              **scope: int) -> CheckOutcome:
-        from partsafe.checker.cli.views import check_verdict_line
+              baseline: str | Path | None = None, **scope: int) -> CheckOutcome:
+        from partsafe.checker import baseline as baselines
+        from partsafe.checker.cli.views import check_verdict_line, gate_verdict
         from partsafe.checker.engine.bfs import Bounds
         from partsafe.checker.protocols import catalog
         from partsafe.checker.render import html
         from partsafe.checker.run import CheckReport, run_check
 
+        recorded: list[Any] = []
+        if baseline is not None:
+            try:
+                recorded = baselines.read(str(baseline))
+            except baselines.BaselineError as exc:
+                pytest.fail(f"partsafe_check: {exc}", pytrace=False)
         overrides = {k.replace("_", "-"): v for k, v in scope.items()}
         run = run_check(catalog.get(model), variant, overrides, bounds=Bounds(),
-                        symmetry=True, keep_going=False, profile=profile)
+                        symmetry=True, keep_going=False, profile=profile, recorded=recorded)
         report = CheckReport([run], None, False)
         path = tmp_path / f"partsafe-{model}-{variant}.html"
         html.write(str(path), html.check_page(report, check_verdict_line(report,
@@ -98,7 +110,14 @@ def partsafe_check(tmp_path: Path, request: pytest.FixtureRequest
             headline = f"scenarios never reached: {', '.join(missed)}"
         elif run.result.incomplete_reason:
             headline = run.result.incomplete_reason
-        outcome = CheckOutcome(model, variant, report.verdict, headline, path, run.result)
+        verdict, new = report.verdict, []
+        if baseline is not None:
+            comparison = baselines.compare(recorded,
+                                           baselines.check_findings(report.as_json()))
+            verdict, detail = gate_verdict(report.verdict, comparison, strict=False)
+            new = comparison.failing(strict=False)
+            headline = "; ".join(f"new: {f.line()}" for f in new) or f"against {baseline}: {detail}"
+        outcome = CheckOutcome(model, variant, verdict, headline, path, run.result, new)
         outcomes.append(outcome)
         return outcome
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from partsafe.checker.actor.model import ActorModel
-from partsafe.checker.baseline import Finding
+from partsafe.checker.baseline import Finding, check_subject
 from partsafe.checker.engine.bfs import Bounds, Progress, Result, explore
 from partsafe.checker.engine.checkpoint import (
     Checkpoint,
@@ -79,13 +79,16 @@ def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
               until: str | frozenset[str] | None = None,
               checkpoint: Checkpoint | None = None, workers: int = 1,
               only: dict[str, frozenset[str]] | None = None,
-              watcher: Watcher | None = None, profile: str = "fixed") -> CheckRun:
+              watcher: Watcher | None = None, profile: str = "fixed",
+              recorded: Collection[Finding] = ()) -> CheckRun:
     """Build `entry`'s model of `variant` at its default scope changed by `overrides` (scope
     parameters by their option names) and explore it.
 
     `only` restricts fault targets (an actor model's scope split, ``--only``); `until` searches
     on past other specs' violations until that spec breaks (the zoo's way: a flaw may break
-    another spec first). A KeyboardInterrupt ends the search without a verdict: `Interrupted`.
+    another spec first); the violations a baseline `recorded` (``--baseline``) do not end the
+    search, so that one of them cannot hide a new one. A KeyboardInterrupt ends the search
+    without a verdict: `Interrupted`.
     """
     try:
         params = entry.scope(overrides, profile)
@@ -116,7 +119,8 @@ def run_check(entry: ModelEntry, variant: str, overrides: dict[str, int], *,
             result = explore(model, symmetry=symmetry, bounds=bounds,
                              stop_at_first=not keep_going, progress=watch,
                              action_kinds=entry.action_kinds, until=until,
-                             checkpoint=checkpoint, workers=workers)
+                             checkpoint=checkpoint, workers=workers,
+                             past=recorded_specs(recorded, entry.name, variant))
     except CheckpointError as exc:
         raise CheckError(f"--checkpoint: {exc}") from None
     except EdgeLogError as exc:
@@ -176,16 +180,25 @@ class CheckReport:
                      recorded=recorded)
 
 
+def recorded_specs(recorded: Collection[Finding], model: str, variant: str) -> frozenset[str]:
+    """The specs whose violations of `model`'s `variant` a baseline records."""
+    subject = check_subject(model, variant)
+    return frozenset(f.spec for f in recorded
+                     if f.command == "check" and f.kind == "violation" and f.subject == subject)
+
+
 def check_models(entries: Sequence[ModelEntry], variant: str, overrides: dict[str, int], *,
                  planner: bool, strict: bool, bounds: Bounds, symmetry: bool, keep_going: bool,
                  until: str | None = None, checkpoint: Checkpoint | None = None,
                  workers: int = 1, only: dict[str, frozenset[str]] | None = None,
-                 watcher: Watcher | None = None, profile: str = "fixed") -> CheckReport:
+                 watcher: Watcher | None = None, profile: str = "fixed",
+                 recorded: Collection[Finding] = ()) -> CheckReport:
     """`partsafe check`: each of `entries` searched in turn (`run_check`), then, with `planner`,
     the planner's check over every pair with 1 to `DEFAULT_REPLICAS` indices."""
     runs = [run_check(entry, variant, overrides, bounds=bounds, symmetry=symmetry,
                       keep_going=keep_going, until=until, checkpoint=checkpoint,
-                      workers=workers, only=only, watcher=watcher, profile=profile)
+                      workers=workers, only=only, watcher=watcher, profile=profile,
+                      recorded=recorded)
             for entry in entries]
     return CheckReport(runs, check_planner(DEFAULT_REPLICAS) if planner else None, strict)
 

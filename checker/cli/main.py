@@ -287,7 +287,8 @@ def check(model: str | None, variant: str, profile: str, max_depth: int | None,
                               planner=model is None and chosen.covers("planner"), strict=strict,
                               bounds=bounds, symmetry=symmetry, keep_going=keep_going,
                               until=until, checkpoint=checkpoint, workers=workers, only=only,
-                              watcher=ProgressView if show_progress else None, profile=profile)
+                              watcher=ProgressView if show_progress else None, profile=profile,
+                              recorded=recorded or ())
     except CheckError as exc:
         fail(str(exc))
     except Interrupted as exc:

@@ -116,7 +116,8 @@ def parse_duration_ms(text: str, option: str = "--max-skew") -> int:
 baseline_option = click.option(
     "--baseline", "baseline_file", type=click.Path(dir_okay=False),
     help="fail only on findings this baseline does not record, and list the recorded ones no "
-         "longer seen (`partsafe baseline update` writes it)")
+         "longer seen (`partsafe baseline update` writes it); a check searches on past the "
+         "violations it records")
 
 #: `--sarif FILE` on validate and conform (`partsafe.checker.sarif`)
 sarif_option = click.option(

@@ -86,13 +86,16 @@ def explore(
     until: str | frozenset[str] | None = None,
     checkpoint: Checkpoint | None = None,
     workers: int = 1,
+    past: frozenset[str] = frozenset(),
 ) -> Result:
     """Explore `model` breadth first and check its properties and coverage goals.
 
     `action_kinds` names every kind of action the model has, so that kinds which never fired are
     reported; `stop_at_first` ends the search at the first (shortest) violation; `until` ends it
     at the first violation of that spec (the zoo's: each variant must break its own spec), or,
-    given a set of specs, once each of them is broken (`partsafe zoo --profile`);
+    given a set of specs, once each of them is broken (`partsafe zoo --profile`); with
+    `stop_at_first`, a violation of a spec in `past` does not end the search (a baseline records
+    it: `check --baseline` stops at the first violation it does not record);
     `checkpoint` saves the search at level ends and resumes it from an existing file (see the
     module's docstring); `workers` above 1 expands each level in that many forked processes
     (checker/engine/workers.py), with the same states, counts and verdict.
@@ -102,7 +105,7 @@ def explore(
     return Search(model, symmetry=symmetry, bounds=bounds or Bounds(),
                   stop_at_first=stop_at_first, progress=progress,
                   progress_interval=progress_interval, action_kinds=action_kinds, until=until,
-                  checkpoint=checkpoint, workers=workers).run()
+                  checkpoint=checkpoint, workers=workers, past=past).run()
 
 
 @contextlib.contextmanager
@@ -129,7 +132,8 @@ class Search:
                  stop_at_first: bool, progress: Callable[[Progress], None] | None,
                  progress_interval: float, action_kinds: tuple[str, ...],
                  until: str | frozenset[str] | None,
-                 checkpoint: Checkpoint | None, workers: int) -> None:
+                 checkpoint: Checkpoint | None, workers: int,
+                 past: frozenset[str] = frozenset()) -> None:
         self.model = model
         self.rep = model.representative if (symmetry and model.has_symmetry) else None
         self.checks = Checks.of(model)
@@ -146,6 +150,9 @@ class Search:
                           "scope": dict(model.scope), "symmetry": self.rep is not None,
                           "stop_at_first": stop_at_first,
                           "until": sorted(until) if isinstance(until, frozenset) else until}
+        self.past = past
+        if past and stop_at_first:  # (only then: the checkpoints of other searches unchanged)
+            self.signature["past"] = sorted(past)
 
         # what the search has seen, found and counted
         self.table = FingerprintTable()
@@ -297,7 +304,8 @@ class Search:
         if spec not in self.found_specs:
             self.found_specs.add(spec)
             self.found.append((spec, message, fp, depth))
-            self.stop = (self.stop or self.stop_at_first or spec == self.until
+            self.stop = (self.stop or (self.stop_at_first and spec not in self.past)
+                         or spec == self.until
                          or (isinstance(self.until, frozenset)
                              and self.until <= self.found_specs))
 

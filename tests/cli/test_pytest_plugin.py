@@ -31,3 +31,36 @@ def test_a_project_checks_its_variants_in_its_own_suite(pytester: pytest.Pyteste
     report = re.search(r"HTML report: (\S+\.html)", out)
     assert report is not None and "partsafe-twophase-tm-commit-early" in report[1]
     assert "partsafe" in out and out.count("HTML report:") == 1  # the failing test's only
+
+
+BASELINED = '''
+import pytest
+
+@pytest.mark.parametrize("variant", ["hz38-unordered-members", "hz38-local-removal"])
+def test_against_the_baseline(partsafe_check, variant):
+    outcome = partsafe_check("membership", variant, baseline="baseline.json", suspicions=0,
+                             publishes=1)
+    assert outcome.ok
+'''
+
+
+def test_with_a_baseline_only_a_new_finding_fails(pytester: pytest.Pytester) -> None:
+    """A baseline records hz38-unordered-members's broken spec: that check passes; a variant
+    that breaks a spec the baseline does not record fails, naming the new finding."""
+    from click.testing import CliRunner
+
+    from partsafe.checker.cli.main import main
+
+    report = pytester.path / "report.json"
+    report.write_text(CliRunner().invoke(main, [
+        "check", "membership", "--variant", "hz38-unordered-members", "--suspicions", "0",
+        "--publishes", "1", "--keep-going", "--json"]).stdout)
+    r = CliRunner().invoke(main, ["baseline", "update", str(pytester.path / "baseline.json"),
+                                  str(report)])
+    assert r.exit_code == 0, r.output
+    pytester.makepyfile(test_project=BASELINED)
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "partsafe check membership (hz38-local-removal): VIOLATION" in out
+    assert "new: violation MEM-MASTER-ONLY" in out
