@@ -231,6 +231,17 @@ def test_a_log_that_leaves_the_design_is_an_error_at_the_first_unmatched_record(
     assert _place(run, last)[1] is not None
 
 
+def test_a_tla_trace_that_leaves_the_design_is_an_error_at_its_line(tmp_path: Path) -> None:
+    """The TwoPhase benchmark's buggy trace: line 8 commits before rm-3 prepared."""
+    trace = DATA / "twophase" / "trace.ndjson.BUG-4RM.VEA"
+    code, run = _run("conform", "twophase", str(trace), "--config",
+                     str(DATA / "twophase" / "conf.4RM.ndjson"), sarif_file=tmp_path / "a")
+    (result,) = run["results"]
+    assert code == 1 and _place(run, result["locations"][0]) == (str(trace.resolve()), 8)
+    assert "TMCommit is not enabled" in result["message"]["text"]
+    assert [_place(run, x)[1] for x in result["relatedLocations"]] == [7]
+
+
 def test_a_log_that_conforms_has_no_result_and_one_with_nothing_mapped_is_incomplete(
         tmp_path: Path) -> None:
     code, run = _run("conform", "membership", *(str(LOGS / f"hz_0{k}.log") for k in (6, 7, 8)),

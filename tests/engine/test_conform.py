@@ -47,6 +47,8 @@ def test_the_buggy_trace_leaves_the_design_at_its_early_commit(level: str) -> No
     assert d is not None
     assert d.unmatched.endswith(f"BUG-4RM.{level}:8") and d.last_matched is not None
     assert d.last_matched.endswith(f"BUG-4RM.{level}:7") and d.matched == 7
+    trace = str(DATA / f"trace.ndjson.BUG-4RM.{level}")
+    assert (d.unmatched_at, d.last_matched_at) == ((trace, 8), (trace, 7))
     assert d.state["tmPrepared"] == '{"rm-0", "rm-1", "rm-2"}'
     assert d.state["tmState"] == '"init"'
     assert d.enabled == ["TMAbort", "RMPrepare(rm-3)", "RMChooseToAbort(rm-3)"]
