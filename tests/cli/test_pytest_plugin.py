@@ -21,11 +21,16 @@ def test_twophase(partsafe_check, variant):
 '''
 
 
-def test_a_project_checks_its_variants_in_its_own_suite(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_project=SUITE)
+def _suite(pytester: pytest.Pytester, source: str, passed: int, failed: int) -> str:
+    """Run `source` as a project's test suite in a pytest of its own; its output."""
+    pytester.makepyfile(test_project=source)
     result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=1)
-    out = result.stdout.str()
+    result.assert_outcomes(passed=passed, failed=failed)
+    return result.stdout.str()
+
+
+def test_a_project_checks_its_variants_in_its_own_suite(pytester: pytest.Pytester) -> None:
+    out = _suite(pytester, SUITE, passed=2, failed=1)
     assert "partsafe check twophase (tm-commit-early): VIOLATION" in out
     assert "TC-CONSISTENT broken in" in out
     report = re.search(r"HTML report: (\S+\.html)", out)
@@ -58,9 +63,6 @@ def test_with_a_baseline_only_a_new_finding_fails(pytester: pytest.Pytester) -> 
     r = CliRunner().invoke(main, ["baseline", "update", str(pytester.path / "baseline.json"),
                                   str(report)])
     assert r.exit_code == 0, r.output
-    pytester.makepyfile(test_project=BASELINED)
-    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=1)
-    out = result.stdout.str()
+    out = _suite(pytester, BASELINED, passed=1, failed=1)
     assert "partsafe check membership (hz38-local-removal): VIOLATION" in out
     assert "new: violation MEM-MASTER-ONLY" in out

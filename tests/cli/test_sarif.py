@@ -90,18 +90,9 @@ def test_logs_that_hold_have_no_result(tmp_path: Path) -> None:
 def test_a_possible_violation_is_a_warning_and_an_error_when_strict(tmp_path: Path) -> None:
     """The master starts a migration to B 50 ms before B's log says it restarted (a clock
     apart): within 200 ms of skew some order breaks SHUT-ONLY-SOURCE, not every order."""
-    from test_skew import T, compose, migration_to
+    from test_skew import write_restart_50ms_after
 
-    from partsafe.traces import events as ev
-
-    log = tmp_path / "compose.log"
-    log.write_text(compose([
-        ("hz1-1", ev.MemberListInstalled(member="A", version=3, members=("A", "B"),
-                                         master="A"), T),
-        ("hz1-1", ev.ShutdownRequestHandled(member="A", requester="B"), T + 100),
-        ("hz2-1", ev.MemberStarted(member="B"), T + 1_100),
-        ("hz1-1", migration_to("B"), T + 1_050),
-    ]))
+    log = write_restart_50ms_after(tmp_path / "compose.log")
     code, run = _run("validate", str(log), "--max-skew", "200ms", sarif_file=tmp_path / "a")
     (result,) = run["results"]
     assert code == 0 and result["level"] == "warning"

@@ -538,14 +538,13 @@ def test_event_files_and_skew_verdicts_are_alike(spark: Any, tmp_path: Path) -> 
     give the same report on both engines, verdicts under skew included."""
     import json as json_mod
 
-    from test_skew import T, compose, migration_to
+    from test_skew import write_restart_50ms_after
 
     from partsafe.checker import artifact
     from partsafe.checker.engine.bfs import Bounds
     from partsafe.checker.protocols import catalog
     from partsafe.checker.report import artifact as artifact_doc
     from partsafe.checker.run import run_check
-    from partsafe.traces import events as ev
 
     paths = []
     for model, variant, spec, scope in (
@@ -568,13 +567,7 @@ def test_event_files_and_skew_verdicts_are_alike(spark: Any, tmp_path: Path) -> 
                 d.pop(key, None)
         assert a == b and spec in {v["spec"] for v in a["violations"]}
         paths.append(str(path))
-    log = tmp_path / "compose.log"
-    log.write_text(compose([
-        ("hz1-1", ev.MemberListInstalled(member="A", version=3, members=("A", "B"),
-                                         master="A"), T),
-        ("hz1-1", ev.ShutdownRequestHandled(member="A", requester="B"), T + 100),
-        ("hz2-1", ev.MemberStarted(member="B"), T + 1_100),
-        ("hz1-1", migration_to("B"), T + 1_050)]))
+    log = write_restart_50ms_after(tmp_path / "compose.log")
     for bound, certainty in ((0, "definite"), (200, "possible")):
         a = local.validate([str(log)], max_skew_ms=bound).as_dict()
         b = spark_mod.validate_spark([str(log)], spark=spark, max_skew_ms=bound).as_dict()
