@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from partsafe import __version__
 from partsafe.checker.baseline import Comparison, Finding
 
 SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -71,15 +72,6 @@ def plain(text: str) -> str:
 def fingerprint(*parts: str) -> str:
     """A stable hash of a finding's key (no line number in it)."""
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
-
-
-def tool_version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("partsafe")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 class Lines:
@@ -128,8 +120,9 @@ class SarifLog:
     def __init__(self, command: str, root: Path | None = None) -> None:
         self.command = command
         self.root = (root or Path.cwd()).resolve()
-        self.rules: dict[str, dict[str, Any]] = {}
-        self.artifacts: dict[str, dict[str, Any]] = {}
+        #: each rule and artifact with its index, in the order added
+        self.rules: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.artifacts: dict[str, tuple[int, dict[str, Any]]] = {}
         self.results: list[dict[str, Any]] = []
         self.execution: list[dict[str, Any]] = []
         self.configuration: list[dict[str, Any]] = []
@@ -138,8 +131,8 @@ class SarifLog:
     # -- the parts a result refers to
 
     def rule(self, rule_id: str, title: str, statement: str, help_text: str = "",
-             level: str = "error") -> int:
-        """The index of rule `rule_id`, added the first time (§3.49)."""
+             level: str = "error") -> str:
+        """Rule `rule_id`, added the first time (§3.49)."""
         if rule_id not in self.rules:
             rule: dict[str, Any] = {"id": rule_id, "name": _rule_name(title or rule_id),
                                     "shortDescription": {"text": title or rule_id},
@@ -147,10 +140,10 @@ class SarifLog:
                                     "defaultConfiguration": {"level": level}}
             if help_text:
                 rule["help"] = {"text": help_text}
-            self.rules[rule_id] = rule
-        return list(self.rules).index(rule_id)
+            self.rules[rule_id] = (len(self.rules), rule)
+        return rule_id
 
-    def spec_rule(self, spec_id: str) -> int:
+    def spec_rule(self, spec_id: str) -> str:
         """The rule of a spec of the catalogue (`partsafe explain SPEC` says more)."""
         from partsafe.specs import registry
 
@@ -165,8 +158,10 @@ class SarifLog:
     def artifact(self, file: str) -> dict[str, Any]:
         """The artifact location of `file` (§3.4), the artifact added the first time."""
         if file not in self.artifacts:
-            self.artifacts[file] = {"location": self._uri(file), "roles": ["analysisTarget"]}
-        return {**self.artifacts[file]["location"], "index": list(self.artifacts).index(file)}
+            self.artifacts[file] = (len(self.artifacts), {"location": self._uri(file),
+                                                          "roles": ["analysisTarget"]})
+        index, artifact = self.artifacts[file]
+        return {**artifact["location"], "index": index}
 
     def _uri(self, file: str) -> dict[str, str]:
         path = Path(file)
@@ -192,13 +187,13 @@ class SarifLog:
 
     # -- results and notifications
 
-    def result(self, rule_index: int, level: str, message: str, location: dict[str, Any],
+    def result(self, rule_id: str, level: str, message: str, location: dict[str, Any],
                related: Sequence[dict[str, Any]] = (), key: Sequence[str] = (),
                baseline_state: str | None = None, properties: dict[str, Any] | None = None
                ) -> None:
-        rule_id = list(self.rules)[rule_index]
-        out: dict[str, Any] = {"ruleId": rule_id, "ruleIndex": rule_index, "level": level,
-                               "message": {"text": plain(message)}, "locations": [location]}
+        out: dict[str, Any] = {"ruleId": rule_id, "ruleIndex": self.rules[rule_id][0],
+                               "level": level, "message": {"text": plain(message)},
+                               "locations": [location]}
         if related:
             out["relatedLocations"] = [dict(r, id=i) for i, r in enumerate(related, start=1)]
         if key:
@@ -228,12 +223,12 @@ class SarifLog:
         if self.configuration:
             invocation["toolConfigurationNotifications"] = self.configuration
         run: dict[str, Any] = {
-            "tool": {"driver": {"name": "partsafe", "version": tool_version(),
+            "tool": {"driver": {"name": "partsafe", "version": __version__,
                                 "fullName": f"partsafe {self.command}",
-                                "rules": list(self.rules.values())}},
+                                "rules": [r for _, r in self.rules.values()]}},
             "automationDetails": {"id": f"partsafe/{self.command}/"},
             "originalUriBaseIds": {SRCROOT: {"uri": self.root.as_uri() + "/"}},
-            "artifacts": list(self.artifacts.values()),
+            "artifacts": [a for _, a in self.artifacts.values()],
             "invocations": [invocation],
             "results": self.results,
             "columnKind": "unicodeCodePoints",

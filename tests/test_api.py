@@ -61,3 +61,14 @@ def test_the_lower_layers_as_a_user_imports_them_bring_no_checker() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60).stdout
     assert out.strip() == "[]"
+
+
+def test_the_version_reports_name_is_the_distributions() -> None:
+    """`partsafe.__version__`, which the HTML and SARIF reports name, is pyproject's."""
+    import tomllib
+    from pathlib import Path
+
+    import partsafe
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert partsafe.__version__ == pyproject["project"]["version"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import json
-from importlib import metadata
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from partsafe import __version__
 from partsafe.checker.render import charts, swimlane
 
 ENV = jinja2.Environment(
@@ -34,18 +34,11 @@ def inline(svg: str) -> Markup:
     return Markup(svg[start:] if start >= 0 else svg)
 
 
-def _version() -> str:
-    try:
-        return metadata.version("partsafe")
-    except metadata.PackageNotFoundError:
-        return "dev"
-
-
 def page(template: str, *, title: str, verdict: str, verdict_line: str, **values: Any) -> str:
     """`template` filled in, with what every page shows: the title and the verdict."""
     written = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return ENV.get_template(template).render(title=title, verdict=verdict,
-                                             verdict_line=verdict_line, version=_version(),
+                                             verdict_line=verdict_line, version=__version__,
                                              written=written, **values)
 
 
