@@ -17,7 +17,9 @@ arrows. `to_svg` draws it as one self-contained SVG with drawsvg. What the diagr
 
 Text from a model or a log is data: drawsvg escapes it, and control bytes, which XML forbids,
 become U+FFFD. The layout keeps 60 steps and 7 lanes legible: rows of 30 px, lanes of 190 px,
-texts cut to their column with the whole in a tooltip.
+texts cut to their column with the whole in a tooltip, a state's change written right of the
+step's box, and each arrow's label at the first place along the arrow that no text holds (none
+free: the arrow's tooltip says it). No text covers another.
 """
 
 from __future__ import annotations
@@ -40,6 +42,18 @@ LANE = 190
 LEFT = 330
 HEADER = 120
 FONT = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
+#: a monospace character's advance, in ems, as wide as the widest of `FONT`'s fallbacks
+#: (DejaVu Sans Mono's 0.602): what the layout reserves for a text
+EM = 0.62
+#: the half-width of a step's box on its lane
+BOX = 38
+#: the kinds of step drawn without a mark on their lane (a delivery is its arrow's head), and
+#: those with a mark smaller than a box
+UNMARKED = ("deliver", "reorder", "drop")
+SMALL_MARKS = ("crash", "restart", "join")
+#: where an arrow's label may sit, as a fraction of the way from sender to receiver, in the
+#: order tried: the first place no text already holds
+LABEL_AT = (0.5, 0.35, 0.65, 0.2, 0.8)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -169,7 +183,8 @@ def to_svg(d: Diagram) -> str:
     x = {lane: LEFT + i * LANE + LANE // 2 for i, lane in enumerate(d.lanes)}
     bottom = HEADER + (len(d.rows) + 1) * ROW
     height = bottom + (70 if d.sentence else 30)
-    width = LEFT + len(d.lanes) * LANE + 20
+    # the last lane's notes run up to where a next lane's box would begin
+    width = LEFT + len(d.lanes) * LANE + LANE // 2 - BOX
     svg = draw.Drawing(width, height, font_family=FONT)
     svg.append(draw.Rectangle(0, 0, width, height, fill="white"))
     head = draw.Marker(-0.1, -0.5, 0.9, 0.5, scale=7, orient="auto")
@@ -189,19 +204,29 @@ def to_svg(d: Diagram) -> str:
                           text_anchor="middle", fill="#555")
         start.append_title(clean(d.initial.get(lane, "")))
         svg.append(start)
+    taken = _Taken()
+    for k, row in enumerate(d.rows, start=1):
+        y = HEADER + k * ROW
+        if row.lane in x and row.kind not in UNMARKED:
+            half = BOX if row.kind not in SMALL_MARKS else 8
+            taken.boxes.append((x[row.lane] - half, y - 9, x[row.lane] + half, y + 9))
     for k, row in enumerate(d.rows, start=1):
         y = HEADER + k * ROW
         label = draw.Text(cut(f"{k:>2}. {row.action}", 44), 11, 10, y + 4,
                           fill="#b00020" if k == d.broken else "#222", class_="step")
         label.append_title(clean(row.action))
         svg.append(label)
-        if row.lane in x and row.kind not in ("deliver", "reorder", "drop"):
+        if row.lane in x and row.kind not in UNMARKED:
             svg.append(_mark(row, x[row.lane], y))
         for lane, change in row.changes.items():
             if lane not in x:
                 continue
-            note = draw.Text(cut(change, 27), 9.5, x[lane] + 8, y - 6, fill="#2d6a2d",
-                             class_="change")
+            # right of the step's box, if the lane has one here, up to the next lane's box
+            boxed = row.lane == lane and row.kind not in UNMARKED + SMALL_MARKS
+            left = x[lane] + (BOX + 4 if boxed else 8)
+            text = cut(change, int((x[lane] + LANE - BOX - 4 - left) / (9.5 * EM)))
+            taken.add(left, y - 6, text, 9.5)
+            note = draw.Text(text, 9.5, left, y - 6, fill="#2d6a2d", class_="change")
             note.append_title(clean(f"{lane}: {change}"))
             svg.append(note)
     for a in d.arrows:
@@ -216,12 +241,41 @@ def to_svg(d: Diagram) -> str:
         svg.append(line)
         if a.lost:
             svg.append(_cross(x1, y1, "#b00020"))
-        svg.append(draw.Text(cut(a.label, 24), 9, (x0 + x1) / 2, (y0 + y1) / 2 - 3,
-                             text_anchor="middle", fill="#1f4e8c"))
+        text = cut(a.label, 24)
+        for t in LABEL_AT:  # the first place free of text; none: the line's tooltip says it
+            lx, ly = x0 + (x1 - x0) * t, y0 + (y1 - y0) * t - 3
+            if taken.free(lx, ly, text, 9, centred=True):
+                taken.add(lx, ly, text, 9, centred=True)
+                svg.append(draw.Text(text, 9, lx, ly, text_anchor="middle", fill="#1f4e8c",
+                                     class_="arrow-label"))
+                break
     if d.sentence:
         svg.append(draw.Text(cut(d.sentence, 180), 13, 10, bottom + 30, fill="#b00020",
                              font_weight="bold", class_="sentence"))
     return str(svg.as_svg())
+
+
+class _Taken:
+    """The boxes the texts and step marks drawn so far take, so that an arrow's label goes where
+    it hides nothing (a text's box: its advance at `EM`, from its ascent to its descent)."""
+
+    def __init__(self) -> None:
+        self.boxes: list[tuple[float, float, float, float]] = []
+
+    @staticmethod
+    def _box(x: float, y: float, text: str, size: float,
+             centred: bool) -> tuple[float, float, float, float]:
+        width = len(text) * size * EM
+        left = x - width / 2 if centred else x
+        return left, y - size * 0.8, left + width, y + size * 0.25
+
+    def free(self, x: float, y: float, text: str, size: float, centred: bool = False) -> bool:
+        x0, y0, x1, y1 = self._box(x, y, text, size, centred)
+        return all(x1 <= a0 or a1 <= x0 or y1 <= b0 or b1 <= y0
+                   for a0, b0, a1, b1 in self.boxes)
+
+    def add(self, x: float, y: float, text: str, size: float, centred: bool = False) -> None:
+        self.boxes.append(self._box(x, y, text, size, centred))
 
 
 def _mark(row: Row, lx: float, y: float) -> draw.DrawingElement:
@@ -234,7 +288,7 @@ def _mark(row: Row, lx: float, y: float) -> draw.DrawingElement:
         mark = draw.Lines(lx - 7, y - 7, lx - 7, y + 7, lx + 7, y, fill="#2d8a2d", close=True)
     else:
         mark = draw.Group()
-        mark.append(draw.Rectangle(lx - 38, y - 9, 76, 18, rx=4, fill="#eef3fb",
+        mark.append(draw.Rectangle(lx - BOX, y - 9, 2 * BOX, 18, rx=4, fill="#eef3fb",
                                    stroke="#1f4e8c"))
         mark.append(draw.Text(cut(row.kind, 12), 9.5, lx, y + 3, text_anchor="middle"))
     group = draw.Group(class_=f"mark {row.kind}")

@@ -136,3 +136,63 @@ def test_prove_and_zoo_reports_show_a_row_per_verdict(browser: Any, tmp_path: Pa
     assert len(declared) == sum(len(m["broken"]) for m in doc["models"]) > 0
     assert [row.find_element(By.CSS_SELECTOR, "td.finding").text for row in declared] == [
         b["finding"] for m in doc["models"] for b in m["broken"]]
+
+
+def _walk(steps: int = 60) -> tuple[Any, Any]:
+    """A random walk of `steps` steps of the membership model with 7 members (5, and 2 that
+    join): the first seed whose walk goes that far, the steps in a fixed order."""
+    import random
+
+    from partsafe.checker.engine.result import Trace
+    from partsafe.checker.protocols import catalog
+    from partsafe.checker.report import canonical
+
+    model = catalog.get("membership").make("fixed", {
+        "members": 5, "joiners": 2, "crashes": 2, "joins": 2, "suspicions": 3, "losses": 2,
+        "publishes": 4})
+    init = next(iter(model.init_states()))
+    for seed in range(100):
+        rng, state, path = random.Random(seed), init, []
+        while len(path) < steps:
+            successors = sorted(model.successors(state), key=lambda s: canonical(s[0]))
+            if not successors:
+                break
+            action, state = rng.choice(successors)
+            path.append((action, state))
+        if len(path) == steps:
+            return model, Trace(init, 0, path)
+    raise AssertionError(f"no walk of {steps} steps")
+
+
+def test_sixty_steps_and_seven_lanes_stay_legible(browser: Any, tmp_path: Path) -> None:
+    """A 60-step run of 7 members drawn, then measured as Chromium lays it out: no text covers
+    another, and every text is inside the picture."""
+    from itertools import combinations
+
+    from partsafe.checker.render import swimlane
+
+    model, trace = _walk()
+    d = swimlane.diagram(model, trace, title="a walk of 60 steps", broken=60,
+                         sentence="the last step")
+    assert (len(d.lanes), len(d.rows)) == (7, 60) and d.arrows
+    picture = tmp_path / "walk.svg"
+    picture.write_text(swimlane.to_svg(d), encoding="utf-8")
+    assert _open(browser, picture, "swimlane-60-steps-7-lanes") == []
+    width, height = browser.execute_script(
+        "const s = document.documentElement; return [s.width.baseVal.value, "
+        "s.height.baseVal.value];")
+    texts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('text')).map(t => { const b = t.getBBox();"
+        " return [b.x, b.y, b.x + b.width, b.y + b.height, t.textContent]; });")
+    assert len(texts) > 2 * 60
+    outside = [t[4] for t in texts if t[0] < 0 or t[1] < 0 or t[2] > width or t[3] > height]
+    assert outside == []
+    covered = [(a[4], b[4]) for a, b in combinations(texts, 2)
+               if a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5
+               and b[1] < a[3] - 0.5]
+    assert covered == []
+    # the labels move along their arrows to free places: most arrows keep theirs
+    from selenium.webdriver.common.by import By
+
+    labelled = len(browser.find_elements(By.CSS_SELECTOR, "text.arrow-label"))
+    assert labelled >= 0.8 * len(d.arrows), (labelled, len(d.arrows))
