@@ -94,6 +94,13 @@ def validate_finding(v: dict[str, Any]) -> Finding:
     return Finding("validate", kind, v["spec"], v.get("member", ""), v["message"])
 
 
+def stopped_early(doc: dict[str, Any]) -> list[str]:
+    """The searches of a `check --json` document that stopped at their first violation: a
+    baseline made of it holds only what they found by then."""
+    return [check_subject(r["model"], r["variant"]) for r in doc.get("models", [doc])
+            if r.get("stopped_at_violation")]
+
+
 def check_findings(doc: dict[str, Any]) -> list[Finding]:
     """The findings of a `partsafe check --json` document (one model's, or every model's)."""
     runs = doc.get("models", [doc])
@@ -103,9 +110,10 @@ def check_findings(doc: dict[str, Any]) -> list[Finding]:
         known = set(run.get("known_findings", ()))  # the planner's: reported, not failing
         out += [Finding("check", "violation", v["spec"], subject, v["message"])
                 for v in run.get("violations", []) if v["spec"] not in known]
+        # a goal not reached in a search that went to the end (JUnit fails it too)
+        judged = run.get("result") != "incomplete" and not run.get("stopped_at_violation")
         out += [Finding("check", "gap", g["name"], subject, g.get("description", ""))
-                for g in run.get("goals", []) if not g.get("reached", True)
-                and run.get("result") == "gap"]
+                for g in run.get("goals", []) if not g.get("reached", True) and judged]
     known_findings = doc.get("known_findings", {})
     if isinstance(known_findings, list):  # `check planner --json`: the planner's own
         known_findings = {"planner": known_findings}

@@ -72,6 +72,7 @@ def result_json(model: Model[Any], result: Result) -> dict[str, Any]:
         "result": result.result,
         "incomplete_reason": result.incomplete_reason,
         "resumed_at_depth": result.resumed_at,
+        "stopped_at_violation": result.stopped_at_violation,
         "distinct_states": result.distinct_states,
         "transitions": result.transitions,
         "depth": result.depth,
@@ -252,10 +253,10 @@ def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True,
         found = {v.spec: v for v in result.violations}
         specs = list(dict.fromkeys(p.spec for p in model.properties()))
         specs += [v.spec for v in result.violations if v.spec not in specs]
+        subject = check_subject(result.model, result.variant)
         for spec in specs:
             cases += 1
             case = ET.SubElement(suite, "testcase", classname=result.model, name=spec)
-            subject = check_subject(result.model, result.variant)
             if spec in found:
                 v = found[spec]
                 steps = "\n".join(f"{s['step']}: {s['action']}"
@@ -275,16 +276,12 @@ def junit(runs: Sequence[tuple[Model[Any], Result]], goals: bool = True,
             cases += 1
             case = ET.SubElement(suite, "testcase", classname=f"{result.model}.coverage",
                                  name=g.name)
-            if not g.reached and result.result == "violation":
-                # the search stopped at its first violation: the goal was never judged
+            if not g.reached and result.stopped_at_violation:
                 ET.SubElement(case, "skipped", message="not judged: the search stopped at a "
                               "violation (--keep-going searches on)")
                 skipped += 1
             elif not g.reached and not result.incomplete_reason:
-                gap = Finding("check", "gap", g.name, check_subject(result.model,
-                                                                    result.variant),
-                              g.description)
-                if gap in recorded:
+                if Finding("check", "gap", g.name, subject, g.description) in recorded:
                     out = ET.SubElement(case, "system-out")
                     out.text = f"recorded in the baseline: never reached: {g.description}"
                     continue

@@ -159,6 +159,11 @@ def baseline_update(file: str, report: str) -> None:
         fail(f"{file}: cannot write: {exc.strerror or exc}")
     click.echo(f"baseline {file}: {len(found)} finding(s) recorded ({len(comparison.new)} new, "
                f"{len(comparison.gone)} dropped, {len(comparison.known)} kept)")
+    early = baseline.stopped_early(doc) if isinstance(doc, dict) and "files" not in doc else []
+    if early:
+        click.echo(f"note: the search of {', '.join(early)} stopped at its first violation, so "
+                   "the baseline holds only what it found by then; a gated check searches on "
+                   "past it and fails on what it finds later (record a --keep-going report)")
 
 
 @main.command(epilog=variants_epilog())

@@ -287,6 +287,7 @@ class Search:
             resumed_at=self.resumed_at,
             workers=self.workers,
             levels=list(self.levels),
+            stopped_at_violation=bool(self.stop and violations),
         )
 
     def _goal_result(self, goal: Goal[Any]) -> GoalResult:

@@ -81,6 +81,9 @@ class Result:
     workers: int = 1
     #: per level finished in this process: (depth, frontier, distinct states so far, seconds)
     levels: list[tuple[int, int, int, float]] = field(default_factory=list)
+    #: the search ended at a violation before its states were all searched (the first one, or
+    #: the one `until` waited for): the coverage goals not reached were never judged
+    stopped_at_violation: bool = False
 
     @property
     def states_per_second(self) -> float:

@@ -20,12 +20,18 @@ def _cli(*args: str) -> tuple[int, str]:
 
 
 def _record(tmp_path: Path, *args: str) -> Path:
+    return _recorded(tmp_path, *args)[0]
+
+
+def _recorded(tmp_path: Path, *args: str) -> tuple[Path, str]:
+    """The baseline of the report of `partsafe ARGS --json`, and what `baseline update`
+    said."""
     report, file = tmp_path / "report.json", tmp_path / "baseline.json"
     code, text = _cli(*args, "--json")
     report.write_text(text)
     code, text = _cli("baseline", "update", str(file), str(report))
     assert code == 0 and "finding(s) recorded" in text, text
-    return file
+    return file, text
 
 
 def test_validate_fails_on_a_new_violation_only(tmp_path: Path,
@@ -52,7 +58,7 @@ SMALL = ("--suspicions", "0", "--publishes", "1")
 
 def test_check_fails_on_a_new_broken_spec_only(tmp_path: Path) -> None:
     file = _record(tmp_path, "check", "membership", "--variant", "hz38-unordered-members",
-                   *SMALL)
+                   *SMALL, "--keep-going")
     code, out = _cli("check", "membership", "--variant", "hz38-unordered-members", *SMALL,
                      "--baseline", str(file))
     assert code == 0 and "no new finding" in out.strip().splitlines()[-1]
@@ -66,14 +72,18 @@ def test_a_recorded_violation_does_not_hide_a_new_one(tmp_path: Path) -> None:
     """hz37-backup-clear-first breaks DATA-REPLICAS first, and DATA-NO-LOSS deeper. A baseline
     that records the first: the gated search goes on past it, and fails on the second."""
     variant = ("migration", "--variant", "hz37-backup-clear-first")
-    file = _record(tmp_path, "check", *variant)
+    file, said = _recorded(tmp_path, "check", *variant)
     assert [f.spec for f in baseline.read(str(file))] == ["DATA-REPLICAS"]
+    assert "stopped at its first violation" in " ".join(said.split())
     code, out = _cli("check", *variant, "--baseline", str(file), "--json")
     doc = json.loads(out)
     assert code == 1 and [f["spec"] for f in doc["baseline"]["new"]] == ["DATA-NO-LOSS"]
-    # recorded whole (--keep-going), every one of its violations is known
+    # recorded whole (--keep-going): every violation, and each scenario the whole search never
+    # reached (a gap: the variant's flaw ends runs before it)
     file = _record(tmp_path, "check", *variant, "--keep-going")
-    assert len(baseline.read(str(file))) == 3
+    assert sorted((f.kind, f.spec) for f in baseline.read(str(file))) == [
+        ("gap", "master-crashes-mid-migration"), ("violation", "DATA-HELD"),
+        ("violation", "DATA-NO-LOSS"), ("violation", "DATA-REPLICAS")]
     code, out = _cli("check", *variant, "--baseline", str(file))
     assert code == 0, out
 
@@ -122,7 +132,7 @@ def test_validate_junit_fails_only_the_cases_of_new_findings(
 
 def test_check_junit_fails_only_the_cases_of_new_findings(tmp_path: Path) -> None:
     file = _record(tmp_path, "check", "membership", "--variant", "hz38-unordered-members",
-                   *SMALL)
+                   *SMALL, "--keep-going")
     junit = tmp_path / "check.xml"
     code, _ = _cli("check", "membership", "--variant", "hz38-unordered-members", *SMALL,
                    "--junit", str(junit))
@@ -146,3 +156,32 @@ def test_the_planners_known_findings_are_findings_not_violations() -> None:
     assert baseline.compare([], found).failing(strict=False) == []
     code, out = _cli("check", "planner", "--baseline", "none.json")
     assert code == 2 and "applies to the searches, not to model planner" in out
+
+
+def test_a_check_stopped_at_a_violation_leaves_its_goals_unjudged_not_failed() -> None:
+    """A search that stops at its first violation has not judged the coverage goals it had not
+    reached: their JUnit cases are skipped. A search that went on to the end fails them."""
+    import dataclasses
+    import xml.etree.ElementTree as ET
+
+    from partsafe.checker.engine.bfs import Bounds
+    from partsafe.checker.protocols import catalog
+    from partsafe.checker.report import junit
+    from partsafe.checker.run import run_check
+
+    def goals(run: object, result: object) -> dict[str, str]:
+        root = ET.fromstring(junit([(run.model, result)]))  # type: ignore[attr-defined]
+        return {c.get("name", ""): c[0].tag if len(c) else "passed"
+                for c in root.iter("testcase") if c.get("classname", "").endswith(".coverage")}
+
+    scope = {"suspicions": 0, "publishes": 1}
+    entry = catalog.get("membership")
+    first = run_check(entry, "hz38-unordered-members", scope, bounds=Bounds(), symmetry=True,
+                      keep_going=False)
+    whole = run_check(entry, "hz38-unordered-members", scope, bounds=Bounds(), symmetry=True,
+                      keep_going=True)
+    assert first.result.stopped_at_violation and not whole.result.stopped_at_violation
+    unreached = [g.name for g in first.result.goals if not g.reached]
+    assert unreached and {goals(first, first.result)[g] for g in unreached} == {"skipped"}
+    judged = dataclasses.replace(first.result, stopped_at_violation=False)
+    assert {goals(first, judged)[g] for g in unreached} == {"failure"}
