@@ -40,7 +40,7 @@ from typing import Any
 from urllib.parse import quote
 
 from partsafe import __version__
-from partsafe.checker.baseline import Comparison, Finding
+from partsafe.checker.baseline import Comparison, validate_finding
 
 SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
           "sarif-schema-2.1.0.json")
@@ -274,9 +274,8 @@ def validate_log(doc: dict[str, Any], exit_code: int,
         events = v.get("events", [])
         if not events:
             continue
-        possible = v.get("certainty") == "possible"
-        kind = "possible" if possible else "violation"
-        finding = Finding("validate", kind, v["spec"], v.get("member", ""), v["message"])
+        finding = validate_finding(v)
+        possible = finding.kind == "possible"
         rule = log.spec_rule(v["spec"])
         where = events[-1]  # the event that raised it; the member's previous one before it
         related = [log.location(lines, e["file"], e["line"], "the member's previous event there")
@@ -293,7 +292,7 @@ def validate_log(doc: dict[str, Any], exit_code: int,
                         f"{doc.get('max_skew_ms')} ms, breaks the spec; not every order does)")
         log.result(rule, "error" if not possible or strict else "warning", message,
                    log.location(lines, where["file"], where["line"]), related,
-                   key=(kind, finding.subject, finding.text),
+                   key=(finding.kind, finding.subject, finding.text),
                    baseline_state=state(finding),
                    properties={"certainty": v.get("certainty", "definite"),
                                "member": v.get("member", "")})
