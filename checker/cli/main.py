@@ -27,6 +27,7 @@ from partsafe.checker import artifact
 from partsafe.checker import bench as bench_suite
 from partsafe.checker.artifact import ArtifactError
 from partsafe.checker.cli.conform import conform_command
+from partsafe.checker.cli.lab import lab
 from partsafe.checker.cli.logs import parse, simulate, validate
 from partsafe.checker.cli.options import (
     STRICT_HELP,
@@ -121,7 +122,7 @@ def main() -> None:
     rebalance protocols of Hazelcast and Apache Ignite 3."""
 
 
-for _command in (validate, parse, simulate, prove, conform_command):
+for _command in (validate, parse, simulate, prove, conform_command, lab):
     main.add_command(_command)
 
 

@@ -1,0 +1,280 @@
+"""A real Hazelcast cluster on this machine: each member its own JVM on loopback, its log in the
+product's default layout (java.util.logging's two-line records on the console, which the lab
+writes to the member's file), and every process the lab starts stopped by its id on exit.
+
+A member's configuration is the one the lab writes (`member_config`): TCP-IP join over the
+members' loopback addresses, multicast off, phone-home off, and failure detection and split-brain
+merging shortened so that a run of a minute or two shows suspicion, removal and merge:
+
+- ``hazelcast.heartbeat.interval.seconds=1``, ``hazelcast.max.no.heartbeat.seconds=8`` (the
+  defaults are 5 and 60): a member paused for 12 s is suspected and removed;
+- ``hazelcast.merge.first.run.delay.seconds=10``, ``hazelcast.merge.next.run.delay.seconds=5``
+  (defaults 300 and 120): the members that a pause or a partition split off merge back soon;
+- ``hazelcast.shutdownhook.policy=GRACEFUL``: SIGTERM is Hazelcast's graceful shutdown, which
+  hands the member's replicas off before it leaves (the default, TERMINATE, does not).
+
+The logging configuration (`logging_config`) sets the root logger to INFO and, at FINE or FINEST,
+the cluster and partition packages (``com.hazelcast.internal.cluster``,
+``com.hazelcast.internal.partition``; 3.x also ``com.hazelcast.cluster``) to that level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from partsafe.checker.lab.releases import Release, java_binary
+
+__all__ = ["JVM_FLAGS", "LEVELS", "Cluster", "Member", "free_ports"]
+
+#: the flags Hazelcast's documentation lists for Java 9 and later ("Running in Modular Java")
+JVM_FLAGS = (
+    "--add-modules", "java.se",
+    "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+    "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+)
+LEVELS = ("INFO", "FINE", "FINEST")
+#: the loggers of the protocols: the cluster and partition packages
+PROTOCOL_PACKAGES = ("com.hazelcast.internal.cluster", "com.hazelcast.internal.partition",
+                     "com.hazelcast.cluster")
+CLUSTER_NAME = "lab"
+HOST = "127.0.0.1"
+
+_PROPERTIES = {
+    "hazelcast.phone.home.enabled": "false",
+    "hazelcast.logging.type": "jdk",
+    "hazelcast.heartbeat.interval.seconds": "1",
+    "hazelcast.max.no.heartbeat.seconds": "8",
+    "hazelcast.merge.first.run.delay.seconds": "10",
+    "hazelcast.merge.next.run.delay.seconds": "5",
+    "hazelcast.shutdownhook.policy": "GRACEFUL",
+    "hazelcast.graceful.shutdown.max.wait": "60",
+}
+
+
+def free_ports(count: int, start: int = 5701) -> list[int]:
+    """`count` consecutive ports from `start` on that nobody listens on (loopback)."""
+    port = start
+    while port < 65000:
+        block = list(range(port, port + count))
+        if all(_free(p) for p in block):
+            return block
+        port += count
+    raise OSError(f"no {count} consecutive free ports on {HOST}")
+
+
+def _free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def member_config(release: Release, port: int, peers: list[int], backups: int) -> str:
+    """The member's hazelcast.xml (3.x: ``<group>``; 4.0 and later: ``<cluster-name>``)."""
+    name = (f"<group><name>{CLUSTER_NAME}</name></group>" if release.major == 3
+            else f"<cluster-name>{CLUSTER_NAME}</cluster-name>")
+    props = "\n".join(f'    <property name="{k}">{v}</property>' for k, v in _PROPERTIES.items())
+    members = "".join(f"<member>{HOST}:{p}</member>" for p in peers)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<hazelcast xmlns="http://www.hazelcast.com/schema/config">
+  {name}
+  <properties>
+{props}
+  </properties>
+  <network>
+    <port auto-increment="false">{port}</port>
+    <join>
+      <multicast enabled="false"/>
+      <tcp-ip enabled="true">{members}</tcp-ip>
+    </join>
+    <interfaces enabled="true"><interface>{HOST}</interface></interfaces>
+  </network>
+  <map name="lab"><backup-count>{backups}</backup-count></map>
+</hazelcast>
+"""
+
+
+def logging_config(level: str) -> str:
+    """A java.util.logging configuration: the console handler and SimpleFormatter of the JDK's
+    defaults (the two-line record), the protocols' packages at `level`."""
+    lines = ["handlers=java.util.logging.ConsoleHandler",
+             "java.util.logging.ConsoleHandler.level=ALL",
+             "java.util.logging.ConsoleHandler.formatter=java.util.logging.SimpleFormatter",
+             ".level=INFO"]
+    if level != "INFO":
+        lines += [f"{package}.level={level}" for package in PROTOCOL_PACKAGES]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Member:
+    """One member: its port, its folder, its log, and the process of its current incarnation."""
+
+    index: int
+    port: int
+    folder: Path
+    process: subprocess.Popen[bytes] | None = None
+    incarnations: int = 0
+    paused: bool = False
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def log(self) -> Path:
+        """``member-N.log`` in the run's folder, beside ``members/`` that holds its config."""
+        return self.folder.parent.parent / f"member-{self.index}.log"
+
+    @property
+    def up(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@dataclass
+class Cluster:
+    """The members of one lab run; a context manager that stops every process it started, by its
+    id, however the run ends (an error, Ctrl-C)."""
+
+    release: Release
+    out: Path
+    level: str
+    backups: int
+    ports: list[int]
+    members: list[Member] = field(default_factory=list)
+    _logs: list[IO[bytes]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        (self.out / "members").mkdir(parents=True, exist_ok=True)
+        (self.out / "members" / "logging.properties").write_text(logging_config(self.level))
+        self.members = [Member(i + 1, port, self.out / "members" / f"member-{i + 1}")
+                        for i, port in enumerate(self.ports)]
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill_all()
+
+    # --- one member ---------------------------------------------------------------------------
+
+    def start(self, member: Member) -> None:
+        """Start `member`'s JVM (a new incarnation when it ran before): its log is appended to."""
+        member.folder.mkdir(parents=True, exist_ok=True)
+        config = member.folder / "hazelcast.xml"
+        config.write_text(member_config(self.release, member.port, self.ports, self.backups))
+        log = open(member.log, "ab")  # noqa: SIM115 (closed by kill_all)
+        self._logs.append(log)
+        cmd = [java_binary(), *JVM_FLAGS, "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC",
+               f"-Dhazelcast.config={config}",
+               f"-Djava.util.logging.config.file={self.out / 'members' / 'logging.properties'}",
+               "-cp", str(self.release.jar), self.release.main_class]
+        member.process = subprocess.Popen(cmd, cwd=member.folder, stdout=log,
+                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True)
+        member.incarnations += 1
+        member.paused = False
+
+    def kill(self, member: Member) -> None:
+        """kill -9 of the member's JVM."""
+        if member.process is not None and member.process.poll() is None:
+            if member.paused:
+                os.kill(member.process.pid, signal.SIGCONT)
+            member.process.kill()
+            member.process.wait()
+        member.paused = False
+
+    def shutdown(self, member: Member, timeout: float = 90.0) -> bool:
+        """A graceful shutdown (SIGTERM; the lab's members shut down gracefully on it); kill -9 if
+        it has not ended within `timeout` seconds. True when it ended by itself."""
+        if member.process is None or member.process.poll() is not None:
+            return True
+        member.process.terminate()
+        try:
+            member.process.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            self.kill(member)
+            return False
+
+    def pause(self, member: Member) -> None:
+        if member.process is not None and member.process.poll() is None:
+            os.kill(member.process.pid, signal.SIGSTOP)
+            member.paused = True
+
+    def resume(self, member: Member) -> None:
+        if member.process is not None and member.process.poll() is None:
+            os.kill(member.process.pid, signal.SIGCONT)
+        member.paused = False
+
+    def kill_all(self) -> None:
+        """Every process the lab started, stopped by its id; the log files closed."""
+        for member in self.members:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                self.kill(member)
+        for log in self._logs:
+            log.close()
+        self._logs.clear()
+
+    # --- what the logs say ----------------------------------------------------------------------
+
+    def live(self) -> list[Member]:
+        return [m for m in self.members if m.up and not m.paused]
+
+    def list_size(self, member: Member) -> int | None:
+        """The size of the last member list `member`'s current incarnation printed, if any."""
+        size = None
+        with contextlib.suppress(OSError), open(member.log, "rb") as log:
+            log.seek(max(0, member.log.stat().st_size - (1 << 20)))
+            for found in _LIST_HEAD.finditer(log.read()):
+                size = int(found[1] or found[2])
+        return size
+
+    def wait_for(self, expected: int, timeout: float) -> bool:
+        """Wait until every live member's last list has `expected` members; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            live = self.live()
+            if live and all(self.list_size(m) == expected for m in live):
+                return True
+            time.sleep(0.5)
+        return False
+
+    def started(self, member: Member, timeout: float) -> bool:
+        """Wait until `member`'s current incarnation printed ``[h]:p is STARTED``."""
+        marker = f"{member.address.replace(':', ']:', 1)} is STARTED".encode()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and member.up:
+            with contextlib.suppress(OSError):
+                if member.log.read_bytes().count(marker) >= member.incarnations:
+                    return True
+            time.sleep(0.3)
+        return False
+
+
+_LIST_HEAD = re.compile(rb"Members \{size:(\d+)|Members \[(\d+)\]")
+
+
+@contextlib.contextmanager
+def running(release: Release, out: Path, level: str, backups: int, count: int,
+            spare: int) -> Iterator[Cluster]:
+    """A `Cluster` of `count` members plus `spare` joiners' ports; stopped on exit."""
+    with Cluster(release, out, level, backups, free_ports(count + spare)) as cluster:
+        yield cluster
