@@ -565,23 +565,37 @@ class RejectStale(PerMember):
         self.serial = serial
 
     def initial(self) -> Hashable:
-        return (NO_PAIRS, NO_PAIRS)
+        return (NO_PAIRS, NO_PAIRS, NO_PAIRS)
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
-        applied, undecided = state  # type: ignore[misc]
+        applied, undecided, mastered = state  # type: ignore[misc]
         me = event.member
         if isinstance(event, PartitionTableApplied):
             return (assign(applied, me, (event.version, event.partition_versions)),
-                    undecided), None
+                    undecided, mastered), None
         if event.TYPE in ("member_crashed", "member_started", "split_brain_merge"):
             return (_without(applied, lambda k: k != me),
-                    _without(undecided, lambda k: k != me)), None
+                    _without(undecided, lambda k: k != me),
+                    _without(mastered, lambda k: k != me)), None
         mine: frozenset[tuple[str, int | None]] = lookup(undecided, me, frozenset())
+        own: frozenset[str] = lookup(mastered, me, frozenset())
         if isinstance(event, MigrationCommitted | MigrationRolledBack):
             left = frozenset(u for u in mine if u[0] != event.migration)
-            return (applied, assign(undecided, me, left) if left != mine else undecided), None
+            return (applied, assign(undecided, me, left) if left != mine else undecided,
+                    assign(mastered, me, own - {event.migration}) if event.migration in own
+                    else mastered), None
         assert isinstance(event, MigrationStarted)
+        if event.role == "master":
+            # the master stamps a migration with its own table's version as it starts it
+            # (3.x ``MigrateTask``; 4.x the partition's): as that migration's participant it
+            # always has the planned version, though it raises its version on each commit
+            # without printing it
+            return (applied, undecided, assign(mastered, me, own | {event.migration})), None
         if event.role not in ("source", "owner", "destination"):
+            return state, None
+        if (event.migration, event.partition) in mine:
+            # the same migration's next namespace or fragment (3.12 prints one ``Invoking
+            # MigrationOperation`` line per namespace): started once, judged once
             return state, None
         message = None
         for other, partition in sorted(mine, key=repr):
@@ -593,11 +607,11 @@ class RejectStale(PerMember):
         have = (versions[event.partition] if versions is not None and event.partition is not None
                 and event.partition < len(versions) else version)
         if message is None and have is not None and event.planned_version is not None \
-                and have != event.planned_version:
+                and have != event.planned_version and event.migration not in own:
             message = (f"{event.role} {me} starts {_of(event.migration, event.partition)} "
                        f"planned on version {event.planned_version} with version {have}")
-        return (applied, assign(undecided, me, mine | {(event.migration, event.partition)})), \
-            message
+        return (applied, assign(undecided, me, mine | {(event.migration, event.partition)}),
+                mastered), message
 
 
 # --- the master's schedule: PAR-ONE-PER-PARTITION, PAR-MAX-PARALLEL, PAR-VERSION ---------------

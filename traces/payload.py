@@ -93,6 +93,15 @@ class Origin:
     file: str
     line: int  # 1-based line where the record starts
     order: int | None = None  # a timestamp-derived order key, or None
+    #: what the layout wrote before the member prefix on the record's line (java.util.logging's
+    #: ``FINE: ``, log4j's date, level, thread and logger), for the messages whose wording two
+    #: loggers share and whose level tells them apart (`_removing`)
+    header: str = ""
+
+    @property
+    def debug(self) -> bool:
+        """Whether the header names a level below INFO (FINE, FINER, FINEST, DEBUG, TRACE)."""
+        return _RX_DEBUG_LEVEL.search(self.header) is not None
 
 
 #: Literal substrings: every payload for which :func:`parse_payload` returns non-None contains one
@@ -118,7 +127,7 @@ KEYWORDS: tuple[str, ...] = (
     "ost recent",  # §7 partition-table fetch
     "MigrationInfo{",  # §7-§9 migrations
     "epartition",  # §9 "Repartitioning cluster data", "no need to repartition"
-    "Re-partitioning",  # §9 (3.x wording)
+    "-partition",  # §9 3.x "Re-partitioning cluster data", "no need to re-partition cluster data"
     "migration tasks",  # §9 "All migration tasks ...", "Remaining migration tasks"
     "Rebalance process",  # §9
     "partitionId=",  # §10 promotions and partition loss
@@ -346,6 +355,8 @@ _U = r"[^\s,.\[\]{}]+"
 _MEMBER = rf"Member (?=\[)(?P<addr>{_A})(?:[ \t]+-[ \t]+(?P<uuid>{_U}))?(?:[ \t]+(?:this|lite))*"
 
 _RX_REMOVING = re.compile(rf"Removing {_MEMBER}")
+#: a level below INFO in a record's header (java.util.logging's, log4j's, SLF4J's words)
+_RX_DEBUG_LEVEL = re.compile(r"(?<![A-Za-z])(?:FINE(?:R|ST)?|DEBUG|TRACE)(?![A-Za-z])")
 _RX_MEMBER_VERB = re.compile(
     rf"{_MEMBER}[ \t]+(?P<verb>is suspected to be dead|is removed\.|requested to shutdown)"
 )
@@ -376,7 +387,8 @@ _RX_COMMIT_RESULT = re.compile(
     rf"Migration commit result (?P<result>true|false) from {_A}(?:[ \t]+-[ \t]+{_U})?"
     r"[ \t]+for[ \t]+(?=MigrationInfo\{)")
 _RX_TABLE_VERSION = re.compile(
-    r"(?:Publishing partition state,|Applied partition state update with) version:[ \t]*"
+    r"(?:Publishing partition state,|Applied partition state update with"
+    r"|Applied completed migrations with partition state) version:[ \t]*"
     r"(?P<v>-?\d+)\s*\Z")
 _RX_RECEIVED_FROM = re.compile(rf"\s*is received from[ \t]+(?P<addr>{_A})")
 _RX_ASKING = re.compile(rf"Asking MembersView of[ \t]+(?P<addr>{_A})")
@@ -565,7 +577,11 @@ def _stats_event(
 ) -> list[Event]:
     """``MigrationsCompleted`` from the ``(MigrationStats)`` after position `at`
     (``MigrationStats.formatToString``, family §9). Only planned/completed/remaining are required; a
-    line without any parenthesis (an older release) gives no event."""
+    line without any parenthesis (an older release) gives no event, nor do 3.12's statistics,
+    which count no planned or remaining migrations (``lastRepartitionTime=…,
+    completedMigrations=…, totalCompletedMigrations=…, elapsed…``): the task count of its
+    ``Remaining migration tasks in queue => N`` is its queue's, where repair and promotion tasks
+    wait beside migrations, so no sum of them is a rebalance's plan."""
     opening = text.find("(", at)
     if opening < 0:
         return []
@@ -575,6 +591,9 @@ def _stats_event(
     inside = text[opening + 1 : closing]
     stats = _flat_stats(inside) or _parse(inside, "stats", "MigrationStats text")
     values = {}
+    if "plannedMigrations" not in stats and "remainingMigrations" not in stats \
+            and "completedMigrations" in stats and "lastRepartitionTime" in stats:
+        return []  # 3.12's statistics
     for key in ("plannedMigrations", "completedMigrations", "remainingMigrations"):
         value = _int(stats.get(key), key)
         if value is None:
@@ -761,13 +780,16 @@ def _recognised(_text: str, _end: int, _origin: Origin) -> list[Event]:
 
 
 def _removing(text: str, _end: int, origin: Origin) -> list[Event]:
-    """``Removing Member [h]:p - uuid`` (``MembershipManager``, on the master, family §3); with more
-    text (``... because it has disconnected ...``, ``... from members removed in not joinable
-    state.``) no event."""
+    """``Removing Member [h]:p - uuid`` (``MembershipManager``, on the master, INFO, family §3);
+    with more text (``... because it has disconnected ...``, ``... from members removed in not
+    joinable state.``) no event. Hazelcast 3.x's partition service prints the same words at
+    FINE on every member as it drops a member that left from its table
+    (``InternalPartitionServiceImpl.memberRemoved``; 4.0 and later print ``Removing [Member
+    …]``): a record whose header names a level below INFO is that one, and no removal."""
     m = _RX_REMOVING.match(text)
     if m is None:
         raise PayloadError("member removal names no readable member")
-    if text[m.end() :].strip():
+    if text[m.end() :].strip() or origin.debug:
         return []
     return [MemberRemoved(**_meta(origin), removed=_address(m["addr"]))]
 
@@ -912,7 +934,7 @@ def _origin_of(origin: Origin, address: str) -> Origin:
     """`origin`, with the member `address` when the origin does not know its member."""
     if origin.member:
         return origin
-    return Origin(_address(address), origin.file, origin.line, origin.order)
+    return Origin(_address(address), origin.file, origin.line, origin.order, origin.header)
 
 
 def _banner(text: str, _end: int, _origin: Origin) -> list[Event] | None:
@@ -961,8 +983,8 @@ def _repartitioning(text: str, end: int, origin: Origin) -> list[Event]:
 
 
 def _balanced(_text: str, _end: int, origin: Origin) -> list[Event]:
-    """``Partition balance is ok, no need to repartition.`` (``MigrationManager``, family §9):
-    nothing planned."""
+    """``Partition balance is ok, no need to repartition.`` (``MigrationManager``, family §9;
+    3.x ``… no need to re-partition cluster data...``): nothing planned."""
     return [Repartitioning(**_meta(origin), planned=0)]
 
 
@@ -1054,7 +1076,10 @@ def _table_version(kind: str) -> _Handler:
     """The partition table versions of 3.x (one per table, family §8,
     ``InternalPartitionServiceImpl``, FINE): the master publishes its table (``Publishing
     partition state, version: V``) and a member applies the master's (``Applied partition state
-    update with version: V``). 4.x and later print stamps instead: no event."""
+    update with version: V``), or the migrations the master completed (3.9 to 3.12, ``Applied
+    completed migrations with partition state version: V``, on every member the master included:
+    most of a rebalance's versions are learnt this way). 4.x and later print stamps instead
+    (``… partition state stamp: S``): no event."""
 
     def handler(text: str, _end: int, origin: Origin) -> list[Event]:
         m = _RX_TABLE_VERSION.match(text)
@@ -1462,9 +1487,11 @@ _FAMILIES: tuple[tuple[str, str, _Handler], ...] = (
     ("published_version", r"Publishing partition state, version:", _table_version("published")),
     ("applied_version", r"Applied partition state update with version:",
      _table_version("applied")),
+    ("applied_completed", r"Applied completed migrations with partition state version:",
+     _table_version("applied")),
     ("marking", r"Marking active migration[ \t]+(?=MigrationInfo\{)", _marking),
     ("repartitioning", r"Re-?partitioning cluster data", _repartitioning),
-    ("balanced", r"Partition balance is ok, no need to repartition", _balanced),
+    ("balanced", r"Partition balance is ok, no need to re-?partition", _balanced),
     ("all_completed", r"All migration tasks have been completed", _all_completed),
     ("rebalance", r"Rebalance process was (?:failed|aborted)", _rebalance),
     ("remaining", r"Remaining migration tasks", _remaining),

@@ -98,6 +98,8 @@ ISLAND_BREAK = "0000-00-00 -"
 _MEMBER_LINE = re.compile(r"\s+Member \[")
 _SPLITS = re.compile(r"\]:? |: | - | \| ")
 _CLOSING = frozenset({"]", "}"})
+#: the master's message that prints its current member list again (``MembershipManager``, FINE)
+_RESENT = "Sending member list to "
 #: a member list's body in its usual shape, the lines after its header: indented member lines
 #: (no ``|``, so no docker-compose prefix), then the closing bracket (group 2); what the
 #: scanner's line loop reads of such lines, matched at once
@@ -504,11 +506,13 @@ class _LogFile:
             head = self._head(ls, number, p.stream)
             member, order = self.stream_member.get(p.stream, UNKNOWN_MEMBER), p.order
             numbers = [number]
+            resent = False
             if head is not None:
                 numbers[:0] = head[0]
                 member = head[1] or member
                 order = head[2] if head[2] is not None else order
-            return self._member_list(text, numbers, le, p.stream, member, order)
+                resent = head[3]
+            return self._member_list(text, numbers, le, p.stream, member, order, resent)
         if _STACK.match(text):
             return True
         if _MEMBER_LINE.match(text):
@@ -525,7 +529,7 @@ class _LogFile:
         return order if order is not None else self._order(header, ls)
 
     def _message(self, payload: str, member: str, number: int, le: int, stream: str) -> bool:
-        origin = Origin(member, self.name, number, None)
+        origin = Origin(member, self.name, number, None, self._header[1])
         try:
             events = parse_payload(payload, origin)
         except PayloadError as exc:
@@ -612,11 +616,13 @@ class _LogFile:
     # -- member lists
 
     def _member_list(self, header: str, numbers: list[int], le: int, stream: str, member: str,
-                     order: int | None) -> bool:
+                     order: int | None, resent: bool = False) -> bool:
         """A member list from its ``Members`` header line (`numbers` holds the lines before it
         that belong to it: the prefix line and blank lines): the lines after it up to the closing
         bracket are the members (``ClusterServiceImpl.printMemberList``: one
-        ``\tMember [host]:port - uuid[ this][ lite]`` line each)."""
+        ``\tMember [host]:port - uuid[ this][ lite]`` line each). A list `resent` is the one
+        the master sends again (``MembershipManager``'s FINE ``Sending member list to …``): its
+        lines are parsed and give no event, since no member installs anything there."""
         number = numbers[-1]
         lines = [header.strip()]
         pos, n = le + 1, number
@@ -629,12 +635,14 @@ class _LogFile:
                         and b"\r" not in raw:  # its lines as they are: the record in bytes
                     numbers += range(n + 1, n + raw.count(b"\n") + 2)
                     record = b"".join((lines[0].encode(), b"\n", raw, body[1].encode()))
-                    return self._list_record(header, record, numbers, member, order)
+                    return self._list_record(header, record, numbers, member, order,
+                                             resent=resent)
                 rows = [row.rstrip() for row in raw.decode("utf-8", "replace").split("\n")]
                 lines += rows[:-1]
                 lines.append(body[1])
                 numbers += range(n + 1, n + len(rows) + 1)
-                return self._list_record(header, "\n".join(lines), numbers, member, order)
+                return self._list_record(header, "\n".join(lines), numbers, member, order,
+                                         resent=resent)
         closed = False
         members = 0  # member lines; beyond MAX_MEMBERS they are counted, not kept
         while pos < self.end:
@@ -669,7 +677,8 @@ class _LogFile:
         if members > MAX_MEMBERS:
             self._too_long(header, numbers, members, closed)
             return True
-        return self._list_record(header, "\n".join(lines), numbers, member, order, closed)
+        return self._list_record(header, "\n".join(lines), numbers, member, order, closed,
+                                 resent)
 
     def _plain_list(self, pos: int) -> tuple[int, str, int] | None:
         """`_PLAIN_LIST` at `pos` (a member list's body: the end of its member lines, its
@@ -688,7 +697,7 @@ class _LogFile:
         return plain.end(1), plain.group(2).decode(), plain.end()
 
     def _list_record(self, header: str, record: str | bytes, numbers: list[int], member: str,
-                     order: int | None, closed: bool = True) -> bool:
+                     order: int | None, closed: bool = True, resent: bool = False) -> bool:
         """Parse a member list's `record`, its lines joined (the header's, the members', the
         closing bracket's when `closed`; in bytes: stripped UTF-8, `parse_member_list`), which
         are the lines `numbers`."""
@@ -704,6 +713,8 @@ class _LogFile:
             return True
         if events is None:
             return True
+        if resent:
+            events = []
         self._parsed(numbers, events)
         self._check_size(header.strip(), events, numbers[0])
         return True
@@ -732,9 +743,12 @@ class _LogFile:
                     f"member list version {ev.version} states size {stated} but lists "
                     f"{len(ev.members)} members (the listed members are used)"))
 
-    def _head(self, ls: int, number: int, stream: str) -> tuple[list[int], str, int | None] | None:
+    def _head(self, ls: int, number: int, stream: str
+              ) -> tuple[list[int], str, int | None, bool] | None:
         """The prefix line a member list belongs to and the blank lines after it: their numbers,
-        the member, the timestamp."""
+        the member, the timestamp, and whether the prefix line is the master's ``Sending member
+        list to the non-master nodes:`` (or ``to member: [h]:p``), which prints its current
+        list again (`_member_list`'s `resent`)."""
         blanks: list[int] = []
         if not stream:  # the blank lines before the header, told on their bytes
             while len(blanks) < LOOKBACK and number - 1 not in self.done:
@@ -745,18 +759,24 @@ class _LogFile:
                 blanks.append(number)
         for n, text in self._before(ls, number, LOOKBACK - len(blanks)):
             q = layout.peel(text)
-            if q.stream != stream or n in self.done:
+            if q.stream != stream:
+                continue
+            if n in self.done and _RESENT not in q.text:  # (the resending line is parsed)
                 continue
             if not q.text.strip():
                 blanks.append(n)
                 continue
             m = layout.PREFIX.search(q.text)
-            if m is None or q.text[m.end():].strip():
+            if m is None:
+                return None
+            rest = q.text[m.end():].strip()
+            resent = rest.startswith(_RESENT)
+            if rest and not resent:
                 return None
             member = sys.intern(layout.address(m)) \
                 or self.stream_member.get(stream, UNKNOWN_MEMBER)
             order = q.order if q.order is not None else layout.timestamp(q.text[:m.start()])
-            return [n, *reversed(blanks)], member, order
+            return [n, *reversed(blanks)], member, order, resent
         return None
 
     def _before(self, ls: int, number: int, most: int = LOOKBACK

@@ -65,7 +65,7 @@ class Release:
 
     @property
     def main_class(self) -> str:
-        """The member's main class: 3.x ``StartServer``, 4.0 and later ``HazelcastMemberStarter``."""
+        """The main class: 3.x ``StartServer``, 4.0 and later ``HazelcastMemberStarter``."""
         return ("com.hazelcast.core.server.StartServer" if self.major == 3
                 else "com.hazelcast.core.server.HazelcastMemberStarter")
 
@@ -151,14 +151,15 @@ def _client(major: int, cache: Path, quiet: bool) -> tuple[Path | None, str]:
     if not quiet:
         print(f"lab: installing hazelcast-python-client {wanted} into {folder}", file=sys.stderr)
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-         "--target", str(folder), f"hazelcast-python-client=={wanted}"],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         "--disable-pip-version-check", "--target", str(folder),
+         f"hazelcast-python-client=={wanted}"],
         capture_output=True, text=True, check=False)
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        raise LabSetupError(f"pip could not install hazelcast-python-client {wanted}, the client of "
-                            f"Hazelcast {major} ({tail[0]}); install partsafe's `lab` extra "
-                            "(pip install 'partsafe[lab]') for Hazelcast 5")
+        raise LabSetupError(f"pip could not install hazelcast-python-client {wanted}, the "
+                            f"client of Hazelcast {major} ({tail[0]}); install partsafe's `lab` "
+                            "extra (pip install 'partsafe[lab]') for Hazelcast 5")
     return folder, wanted
 
 
