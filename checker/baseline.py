@@ -126,8 +126,11 @@ def validate_findings(doc: dict[str, Any]) -> list[Finding]:
     """The findings of a `partsafe validate --json` document."""
     out = [validate_finding(v)
            for v in doc.get("violations", []) + doc.get("possible_violations", [])]
+    # a spec its files judge but this run held no evidence for is not a finding: evidence comes
+    # and goes with what a night's cluster did
+    unseen = set(doc.get("no_evidence", ()))
     out += [Finding("validate", "not-judged", spec, "", reason)
-            for spec, reason in doc.get("not_judged", {}).items()]
+            for spec, reason in doc.get("not_judged", {}).items() if spec not in unseen]
     return sorted(set(out))
 
 

@@ -38,14 +38,16 @@ from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
               help="the map's backup count")
 @click.option("--entries", type=click.IntRange(0), default=1000, show_default=True,
               help="entries the client puts before the first fault")
+@click.option("--partitions", type=click.IntRange(1, 10_000), default=271, show_default=True,
+              help="the partition count (hazelcast.partition.count; a FINEST log grows with it)")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="lab-run",
               show_default=True, help="the run's folder: logs, journal, history, reports")
 @click.option("--judge-seconds", type=click.FloatRange(1), default=300.0, show_default=True,
               help="the longest validate and conform may each run")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON document on stdout")
 def lab(product: str, version: str | None, jar: str | None, members: int, faults: str,
-        seed: int, level: str, backups: int, entries: int, out_dir: str, judge_seconds: float,
-        as_json: bool) -> None:
+        seed: int, level: str, backups: int, entries: int, partitions: int, out_dir: str,
+        judge_seconds: float, as_json: bool) -> None:
     """Run a real PRODUCT cluster here under a seeded fault schedule, then judge it.
 
     Each member is a JVM of its own on 127.0.0.1; a client (hazelcast-python-client of the
@@ -70,7 +72,7 @@ def lab(product: str, version: str | None, jar: str | None, members: int, faults
     except LabSetupError as exc:
         fail(str(exc))
     config = LabConfig(release, Path(out_dir).resolve(), members, steps, seed, level, backups,
-                       entries, judge_seconds=judge_seconds)
+                       entries, partitions=partitions, judge_seconds=judge_seconds)
     err = stderr()
     t0 = time.monotonic()
 

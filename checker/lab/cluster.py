@@ -27,7 +27,6 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -52,6 +51,8 @@ PROTOCOL_PACKAGES = ("com.hazelcast.internal.cluster", "com.hazelcast.internal.p
                      "com.hazelcast.cluster")
 CLUSTER_NAME = "lab"
 HOST = "127.0.0.1"
+#: Hazelcast's default partition count (``hazelcast.partition.count``)
+DEFAULT_PARTITIONS = 271
 
 _PROPERTIES = {
     "hazelcast.phone.home.enabled": "false",
@@ -86,11 +87,13 @@ def _free(port: int) -> bool:
     return True
 
 
-def member_config(release: Release, port: int, peers: list[int], backups: int) -> str:
+def member_config(release: Release, port: int, peers: list[int], backups: int,
+                  partitions: int = DEFAULT_PARTITIONS) -> str:
     """The member's hazelcast.xml (3.x: ``<group>``; 4.0 and later: ``<cluster-name>``)."""
     name = (f"<group><name>{CLUSTER_NAME}</name></group>" if release.major == 3
             else f"<cluster-name>{CLUSTER_NAME}</cluster-name>")
-    props = "\n".join(f'    <property name="{k}">{v}</property>' for k, v in _PROPERTIES.items())
+    properties = {**_PROPERTIES, "hazelcast.partition.count": str(partitions)}
+    props = "\n".join(f'    <property name="{k}">{v}</property>' for k, v in properties.items())
     members = "".join(f"<member>{HOST}:{p}</member>" for p in peers)
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <hazelcast xmlns="http://www.hazelcast.com/schema/config">
@@ -158,6 +161,7 @@ class Cluster:
     level: str
     backups: int
     ports: list[int]
+    partitions: int = DEFAULT_PARTITIONS
     members: list[Member] = field(default_factory=list)
     _logs: list[IO[bytes]] = field(default_factory=list)
 
@@ -179,7 +183,8 @@ class Cluster:
         """Start `member`'s JVM (a new incarnation when it ran before): its log is appended to."""
         member.folder.mkdir(parents=True, exist_ok=True)
         config = member.folder / "hazelcast.xml"
-        config.write_text(member_config(self.release, member.port, self.ports, self.backups))
+        config.write_text(member_config(self.release, member.port, self.ports, self.backups,
+                                        self.partitions))
         log = open(member.log, "ab")  # noqa: SIM115 (closed by kill_all)
         self._logs.append(log)
         cmd = [java_binary(), *JVM_FLAGS, "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC",
@@ -270,11 +275,3 @@ class Cluster:
 
 
 _LIST_HEAD = re.compile(rb"Members \{size:(\d+)|Members \[(\d+)\]")
-
-
-@contextlib.contextmanager
-def running(release: Release, out: Path, level: str, backups: int, count: int,
-            spare: int) -> Iterator[Cluster]:
-    """A `Cluster` of `count` members plus `spare` joiners' ports; stopped on exit."""
-    with Cluster(release, out, level, backups, free_ports(count + spare)) as cluster:
-        yield cluster

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from partsafe.checker.lab.cluster import HOST, Cluster, Member, free_ports
+from partsafe.checker.lab.cluster import DEFAULT_PARTITIONS, HOST, Cluster, Member, free_ports
 from partsafe.checker.lab.faults import PAUSE_FOR, RESTART_AFTER, Step
 from partsafe.checker.lab.releases import Release
 
@@ -57,6 +57,8 @@ class LabConfig:
     level: str = "INFO"
     backups: int = 1
     entries: int = 1000
+    #: the partition count (``hazelcast.partition.count``); a FINEST log's size grows with it
+    partitions: int = DEFAULT_PARTITIONS
     #: seconds of workload between two faults, once the cluster has settled
     gap: float = 3.0
     #: the longest the lab waits for the cluster to settle after a fault
@@ -90,6 +92,7 @@ class LabReport:
     seed: int
     faults: list[str]
     out: str
+    partitions: int = 271
     verdict: str = "incomplete"
     detail: str = ""
     seconds: float = 0.0
@@ -179,9 +182,13 @@ class _Run:
             raise RuntimeError(f"member {member.index} ({member.address}) did not start within "
                                f"120 s; its log: {member.log}")
 
-    def settle(self) -> None:
-        ok = self.cluster.wait_for(self.expected, self.config.settle_timeout)
-        balanced = ok and _rebalanced(self.cluster, self.config.settle_timeout)
+    def settle(self, longer: float = 1.0) -> None:
+        """Wait until every live member lists the members expected and the master's rebalance
+        has ended (`longer` times the settle timeout: a paused member's merge back takes the
+        split-brain handler's delay and a rejoin)."""
+        timeout = self.config.settle_timeout * longer
+        ok = self.cluster.wait_for(self.expected, timeout)
+        balanced = ok and _rebalanced(self.cluster, timeout)
         self.journal.write("settled" if balanced else "unsettled", members=self.expected,
                            note=f"{self.expected} members" + ("" if balanced else
                                                               ", not within the timeout"))
@@ -283,14 +290,15 @@ def run_lab(config: LabConfig, progress: Callable[[str], None] = lambda _m: None
     spares = sum(1 for step in config.faults if step.kind == "join")
     release = config.release
     report = LabReport(release.product, release.version, release.profile, config.level,
-                       config.members, config.seed, [str(s) for s in config.faults], str(out))
+                       config.members, config.seed, [str(s) for s in config.faults], str(out),
+                       config.partitions)
     journal = Journal(out / "journal.jsonl", progress)
     stop = out / ".stop-workload"
     stop.unlink(missing_ok=True)
     writer: subprocess.Popen[bytes] | None = None
     try:
         with Cluster(release, out, config.level, config.backups,
-                     free_ports(config.members + spares)) as cluster:
+                     free_ports(config.members + spares), config.partitions) as cluster:
             run = _Run(config, cluster, journal)
             for member in cluster.members[: config.members]:
                 run.start(member)
@@ -304,7 +312,7 @@ def run_lab(config: LabConfig, progress: Callable[[str], None] = lambda _m: None
             for step in config.faults:
                 time.sleep(config.gap)
                 run.fault(step)
-                run.settle()
+                run.settle(3.0 if step.kind == "pause" else 1.0)
             time.sleep(config.gap)
             stop.touch()
             writer.wait(120)

@@ -44,6 +44,7 @@ from partsafe.checker.validation.shards import (
     Tally,
     Violation,
     allowed,
+    evidence_counts,
     judge,
     view_key,
     warnings_of,
@@ -179,6 +180,9 @@ class Report:
     #: engine's only)
     timeline: dict[str, list[tuple[int | None, int | None, int, str, int]]] = field(
         default_factory=dict)
+    #: the events read, per type, of a known member (what gives a spec its evidence); None
+    #: before they are counted (a report of no run)
+    type_counts: dict[str, int] | None = None
 
     @property
     def definite(self) -> list[Violation]:
@@ -196,20 +200,41 @@ class Report:
         return list(dict.fromkeys(zip(kinds, declared, strict=True)))
 
     @property
-    def specs(self) -> tuple[str, ...]:
-        """The specs judged on this input: those its files judge (their forms, their headers)."""
+    def judgeable(self) -> tuple[str, ...]:
+        """The specs this input's files judge (their forms, their headers), evidence or not."""
         judged = frozenset().union(*(allowed(k, d) for k, d in self._present()))
         return tuple(s.id for s in all_specs() if s.id in judged)
 
     @property
+    def evidence(self) -> dict[str, int]:
+        """Per spec its files judge, the events it could raise a violation at
+        (`shards.evidence_counts`)."""
+        if self.type_counts is None:
+            return {}
+        return evidence_counts(self.judgeable, self.type_counts)
+
+    @property
+    def specs(self) -> tuple[str, ...]:
+        """The specs judged on this input: those its files judge (their forms, their headers)
+        that it holds evidence for, some event at which the spec could fail."""
+        evidence = self.evidence
+        return tuple(s for s in self.judgeable
+                     if self.type_counts is None or evidence.get(s, 0) > 0)
+
+    @property
     def not_judged(self) -> dict[str, str]:
         """Every other spec of the catalogue, with why this input cannot judge it (per form, when
-        the files are of several forms)."""
+        the files are of several forms), or, for a spec its files judge, that this run held no
+        evidence for it and the messages that would carry it."""
         present = self._present()
         judged = set(self.specs)
+        judgeable = set(self.judgeable)
         out = {}
         for spec in all_specs():
             if spec.id in judged:
+                continue
+            if spec.id in judgeable:
+                out[spec.id] = _no_evidence(spec.id, [k for k, _d in present])
                 continue
             reasons = list(dict.fromkeys(
                 (k, forms.reason_not_judged(k, spec.id) if not forms.judges(k, spec.id) else
@@ -275,6 +300,8 @@ class Report:
             "views": self.views,
             "migrations": self.migrations,
             "specs": list(self.specs),
+            "evidence": {s: n for s, n in self.evidence.items() if n},
+            "no_evidence": [s for s in self.judgeable if s not in set(self.specs)],
             **({"config": self.config} if self.config else {}),
             "not_judged": self.not_judged,
             "max_skew_ms": self.max_skew_ms,
@@ -286,6 +313,18 @@ class Report:
             "engine": self.engine,
             **({"spark_master": self.master} if self.master else {}),
         }
+
+
+def _no_evidence(spec_id: str, kinds: list[str]) -> str:
+    """Why a spec its files judge was not judged: no event of this run carries its evidence;
+    the messages (and levels) that would, per log form."""
+    shown = []
+    for kind in dict.fromkeys(kinds):
+        if kind in forms.LOG_FORMS and forms.judges(kind, spec_id):
+            shown += [f"{e.level} {e.logger}: `{e.message}`"
+                      for e in forms.evidence(kind, spec_id)]
+    needs = ("; it needs " + "; or ".join(shown)) if shown else ""
+    return f"No evidence in this run: no event at which it could fail was found{needs}."
 
 
 # --- files to a report ----------------------------------------------------------------------------
@@ -346,8 +385,10 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
     tallies: dict[str, Tally] = {}
     views: set[str] = set()
     lists_seen: set[tuple[Any, ...]] = set()
+    type_counts: Counter[str] = Counter()
     for _, ev in events:
         if ev.member != UNKNOWN_MEMBER:
+            type_counts[ev.TYPE] += 1
             tally = tallies.get(ev.member)
             if tally is None:
                 tally = tallies[ev.member] = Tally()
@@ -365,6 +406,7 @@ def _validate(paths: Sequence[str], fmt: str, stuck_ms: int, max_skew_ms: int,
                     kept.append((ev.order, ev.version, len(ev.members), ev.source.file,
                                  ev.source.line))
     summarize(report, tallies, len(views))
+    report.type_counts = dict(type_counts)
     report.seconds = time.perf_counter() - t0
     return report
 

@@ -110,6 +110,20 @@ def configured(build: Any, config: dict[str, Any]) -> Monitor:
     return build(**{k: v for k, v in config.items() if k in takes})
 
 
+def evidence_counts(specs: Iterable[str], type_counts: dict[str, int]) -> dict[str, int]:
+    """How many of the events read (`type_counts`: events per type) each spec of `specs` could
+    raise a violation at (its monitors' `Monitor.verdict_types`): a spec whose count is 0 had
+    no evidence in this input, whatever form its files are."""
+    out: dict[str, int] = {}
+    for spec_id in specs:
+        build = registry.get(spec_id).monitor
+        if build is None:
+            continue
+        types = frozenset().union(*(m.verdict_types() for m in build().parts()))
+        out[spec_id] = sum(type_counts.get(t, 0) for t in types)
+    return out
+
+
 def judged_specs(present: Iterable[str]) -> tuple[str, ...]:
     """The specs some recorded form of `present` judges (`partsafe.specs.forms`), in catalogue
     order: what a validation of files of those forms runs."""

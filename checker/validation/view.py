@@ -210,7 +210,9 @@ def validate_junit(report: Report, recorded: Collection[Finding] = frozenset()) 
     failures = 0
     errors = 0
     incomplete = report.incomplete_reason
-    for spec in report.specs:
+    # a run that judged nothing: every spec its files judge is in error, none skipped
+    judged = report.specs if incomplete is None else report.judgeable
+    for spec in judged:
         failing = report.violations if report.strict else report.definite
         mine = [v for v in failing if v.spec == spec]
         found = [v for v in mine if validate_finding(v.as_dict()) not in recorded]
@@ -232,12 +234,13 @@ def validate_junit(report: Report, recorded: Collection[Finding] = frozenset()) 
             body = f"<system-out>{escape(xml_text(text), _CR)}</system-out>"
         cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
                      f"{body}</testcase>")
-    for spec, reason in report.not_judged.items():
+    skipped = {s: r for s, r in report.not_judged.items() if s not in judged}
+    for spec, reason in skipped.items():
         cases.append(f'  <testcase classname="partsafe.validate" name={quoteattr(spec)}>'
                      f"<skipped message={quoteattr(f'not judged: {reason}')}/></testcase>")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuite name="partsafe validate" tests="{len(cases)}" '
-            f'failures="{failures}" errors="{errors}" skipped="{len(report.not_judged)}" '
+            f'failures="{failures}" errors="{errors}" skipped="{len(skipped)}" '
             f'time="{report.seconds:.3f}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")
 

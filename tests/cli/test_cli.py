@@ -348,7 +348,7 @@ def test_explain() -> None:
                                      ["explain"], ["bench"], ["plan"], ["validate"], ["parse"],
                                      ["export"], ["simulate"], ["checkpoint"], ["profiles"],
                                      ["prove"], ["conform"], ["baseline"],
-                                     ["baseline", "update"]],
+                                     ["baseline", "update"], ["lab"]],
                          ids=lambda c: " ".join(c) if c else "main")
 def test_help(command: list[str]) -> None:
     r = invoke(*command, "--help")
@@ -361,7 +361,7 @@ def test_help(command: list[str]) -> None:
 def test_every_subcommand_has_a_help_test() -> None:
     assert set(main.commands) == {"check", "zoo", "replay", "specs", "explain", "bench", "plan",
                                   "validate", "parse", "export", "simulate", "checkpoint",
-                                  "profiles", "prove", "conform", "baseline"}
+                                  "profiles", "prove", "conform", "baseline", "lab"}
 
 
 def test_progress_to_a_log_file_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -247,7 +247,10 @@ def test_a_log_breaks_each_spec_at_its_line_and_its_info_form_judges_nothing(
                       "tasks count: 1\n")
     code, doc = cli(info)
     assert (code, doc["violations"]) == (0, [])
-    assert spec in doc["specs"]
+    # the form judges the spec, and this log holds no evidence for it: not judged, saying so
+    assert spec not in doc["specs"] and spec in doc["no_evidence"]
+    assert doc["not_judged"][spec].startswith("No evidence in this run")
+    assert "FINEST" in doc["not_judged"][spec]
 
 
 @pytest.mark.parametrize("spec", PLAN_SPECS)

@@ -146,10 +146,15 @@ def test_an_event_file_without_a_header_is_judged_by_every_spec_with_a_monitor(
     path.write_text(ev.dumps(ev.MemberListInstalled(member="A", version=1, members=("B",),
                                                     master="B")) + "\n")
     report = validate([str(path)])
-    assert "TC-CONSISTENT" in report.specs and "IGN-ONE-LEADER" in report.specs
+    assert "TC-CONSISTENT" in report.judgeable and "IGN-ONE-LEADER" in report.judgeable
+    # judged where the file holds evidence: a member list judges the membership specs alone
+    assert "MEM-VIEW-INTEGRITY" in report.specs and "IGN-ONE-LEADER" not in report.specs
+    assert report.evidence["MEM-VIEW-INTEGRITY"] == 1 and report.evidence["TC-CONSISTENT"] == 0
     assert [v.spec for v in report.violations] == ["MEM-VIEW-INTEGRITY"]
     assert report.violations[0].sources == (ev.Source(str(path), 1),)
-    assert set(report.not_judged) == {"IGN-FINITE"}
+    # what no event file judges, and the rest for want of evidence
+    assert {s for s, why in report.not_judged.items()
+            if not why.startswith("No evidence in this run")} == {"IGN-FINITE"}
 
 
 @pytest.mark.parametrize(("header", "says"), [

@@ -743,10 +743,15 @@ def test_a_run_that_judges_nothing_is_incomplete_not_clean(tmp_path: Path) -> No
     assert [(i["file"], i["status"], i["lines"], i["events"]) for i in doc["inputs"]] == [
         (paths[0], "nothing recognised", 2, 0), (paths[1], "nothing recognised", 2, 0)]
     suite = ET.parse(tmp_path / "j.xml").getroot()
-    assert doc["specs"] == [s.id for s in all_specs() if s.id in {*v.LOG_SPECS, *IGNITE_SPECS}]
-    assert suite.get("errors") == str(len(doc["specs"])) and suite.get("failures") == "0"
+    # no event: no spec had evidence, and each spec these files judge is in error in JUnit
+    assert doc["specs"] == [] and doc["evidence"] == {}
+    assert doc["no_evidence"] == [s.id for s in all_specs()
+                                  if s.id in {*v.LOG_SPECS, *IGNITE_SPECS}]
+    assert all(doc["not_judged"][s].startswith("No evidence in this run")
+               for s in doc["no_evidence"])
+    assert suite.get("errors") == str(len(doc["no_evidence"])) and suite.get("failures") == "0"
     judged = [c for c in suite.iter("testcase") if c.find("skipped") is None]
-    assert [c.get("name") for c in judged] == doc["specs"]
+    assert [c.get("name") for c in judged] == doc["no_evidence"]
     assert all(c.find("error") is not None
                and c.find("error").get("message") == "incomplete: nothing judged"
                for c in judged)
@@ -778,7 +783,10 @@ def test_the_verdict_line_ends_the_report_and_agrees_with_the_exit_status(tmp_pa
                                                                         ) -> None:
     code, out, _ = run("validate", str(LOGS / "hz_05.log"))
     verdict = out.rstrip().splitlines()[-1]
-    assert code == 0 and verdict.startswith(f"verdict: OK, {JUDGED} specs over 1 ")
+    # the specs with evidence in this excerpt: its two member lists judge a few of the form's
+    judged = json.loads(run("validate", "--json", str(LOGS / "hz_05.log"))[1])["specs"]
+    assert 0 < len(judged) < JUDGED
+    assert code == 0 and verdict.startswith(f"verdict: OK, {len(judged)} specs over 1 ")
     assert f"file: {LOGS / 'hz_05.log'}: judged, 2 events in 55 lines" in out
     text = lists("10:00:00", A, 5, [(A, U[0]), (B, U[1])]) + lists("10:00:01", A, 4, [(A, U[0])])
     (tmp_path / "a.log").write_text(text)

@@ -66,7 +66,7 @@ def validate_spark(paths: Sequence[str], *, fmt: str = "auto",
     try:
         report = (_pipeline(spark, files, fmt, stuck_ms, max_skew_ms, config or {}, output,
                              progress) if files
-                  else Report([], Accounting()))
+                  else Report([], Accounting(), type_counts={}))
     except Exception as exc:
         reason = failure_reason(exc)
         if reason is None:
@@ -153,12 +153,15 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     acc.notes = notes
     events = scanned.where(F.col("kind") == "event")
     unknown = 0
-    for r in events.groupBy("file").agg(F.count("*").alias("n"), F.count(
+    type_counts: dict[str, int] = {}
+    for r in events.groupBy("file", "type").agg(F.count("*").alias("n"), F.count(
             F.when((F.col("member") == UNKNOWN_MEMBER) & (F.col("type") != Quiescent.TYPE),
-                   True)).alias("unknown")).collect():
-        acc.files[r["file"]].events = r["n"]
-        acc.files[r["file"]].without_member = r["unknown"]
+                   True)).alias("unknown"), F.count(
+            F.when(F.col("member") != UNKNOWN_MEMBER, True)).alias("known")).collect():
+        acc.files[r["file"]].events += r["n"]
+        acc.files[r["file"]].without_member += r["unknown"]
         unknown += r["unknown"]
+        type_counts[r["type"]] = type_counts.get(r["type"], 0) + r["known"]
     acc.events = sum(t.events for t in acc.files)
     kinds = file_forms([(i.name, i.fmt) for i in files])
     for n, tally in enumerate(acc.files):
@@ -166,6 +169,7 @@ def _report(spark: SparkSession, scanned: DataFrame, files: list[Input],
     report = Report(names, acc, events_without_member=unknown, kinds=kinds,
                     declared=[declared_specs(t) for t in acc.files],
                     config=merged_config(acc.files, config), max_skew_ms=max_skew_ms)
+    report.type_counts = {t: n for t, n in type_counts.items() if n}
     report.violations = _violations(scanned, judged_specs(kinds), report.config, max_skew_ms)
     report.warnings = notes_as_warnings(notes, order)
     tallies: dict[str, Tally] = {}
