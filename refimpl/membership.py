@@ -550,12 +550,15 @@ class Membership(HeartbeatProtocol):
             suspects=st.suspects & frozenset(members),
             claim=None,
         )
+        # Hazelcast's order (MembershipManager's claim task, 3.9 to 5.x): ``updateMembers``
+        # prints the new list, ``sendMemberListToOthers`` publishes it, then ``Mastership is
+        # claimed with: MembersView{…}``
         return Step(
             new,
             self._publish(node, new),
             (
-                ev.MastershipClaimed(member=node, version=version, members=members),
                 self._installed(node, new),
+                ev.MastershipClaimed(member=node, version=version, members=members),
             ),
         )
 

@@ -19,8 +19,10 @@ the rest of that line.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import gzip
+import hashlib
 import json
 import re
 import zlib
@@ -122,6 +124,65 @@ def expand(paths: list[str]) -> list[Candidate]:
             raise InputError(f"{raw}: not a regular file")
         else:
             raise InputError(f"{raw}: no such file")
+    return _without_copies(out)
+
+
+#: bytes of a file's head and tail that tell copies apart before a whole file is compared
+_PROBE = 1 << 20
+
+
+def _probe(path: Path) -> tuple[int, bytes]:
+    """A file's size and a hash of its head and tail: equal for copies, rarely otherwise."""
+    size = path.stat().st_size
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        digest.update(f.read(_PROBE))
+        if size > 2 * _PROBE:
+            f.seek(size - _PROBE)
+        digest.update(f.read(_PROBE))
+    return size, digest.digest()
+
+
+def _whole(path: Path) -> bytes:
+    digest = hashlib.blake2b(digest_size=32)
+    with open(path, "rb") as f:
+        while chunk := f.read(8 << 20):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def _without_copies(candidates: list[Candidate]) -> list[Candidate]:
+    """`candidates`, each copy of an earlier file skipped: the same path named twice, or a file
+    whose bytes are another's (an incident bundle collected twice). A member's log read twice
+    would show each of its records twice, which no member printed (a member list "applied
+    after itself"). Non-empty files are compared by size and a hash of their head and tail,
+    then, when those agree, by a hash of the whole."""
+    seen: dict[tuple[int, bytes], list[Candidate]] = {}
+    out: list[Candidate] = []
+    for c in candidates:
+        if c.skipped is not None:
+            out.append(c)
+            continue
+        try:
+            key = _probe(c.path)
+        except OSError:
+            out.append(c)  # the scanner says what is wrong with it
+            continue
+        first = None
+        if key[0] > 0:
+            for earlier in seen.get(key, []):
+                same = (earlier.path.resolve() == c.path.resolve()
+                        or _whole(earlier.path) == _whole(c.path))
+                if same:
+                    first = earlier
+                    break
+        if first is None:
+            seen.setdefault(key, []).append(c)
+            out.append(c)
+        else:
+            out.append(dataclasses.replace(c, skipped=(
+                f"the same bytes as {first.path}, read already (a member's log read twice "
+                "would repeat its records)")))
     return out
 
 

@@ -757,7 +757,8 @@ class _LogFile:
                     break
                 ls, number = start, number - 1
                 blanks.append(number)
-        for n, text in self._before(ls, number, LOOKBACK - len(blanks)):
+        before = self._before(ls, number, LOOKBACK - len(blanks) + 1)
+        for n, text in before:
             q = layout.peel(text)
             if q.stream != stream:
                 continue
@@ -776,6 +777,12 @@ class _LogFile:
             member = sys.intern(layout.address(m)) \
                 or self.stream_member.get(stream, UNKNOWN_MEMBER)
             order = q.order if q.order is not None else layout.timestamp(q.text[:m.start()])
+            if order is None and not stream:
+                # java.util.logging's two-line record: the time is on the line before
+                # (``Dec 02, 2026 12:05:57 AM com.hazelcast.internal.cluster.ClusterService``)
+                head = next(before, None)
+                if head is not None and layout.JUL_HEAD.match(head[1]):
+                    order = layout.timestamp(head[1][:80])
             return [n, *reversed(blanks)], member, order, resent
         return None
 

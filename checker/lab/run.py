@@ -66,6 +66,8 @@ class LabConfig:
     #: the longest a judge (`validate`, `conform`) may run, and the memory it may take
     judge_seconds: float = 300.0
     judge_mb: int = 4096
+    #: judge the run once recorded (the corpus recorder records only; its tests judge)
+    judge: bool = True
 
 
 @dataclass
@@ -333,7 +335,8 @@ def run_lab(config: LabConfig, progress: Callable[[str], None] = lambda _m: None
         stop.unlink(missing_ok=True)
         journal.close()
     report.journal = journal.entries
-    judge(config, report, progress)
+    if config.judge:
+        judge(config, report, progress)
     report.seconds = round(time.perf_counter() - started, 1)
     (out / "lab.json").write_text(json.dumps(asdict(report), indent=1) + "\n")
     return report
