@@ -80,7 +80,7 @@ def test_a_missing_tool_or_release_is_named(monkeypatch: pytest.MonkeyPatch,
                         lambda name: "/usr/bin/java" if name == "java" else None)
     with pytest.raises(LabSetupError, match="no `mvn` is on PATH"):
         resolve("hazelcast", "5.5.0", cache=tmp_path)
-    with pytest.raises(LabSetupError, match="--jar .*: no such file"):
+    with pytest.raises(LabSetupError, match=r"--jar .*: no such file"):
         resolve("hazelcast", None, jar=str(tmp_path / "nope.jar"), cache=tmp_path)
     (tmp_path / "member.jar").write_bytes(b"")
     with pytest.raises(LabSetupError, match="its name gives no version"):

@@ -36,7 +36,8 @@ def member_list(second: int, member: str, version: int, members: list[str],
     line (``Sending member list to …``, FINE, on ``MembershipManager``)."""
     lines = "".join(f"\tMember {_b(m)} - {UUID[m]}{' this' if m == member else ''}\n"
                     for m in members)
-    logger = "internal.cluster.impl.MembershipManager" if lead else "internal.cluster.ClusterService"
+    logger = ("internal.cluster.impl.MembershipManager" if lead
+              else "internal.cluster.ClusterService")
     level = "FINE" if lead else "INFO"
     return (f"Dec 02, 2026 12:05:{second:02d} AM com.hazelcast.{logger}\n"
             f"{level}: {_b(member)} [lab] [3.12.2] {lead}\n\n"
@@ -194,7 +195,7 @@ def test_later_statistics_still_judge_mig_stats(tmp_path: Path) -> None:
     assert _specs(_report(tmp_path, {"b.log": text})) == ["MIG-STATS"]
 
 
-# --- 10. one member's log twice --------------------------------------------------------------------
+# --- 10. one member's log twice ----------------------------------------------------------------
 
 
 def test_a_log_read_twice_is_read_once(tmp_path: Path) -> None:
