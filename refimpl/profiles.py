@@ -270,6 +270,28 @@ PROFILES: dict[str, Profile] = {
 }
 
 
+def profile_of_release(product: str, version: str) -> str | None:
+    """The profile whose rules a release's code follows, from the version its logs print
+    (``[3.12.2]`` in Hazelcast's member prefix, ``Apache Ignite ver. 3.1.0``): Hazelcast 3.7
+    and 3.8 ``hz-3.7``, 3.9 to 3.12 ``hz-3.9``, 4.1 and 4.2 ``hz-4.1``, 5.x ``hz-5``; Ignite
+    3.1 and later ``ignite-3-zone`` (colocation, zone-based rebalance, is the default from
+    3.1), 3.0 ``ignite-3-table``. None for a release no profile models (Hazelcast 4.0, older
+    than 3.7)."""
+    parts = version.split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    except ValueError:
+        return None
+    if product == "ignite":
+        return {(3, 0): "ignite-3-table"}.get((major, minor),
+                                               "ignite-3-zone" if major == 3 else None)
+    if major == 3:
+        return "hz-3.7" if minor in (7, 8) else "hz-3.9" if 9 <= minor <= 12 else None
+    if major == 4:
+        return "hz-4.1" if minor in (1, 2) else None
+    return "hz-5" if major == 5 else None
+
+
 def get(name: str) -> Profile:
     """The profile named `name`; ValueError naming the known ones."""
     try:

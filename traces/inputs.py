@@ -211,6 +211,32 @@ def _suffix(path: Path) -> str:
     return Path(name).suffix
 
 
+_HAZELCAST_RELEASE = re.compile(rb"\[[^\]\s]+\]:\d{1,5} \[[^\]]*\] \[(\d+\.\d+(?:\.\d+)?)[^\]]*\] ")
+_IGNITE_RELEASE = re.compile(rb"Apache Ignite ver\. (\d+\.\d+(?:\.\d+)?)")
+
+
+def printed_release(path: Path) -> tuple[str, str] | None:
+    """The product and release a log prints in its first `WINDOW` bytes: Hazelcast's member
+    prefix ``[host]:port [cluster] [3.12.2]`` (``LoggingServiceImpl``), Apache Ignite 3's start
+    banner ``Apache Ignite ver. 3.1.0``; None when it prints neither or cannot be read."""
+    try:
+        with path.open("rb") as raw:
+            compressed = raw.read(3) == GZIP_MAGIC
+            raw.seek(0)
+            if compressed:
+                with gzip.open(raw) as unpacked:
+                    head = _head(unpacked)  # type: ignore[arg-type]
+            else:
+                head = _head(raw)
+    except (OSError, EOFError, zlib.error):
+        return None
+    if (m := _IGNITE_RELEASE.search(head)) is not None:
+        return "ignite", m[1].decode()
+    if (m := _HAZELCAST_RELEASE.search(head)) is not None:
+        return "hazelcast", m[1].decode()
+    return None
+
+
 def sniff(path: Path, fmt: str = "auto", explicit: bool = True) -> Sniff:
     """Look at the head of `path`: the first `WINDOW` bytes of its content (decompressed when it
     is gzip data), NUL holes set aside. It is skipped when it cannot be read, when it is binary

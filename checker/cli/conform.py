@@ -33,6 +33,10 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
 @click.argument("traces", nargs=-1, required=True)
 @click.option("--variant", default="fixed", show_default=True,
               help="the design to match: fixed, a variant of MODEL, or all (each in turn)")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="the release profile whose rules the design follows (`partsafe profiles`) "
+                   "[default: for a product's logs, the profile of the release they print "
+                   "([3.12.2]: hz-3.9), else fixed]")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="the trace's configuration (TwoPhase: the file naming RM and TM)")
 @click.option("--max-hidden", type=click.IntRange(0, 64), default=None,
@@ -54,7 +58,8 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
               help="write a JUnit XML report: a test case per design tried")
 @sarif_option
 @scope_options
-def conform_command(model: str, traces: tuple[str, ...], variant: str, config_file: str | None,
+def conform_command(model: str, traces: tuple[str, ...], variant: str, profile: str | None,
+                    config_file: str | None,
                     max_hidden: int | None, max_skew: str, max_states: int,
                     trace_out: str | None, svg_file: str | None,
                     as_json: bool, junit_file: str | None, sarif_file: str | None,
@@ -88,6 +93,7 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     if fmt == "tla-ndjson" and overrides:
         fail("a TLA+ trace's configuration gives the scope (its RMs); scope options do not "
              "apply")
+    profile, profile_note = _profile(entry, fmt, traces, profile)
     variants = list(entry.variant_table) if variant == "all" else [variant]
     if variant != "all" and variant not in entry.variant_table:
         fail(f"unknown {model} variant {variant!r}; known: {', '.join(entry.variant_table)}, all")
@@ -96,7 +102,8 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
     run: Callable[[str], Conformance]
     if fmt == "logs":
         try:
-            overrides, run = _log_runner(entry, traces, overrides, skew_ms, hidden, max_states)
+            overrides, run = _log_runner(entry, traces, overrides, skew_ms, hidden, max_states,
+                                         profile)
         except NothingMapped as exc:
             _nothing_mapped(model, traces, str(exc), sarif_file, as_json)
     elif fmt == "tla-ndjson":
@@ -104,12 +111,14 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
             return _conform_twophase(traces[0], config_file, v, hidden, max_states)
     else:
         def run(v: str) -> Conformance:
-            return _conform_events(model, traces[0], v, hidden, max_states, overrides)
+            return _conform_events(model, traces[0], v, hidden, max_states, overrides,
+                                   profile)
     results = [(v, run(v)) for v in variants]
     fits = [v for v, r in results if r.verdict == "conforms"]
     if trace_out is not None and fits:
         v, r = next((v, r) for v, r in results if r.verdict == "conforms")
-        _write_run(trace_out, model, v, r, " ".join(traces), _params(config_file, overrides))
+        _write_run(trace_out, model, v, r, " ".join(traces), _params(config_file, overrides),
+                   profile)
     if variant == "all":
         verdict = "ok" if fits else ("incomplete" if any(r.verdict == "undecided"
                                                          for _, r in results) else "violation")
@@ -128,10 +137,12 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
             fail(f"--sarif {sarif_file}: cannot write: {exc.strerror or exc}")
     if svg_file is not None:
         v, r = next(((v, r) for v, r in results if r.verdict == "conforms"), results[0])
-        _write_svg(svg_file, model, v, r, " ".join(traces), _params(config_file, overrides))
+        _write_svg(svg_file, model, v, r, " ".join(traces), _params(config_file, overrides),
+                   profile)
     if as_json:
         doc: dict[str, Any] = {"model": model, "trace": traces[0], "traces": list(traces),
-                               "config": config_file}
+                               "config": config_file, "profile": profile,
+                               "profile_from": profile_note}
         if variant == "all":
             doc |= {"verdict": "conforms" if fits else results[0][1].verdict, "fits": fits,
                     "variants": {v: r.as_dict() for v, r in results}}
@@ -143,7 +154,10 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, config_fi
         label = " ".join(traces)
         for v, r in results:
             _render(console, model, v, label, r)
-        what = f"conform {model} ({variant}) {label}"
+        if profile_note:
+            console.print(Text(f"profile {profile}: {profile_note}"), soft_wrap=True)
+        shown = variant if profile == "fixed" else f"{variant}, profile {profile}"
+        what = f"conform {model} ({shown}) {label}"
         if variant == "all":
             detail = (f"fits {', '.join(fits)}" if fits
                       else "fits no variant of the design")
@@ -196,9 +210,55 @@ class NothingMapped(Exception):
     """The logs hold no record the model maps: nothing to judge (exit 3)."""
 
 
+def _profile(entry: ModelEntry, fmt: str, traces: tuple[str, ...], given: str | None
+             ) -> tuple[str, str]:
+    """The release profile to judge with, and what it was taken from (``""`` when given):
+    `given`, else for a product's logs the profile of the release every log prints
+    (`profiles.profile_of_release`), else ``fixed``. Exit 2 for an unknown profile, one that
+    does not cover the model, or logs that print releases of two profiles."""
+    from pathlib import Path
+
+    from partsafe.refimpl.profiles import profile_of_release
+    from partsafe.traces.inputs import InputError, expand, printed_release
+
+    if given is not None:
+        if fmt == "tla-ndjson" and given != "fixed":
+            fail("--profile: a TLA+ trace is judged against its own spec; no release profile "
+                 "covers twophase")
+        try:
+            entry.profile(given)
+        except ValueError as exc:
+            fail(f"--profile: {exc}")
+        return given, ""
+    if fmt != "logs":
+        return "fixed", ""
+    try:
+        paths = [c.path for c in expand(list(traces)) if c.skipped is None]
+    except InputError:
+        return "fixed", ""  # the log reader says what is wrong with the paths
+    printed = {r for r in (printed_release(Path(p)) for p in paths) if r is not None}
+    found = {profile_of_release(*r): r for r in sorted(printed)}
+    if len(found) > 1:
+        what = ", ".join(f"{product} {version}: {name or 'no profile'}"
+                         for name, (product, version) in found.items())
+        fail(f"the logs print releases of several profiles ({what}); say which to judge with "
+             "--profile")
+    if not found:
+        return "fixed", "no log prints its release"
+    [(name, (product, version))] = found.items()
+    if name is None:
+        return "fixed", f"the logs print {product} {version}, which no profile models"
+    try:
+        entry.profile(name)
+    except ValueError:
+        return "fixed", f"the logs print {product} {version}, whose profile {name} does not " \
+                        f"cover {entry.name}"
+    return name, f"the release the logs print, {product} {version}"
+
+
 def _log_runner(entry: ModelEntry, traces: tuple[str, ...],
-                overrides: dict[str, int], skew_ms: int, max_hidden: int, max_states: int
-                ) -> tuple[dict[str, int], Callable[[str], Conformance]]:
+                overrides: dict[str, int], skew_ms: int, max_hidden: int, max_states: int,
+                profile: str = "fixed") -> tuple[dict[str, int], Callable[[str], Conformance]]:
     """The scope a product's logs need (the protocol's log table's, changed by the scope
     options), and a search of one variant against them. Exit 2 when the model has no log table
     or a path cannot be read; `NothingMapped` when the logs hold no record the model maps."""
@@ -220,12 +280,12 @@ def _log_runner(entry: ModelEntry, traces: tuple[str, ...],
                             + (f" (set aside: {aside})" if aside else ""))
     scope = table.scope(logs.records()) | overrides
     try:
-        entry.scope(scope)
+        entry.scope(scope, profile)
     except ValueError as exc:
         fail(f"the scope the logs need: {exc}")
 
     def run(variant: str) -> Conformance:
-        r = conform(LogTrace(entry.make(variant, scope), table, logs, skew_ms),
+        r = conform(LogTrace(entry.make(variant, scope, profile), table, logs, skew_ms),
                     max_hidden=max_hidden, max_states=max_states)
         r.context |= {"scope": scope, "files": logs.files, "lines": logs.lines,
                       "set_aside": [{"type": t, "why": why, "records": n}
@@ -236,7 +296,7 @@ def _log_runner(entry: ModelEntry, traces: tuple[str, ...],
 
 
 def _conform_events(model: str, trace: str, variant: str, max_hidden: int, max_states: int,
-                    overrides: dict[str, int]) -> Conformance:
+                    overrides: dict[str, int], profile: str = "fixed") -> Conformance:
     """An event file against `model`'s `variant` at the scope the options give (an exported
     run's scope is its artifact's `params`)."""
     from partsafe.checker.protocols.event_trace import EventTrace, read_events
@@ -250,7 +310,7 @@ def _conform_events(model: str, trace: str, variant: str, max_hidden: int, max_s
         fail(str(exc))
     if not found:
         fail(f"{trace}: holds no event")
-    built = catalog.get(model).make(variant, overrides)
+    built = catalog.get(model).make(variant, overrides, profile)
     return conform(EventTrace(built, found, trace), max_hidden=max_hidden,
                    max_states=max_states)
 
@@ -276,7 +336,7 @@ def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hid
 
 
 def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
-               params: dict[str, int]) -> None:
+               params: dict[str, int], profile: str = "fixed") -> None:
     """The matched run as an artifact (`artifact.replay` reads it): the model's steps, each
     with the record it matched."""
     from pathlib import Path
@@ -285,13 +345,13 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
 
     assert r.trace is not None
     entry = catalog.get(model)
-    built = entry.make(variant, params)
+    built = entry.make(variant, params, profile)
     records = [where for where, action, _ in r.run if action != STUTTER]
     steps = steps_json(built, r.trace)[1:]
     for step, where in zip(steps, records, strict=True):
         step["record"] = where
     doc = {"partsafe": "run", "model": model, "variant": variant, "profile": built.profile,
-           "params": entry.scope(params),
+           "params": entry.scope(params, profile),
            "conforms_to": trace, "init": r.init_index,
            "init_events": [event_json(e) for e in built.init_events(r.trace.init)],
            "steps": steps}
@@ -302,7 +362,7 @@ def _write_run(path: str, model: str, variant: str, r: Conformance, trace: str,
 
 
 def _write_svg(path: str, model: str, variant: str, r: Conformance, trace: str,
-               params: dict[str, int]) -> None:
+               params: dict[str, int], profile: str = "fixed") -> None:
     """`--svg`: the swim lanes of the matched run, or of the longest matched prefix with the
     record no step matched below them."""
     from partsafe.checker.render import swimlane
@@ -310,7 +370,7 @@ def _write_svg(path: str, model: str, variant: str, r: Conformance, trace: str,
     path_of = r.trace if r.verdict == "conforms" else r.prefix
     if path_of is None:
         return
-    built = catalog.get(model).make(variant, params)
+    built = catalog.get(model).make(variant, params, profile)
     d = r.diagnosis
     try:
         if r.verdict == "conforms":

@@ -387,7 +387,8 @@ def judge(config: LabConfig, report: LabReport, progress: Callable[[str], None])
     report.validate = _validate_summary(run)
     for model in CONFORM_MODELS:
         progress(f"judging: partsafe conform {model}")
-        run = _run_judge(["conform", model, *logs, "--json"], out, f"conform-{model}.json",
+        run = _run_judge(["conform", model, *logs, "--json", "--profile",
+                          config.release.profile], out, f"conform-{model}.json",
                          config.judge_seconds, config.judge_mb)
         report.conform[model] = _conform_summary(run)
     verdicts = [report.validate["result"], *(c["result"] for c in report.conform.values())]
