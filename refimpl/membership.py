@@ -744,8 +744,14 @@ class Membership(HeartbeatProtocol):
         if kind in ("join", "join-timeout"):
             if st is None or st.joined or st.master is None:
                 return Step(st)
-            if kind == "join-timeout":  # the target did not answer: the next initial member
-                seeds = self.initial_members
+            if kind == "join-timeout":
+                # the target did not answer: the next configured address. Hazelcast's TCP-IP
+                # joiner asks every address of its member list (``TcpIpJoiner
+                # .getPossibleAddresses``), and a member that is not the master answers with the
+                # master's address (`MasterAddress`): every other node of the scope, initial
+                # members first, so that a joiner finds a master that joined after it was
+                # configured (with one joiner, the initial members, as before)
+                seeds = tuple(n for n in self.nodes if n != node)
                 target = seeds[(seeds.index(st.master) + 1) % len(seeds)] \
                     if st.master in seeds else seeds[0]
                 st = st._replace(master=target)

@@ -631,3 +631,20 @@ def test_describe_message() -> None:
     assert p.describe_message(JoinRequest()) == "JoinRequest"
     assert p.describe_message(MastershipClaim()) == "MastershipClaim"
     assert p.describe_message(ExplicitSuspicion()) == "ExplicitSuspicion"
+
+
+def test_a_joiner_asks_every_configured_address_in_turn() -> None:
+    """Hazelcast's TCP-IP joiner asks each address of its member list, not only the members
+    that were there first: a joiner whose first target crashed finds the master that joined
+    after it, through the member that answers with the master's address (a kill -9 of the
+    master while a fourth member joins, `partsafe lab`)."""
+    p = Membership(members=1, joiners=2)
+    c = new_state(p.on_join("C"))
+    assert c.master == "A"
+    step = p.on_timer("C", c, ("join-timeout",))
+    assert step.sends == (("B", JoinRequest()),) and new_state(step).master == "B"
+    step = p.on_timer("C", new_state(step), ("join-timeout",))
+    assert step.sends == (("A", JoinRequest()),)  # and round again; never itself
+    # B, joined and following its master A, tells C whom to ask
+    b = MemberState(2, ("A", "B"), "A", frozenset(), None, True)
+    assert p.on_message("B", b, "C", JoinRequest()).sends == (("C", MasterAddress("A")),)
