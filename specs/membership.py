@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
 from partsafe.specs.monitor import NO_PAIRS, Conjunction, Monitor, Pairs, PerMember, assign, lookup
 from partsafe.specs.registry import Spec, register
@@ -362,6 +362,14 @@ class ClaimAcceptance(_ListAndSuspicions):
         return state, message
 
 
+class _OwnList(NamedTuple):
+    """A claim whose claimant printed its new list: the list is applied once the claim's line
+    that follows it is judged (`_Claims.observe`)."""
+
+    claim: Any
+    list: MemberListInstalled
+
+
 class _Claims(_ListAndSuspicions):
     """`_ListAndSuspicions` and the version of each member's list, and per member that claims
     mastership what its claim did so far (`ClaimResult`, `ClaimDiscovery`), from the
@@ -383,6 +391,30 @@ class _Claims(_ListAndSuspicions):
         lists, versions, claims = state  # type: ignore[misc]
         me = event.member
         claim = lookup(claims, me)
+        if isinstance(claim, _OwnList):
+            # the claimant printed its new list; Hazelcast prints the claim's line right after
+            # it (MembershipManager: ``updateMembers``, then ``Mastership is claimed with``)
+            if isinstance(event, MastershipClaimed) and event.version == claim.list.version \
+                    and tuple(event.members) == tuple(claim.list.members):
+                members, suspects = self.of(lists, me)
+                message = self.judge(me, claim.claim, event, members, suspects)
+                after, _ = self._plain((lists, versions, claims), claim.list)
+                return after, message
+            state, _ = self._plain((lists, versions, claims), claim.list)
+            return self.observe(state, event)
+        if isinstance(event, MemberListInstalled) and claim is not None and event.master == me:
+            # its own list at the end of its claim: judged with the claim's line that follows,
+            # which shows the same view (any other next record: the list ended the claim)
+            return (lists, versions, assign(claims, me, _OwnList(claim, event))), None
+        return self._plain(state, event)
+
+    def _plain(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
+        """`observe` without the claimant's own list held back."""
+        lists, versions, claims = state  # type: ignore[misc]
+        me = event.member
+        claim = lookup(claims, me)
+        if isinstance(claim, _OwnList):
+            claim = claim.claim
         tracked = self.track(lists, event)
         if tracked is not None:
             lists = tracked[0]

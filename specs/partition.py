@@ -72,7 +72,11 @@ class TablesApplied(PerMember):
     compared. State: per member, the last global version and partition versions it applied."""
 
     spec = "PT-VERSION"
-    observes = frozenset({"partition_table_applied", "member_crashed", "member_started"})
+    #: a member's restart, crash or split-brain merge forgets its tables: a member that merges
+    #: into another cluster resets its partition service and takes that cluster's table, older
+    #: or not (``Node``'s merge reset; a real 3.12 member paused, removed and merged back)
+    observes = frozenset({"partition_table_applied", "member_crashed", "member_started",
+                          "split_brain_merge"})
     judged_on = frozenset({"partition_table_applied"})
 
     def observe(self, state: Hashable, event: Event) -> tuple[Hashable, str | None]:
@@ -104,7 +108,8 @@ class PartitionVersions(Monitor):
     last such version."""
 
     spec = "PT-VERSION"
-    observes = frozenset({"partition_version_applied", "member_crashed", "member_started"})
+    observes = frozenset({"partition_version_applied", "member_crashed", "member_started",
+                          "split_brain_merge"})
     judged_on = frozenset({"partition_version_applied"})
     key_size = 2
 
@@ -299,7 +304,8 @@ class MostRecent(Monitor):
     spec = "PT-MOST-RECENT"
     observes = frozenset({"partition_table_applied", "partition_table_published",
                           "member_list_installed", "member_joined", "member_removed",
-                          "member_crashed", "member_left"})
+                          "member_crashed", "member_left", "member_started",
+                          "split_brain_merge"})
     judged_on = frozenset({"partition_table_published"})
 
     def initial(self) -> Hashable:
@@ -324,6 +330,10 @@ class MostRecent(Monitor):
             return (views, applied, ended), None
         if isinstance(event, MemberCrashed | MemberLeft):
             return (views, _without(applied, lambda k: k != me), ended | {me}), None
+        if event.TYPE in ("member_started", "split_brain_merge"):
+            # a new incarnation, or a member whose partition service a merge reset: what it
+            # applied before is gone
+            return (views, _without(applied, lambda k: k != me), ended - {me}), None
         if isinstance(event, PartitionTableApplied):
             return (views, assign(applied, me, (event.version, event.partition_versions)),
                     ended), None
