@@ -54,7 +54,7 @@ def test_the_corpus_covers_the_releases_levels_and_faults() -> None:
 
 
 def test_a_healthy_cluster_breaks_no_spec(judged: tuple[Path, dict[str, Any]]) -> None:
-    run, doc = judged
+    _run, doc = judged
     assert doc["result"] == "ok", [(v["spec"], v["message"]) for v in doc["violations"]]
     assert doc["violations"] == []
 
