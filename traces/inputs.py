@@ -215,19 +215,24 @@ _HAZELCAST_RELEASE = re.compile(rb"\[[^\]\s]+\]:\d{1,5} \[[^\]]*\] \[(\d+\.\d+(?
 _IGNITE_RELEASE = re.compile(rb"Apache Ignite ver\. (\d+\.\d+(?:\.\d+)?)")
 
 
+def read_head(path: Path) -> tuple[bytes, bool]:
+    """The first `WINDOW` bytes of `path`'s content, decompressed when it is gzip data, and
+    whether it was. Raises OSError, EOFError or zlib.error as reading does."""
+    with path.open("rb") as raw:
+        compressed = raw.read(3) == GZIP_MAGIC
+        raw.seek(0)
+        if compressed:
+            with gzip.open(raw) as unpacked:
+                return _head(unpacked), True  # type: ignore[arg-type]
+        return _head(raw), False
+
+
 def printed_release(path: Path) -> tuple[str, str] | None:
     """The product and release a log prints in its first `WINDOW` bytes: Hazelcast's member
     prefix ``[host]:port [cluster] [3.12.2]`` (``LoggingServiceImpl``), Apache Ignite 3's start
     banner ``Apache Ignite ver. 3.1.0``; None when it prints neither or cannot be read."""
     try:
-        with path.open("rb") as raw:
-            compressed = raw.read(3) == GZIP_MAGIC
-            raw.seek(0)
-            if compressed:
-                with gzip.open(raw) as unpacked:
-                    head = _head(unpacked)  # type: ignore[arg-type]
-            else:
-                head = _head(raw)
+        head, _compressed = read_head(path)
     except (OSError, EOFError, zlib.error):
         return None
     if (m := _IGNITE_RELEASE.search(head)) is not None:
@@ -245,14 +250,7 @@ def sniff(path: Path, fmt: str = "auto", explicit: bool = True) -> Sniff:
     ``jsonl`` for canonical event JSON Lines, ``ignite`` for an Ignite 3 log (`looks_ignite`),
     else ``log``."""
     try:
-        with path.open("rb") as raw:
-            compressed = raw.read(3) == GZIP_MAGIC
-            raw.seek(0)
-            if compressed:
-                with gzip.open(raw) as unpacked:
-                    head = _head(unpacked)  # type: ignore[arg-type]
-            else:
-                head = _head(raw)
+        head, compressed = read_head(path)
     except OSError as exc:  # unreadable, or gzip data that is not (BadGzipFile is an OSError)
         reason = exc.strerror or str(exc)
         return Sniff("log", False, f"cannot be read ({reason})")
