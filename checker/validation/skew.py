@@ -17,8 +17,8 @@ the timestamps only suggest. This module decides it, for one candidate violation
   member's own events keep its order; and the causal edges the log shows hold (`causal`): a
   member list is installed after its master printed it, a migration's participants start after
   the master started it and commit after starting it, a master commits after its destination
-  did, a shutdown request is handled after it was made, a leader is elected after the votes it
-  counted.
+  did and a source after its master, a shutdown request is handled after it was made, a leader
+  is elected after the votes it counted.
 - The orders: every linear order of the window consistent with those constraints (depth-first,
   each prefix checked with Z3), each run through the monitor's part from the state before the
   window. **Definite**: every consistent order breaks the spec. **Possible**: some order
@@ -195,6 +195,12 @@ def causal(a: Event, b: Event) -> bool:
         # only as `Migration commit result true from <destination>`), which the destination
         # gives once it committed (`commitMigrationOnDestination` finalizes, then answers)
         return (isinstance(b, MigrationCommitted) and b.role == "master"
+                and b.migration == a.migration)
+    if isinstance(a, MigrationCommitted) and a.role == "master":
+        # the source commits once the master did (000 §2.1: "we commit a migration on MIGRATION
+        # SOURCE only when it is committed in MASTER"): it learns of it from the master's
+        # completed migrations (``Applying completed migration``, then ``Finalizing``)
+        return (isinstance(b, MigrationCommitted) and b.role == "source"
                 and b.migration == a.migration)
     if isinstance(a, ShutdownRequested) and isinstance(b, ShutdownRequestHandled):
         return b.requester == a.member

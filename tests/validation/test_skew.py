@@ -180,6 +180,13 @@ def test_a_causal_edge_rules_out_an_order_the_clocks_allow() -> None:
                        ev.RaftLeader(member="A", term=2, votes=("A", "B")))
     assert not skew.causal(ev.RaftVote(member="C", term=2, candidate="A"),
                            ev.RaftLeader(member="A", term=2, votes=("A", "B")))
+    # a migration commits at its destination, then at its master, then at its source
+    dest, master, source = (ev.MigrationCommitted(member=m, role=r, migration="m1")
+                            for m, r in (("B", "destination"), ("A", "master"), ("C", "source")))
+    assert skew.causal(dest, master) and skew.causal(master, source)
+    assert not skew.causal(source, master)
+    assert not skew.causal(master, ev.MigrationCommitted(member="C", role="source",
+                                                         migration="m2"))
 
 
 def test_a_window_too_wide_to_decide_is_left_possible_with_a_note() -> None:
