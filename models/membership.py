@@ -657,7 +657,11 @@ class Refinement:
         if action and action[0] == "join":
             out.append(("start", {"j": ix[action[1]]}))
         installs_own = False
-        for e in events:
+        for i, e in enumerate(events):
+            if isinstance(e, ev.MemberListInstalled) and i + 1 < len(events) \
+                    and isinstance(events[i + 1], ev.MastershipClaimed) \
+                    and events[i + 1].member == e.member:
+                continue  # the claimant's new list, printed before its claim's line: finalize
             if isinstance(e, ev.MemberJoined):
                 out.append(("admit", {"m": ix[e.member], "j": ix[e.joined]}))
                 installs_own = True
