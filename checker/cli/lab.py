@@ -18,12 +18,12 @@ from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
 
 
 @click.command("lab")
-@click.argument("product", type=click.Choice(["hazelcast"]))
+@click.argument("product", type=click.Choice(["hazelcast", "ignite"]))
 @click.option("--version", "version", default=None,
-              help="the release: 3.12.2, 4.2.8, 5.5.0 (Maven Central's), or a line 3, 4, 5 "
-                   "[default: 5.5.0]")
+              help="the release: Hazelcast 3.12.2, 4.2.8, 5.5.0 (Maven Central's) or a line 3, "
+                   "4, 5 [default: 5.5.0]; Apache Ignite 3.1.0 [default]")
 @click.option("--jar", type=click.Path(dir_okay=False),
-              help="the member jar to run instead of fetching it")
+              help="Hazelcast: the member jar to run instead of fetching it")
 @click.option("--members", type=click.IntRange(1, 9), default=3, show_default=True,
               help="members started at first, each its own JVM on loopback")
 @click.option("--faults", default="kill", show_default=True,
@@ -35,11 +35,12 @@ from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
               show_default=True,
               help="the level of the cluster and partition packages' loggers")
 @click.option("--backups", type=click.IntRange(0, 6), default=1, show_default=True,
-              help="the map's backup count")
+              help="Hazelcast: the map's backup count")
 @click.option("--entries", type=click.IntRange(0), default=1000, show_default=True,
-              help="entries the client puts before the first fault")
+              help="entries the client puts before the first fault (Ignite: rows inserted)")
 @click.option("--partitions", type=click.IntRange(1, 10_000), default=271, show_default=True,
-              help="the partition count (hazelcast.partition.count; a FINEST log grows with it)")
+              help="Hazelcast: the partition count (hazelcast.partition.count; a FINEST log "
+                   "grows with it)")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="lab-run",
               show_default=True, help="the run's folder: logs, journal, history, reports")
 @click.option("--judge-seconds", type=click.FloatRange(1), default=300.0, show_default=True,
@@ -58,29 +59,40 @@ def lab(product: str, version: str | None, jar: str | None, members: int, faults
     promises it) give one verdict. Every process the lab starts is stopped on exit, Ctrl-C too.
     Exit 0 all hold, 1 a violation, 2 a missing tool or release, 3 incomplete.
     """
+    from partsafe.checker.lab import ignite
     from partsafe.checker.lab.faults import FaultError, parse_faults
     from partsafe.checker.lab.releases import LabSetupError, resolve
-    from partsafe.checker.lab.run import LabConfig, run_lab
+    from partsafe.checker.lab.run import LabConfig, LabReport, run_lab
 
     started = time.perf_counter()
     try:
         steps = parse_faults(faults, members)
     except FaultError as exc:
         fail(str(exc))
+    if product == "ignite" and jar is not None:
+        fail("--jar: an Ignite run fetches ignite-runner and its dependencies with Maven")
     try:
-        release = resolve(product, version, jar, quiet=as_json)
+        release = (resolve(product, version, jar, quiet=as_json) if product == "hazelcast"
+                   else ignite.resolve_ignite(version, quiet=as_json))
     except LabSetupError as exc:
         fail(str(exc))
-    config = LabConfig(release, Path(out_dir).resolve(), members, steps, seed, level, backups,
-                       entries, partitions=partitions, judge_seconds=judge_seconds)
+    out = Path(out_dir).resolve()
     err = stderr()
     t0 = time.monotonic()
 
     def progress(message: str) -> None:
         err.print(Text(f"lab {time.monotonic() - t0:6.1f}s  {message}"), soft_wrap=True)
 
+    def run() -> LabReport:
+        if isinstance(release, ignite.IgniteRelease):
+            recorded = ignite.run_ignite_lab(release, out, members, steps, seed, level,
+                                             rows=entries, progress=progress)
+            return ignite.judge_ignite(recorded, progress, seconds=judge_seconds)
+        return run_lab(LabConfig(release, out, members, steps, seed, level, backups, entries,
+                                 partitions=partitions, judge_seconds=judge_seconds), progress)
+
     try:
-        report = run_lab(config, progress)
+        report = run()
     except KeyboardInterrupt:
         err.print("lab: interrupted; every member stopped")
         sys.exit(130)
@@ -92,7 +104,8 @@ def lab(product: str, version: str | None, jar: str | None, members: int, faults
         click.echo(dumps(asdict(report)))
     else:
         console = stdout()
-        table = Table(title=f"Hazelcast {release.version} ({release.profile}), {members} "
+        name = "Hazelcast" if product == "hazelcast" else "Apache Ignite"
+        table = Table(title=f"{name} {release.version} ({release.profile}), {members} "
                             f"members, {level}, faults {faults or 'none'}, seed {seed}")
         for column in ("judge", "verdict", "seconds", "MB"):
             table.add_column(column)
@@ -107,6 +120,6 @@ def lab(product: str, version: str | None, jar: str | None, members: int, faults
             console.print(Text(f"  {violation['spec']} at {violation['member']}: "
                                f"{violation['message']}"), soft_wrap=True)
         console.print(Text(f"the run: {report.out} (lab.json, report.html, member-*.log)"))
-        print_verdict(console, f"lab hazelcast {release.version}", report.verdict, seconds,
+        print_verdict(console, f"lab {product} {release.version}", report.verdict, seconds,
                       report.detail)
     sys.exit(VERDICT_EXIT[report.verdict])

@@ -1,7 +1,10 @@
-"""The lab: real Hazelcast clusters run here under seeded faults, recorded and judged.
+"""The lab: real Hazelcast and Apache Ignite 3 clusters run here under seeded faults,
+recorded and judged.
 
-Public API: `run_lab` (one run: checker/lab/run.py), `LabConfig`, `LabReport`, `resolve` (a
-release's jar and client: checker/lab/releases.py), `parse_faults` (checker/lab/faults.py).
+Public API: `run_lab` (a Hazelcast run: checker/lab/run.py), `LabConfig`, `LabReport`,
+`resolve` (a Hazelcast release's jar and client: checker/lab/releases.py), `run_ignite_lab`,
+`judge_ignite` and `resolve_ignite` (an Ignite 3 run: checker/lab/ignite.py), `parse_faults`
+(checker/lab/faults.py).
 """
 
 from partsafe._api import lazy_api
@@ -10,6 +13,7 @@ _API = {
     "run_lab": "run", "LabConfig": "run", "LabReport": "run",
     "resolve": "releases", "LabSetupError": "releases",
     "parse_faults": "faults",
+    "run_ignite_lab": "ignite", "judge_ignite": "ignite", "resolve_ignite": "ignite",
 }
 __all__ = sorted(_API)
 __getattr__ = lazy_api(__name__, _API)

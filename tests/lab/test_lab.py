@@ -102,7 +102,9 @@ def test_the_command_answers_bad_input_with_exit_2(monkeypatch: pytest.MonkeyPat
     assert r.exit_code == 2 and "no `java` is on PATH" in r.output
     assert "Traceback" not in r.output
     r = runner.invoke(main, ["lab", "ignite"])
-    assert r.exit_code == 2
+    assert r.exit_code == 2 and "java" in r.output
+    r = runner.invoke(main, ["lab", "ignite", "--jar", "x.jar"])
+    assert r.exit_code == 2 and "an Ignite run fetches ignite-runner" in r.output
 
 
 def test_the_workload_refuses_an_unknown_mode() -> None:

@@ -7,7 +7,8 @@ lab` run, kept as its members' logs (gzip), its journal and a summary (``run.jso
 The runs are real clusters started here (checker/lab/), so a recording is what that release
 printed under that schedule; the seeds make the schedule, not the cluster's timing, repeatable.
 The tests (tests/lab/test_corpus.py) judge the recordings; this script only records. FINE and
-FINEST runs use 61 partitions instead of Hazelcast's 271 so that a recording stays small.
+FINEST Hazelcast runs use 61 partitions instead of Hazelcast's 271 so that a recording stays
+small. Apache Ignite 3 runs (`IGNITE_RUNS`) are the embedded nodes of ignite-runner 3.1.0.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import tempfile
 from pathlib import Path
 
 from partsafe.checker.lab.faults import parse_faults
+from partsafe.checker.lab.ignite import resolve_ignite, run_ignite_lab
 from partsafe.checker.lab.releases import resolve
-from partsafe.checker.lab.run import LabConfig, run_lab
+from partsafe.checker.lab.run import LabConfig, LabReport, run_lab
 
 HERE = Path(__file__).resolve().parent
 
@@ -57,13 +59,35 @@ RUNS: tuple[tuple[str, str, int, str, int, str], ...] = (
 )
 
 
+#: Apache Ignite 3 runs: (name, release, nodes, faults, seed, level); node 1 holds the
+#: metastorage, so the faults strike the others (checker/lab/ignite.py)
+IGNITE_RUNS: tuple[tuple[str, str, int, str, int, str], ...] = (
+    ("ig31-info-restart-join", "3.1.0", 3, "restart:2,join", 41, "INFO"),
+    ("ig31-info-kill-shutdown", "3.1.0", 4, "kill:3,shutdown:4", 42, "INFO"),
+    ("ig31-fine-pause-restart", "3.1.0", 3, "pause:3,restart:2", 43, "FINE"),
+)
+
+
 def record(name: str, version: str, members: int, faults: str, seed: int, level: str) -> None:
-    release = resolve("hazelcast", version)
+    def progress(message: str) -> None:
+        print(f"  {name}: {message}", file=sys.stderr)
+
     with tempfile.TemporaryDirectory(prefix=f"lab-{name}-") as tmp:
-        config = LabConfig(release, Path(tmp), members, parse_faults(faults, members), seed,
-                           level, entries=300, gap=2.0,
-                           partitions=271 if level == "INFO" else 61, judge=False)
-        report = run_lab(config, lambda m: print(f"  {name}: {m}", file=sys.stderr))
+        steps = parse_faults(faults, members)
+        report: LabReport
+        if name.startswith("ig"):
+            product = "ignite"
+            ignite = resolve_ignite(version)
+            report = run_ignite_lab(ignite, Path(tmp), members, steps, seed, level, rows=100,
+                                    progress=progress)
+            profile, partitions, backups = ignite.profile, report.partitions, None
+        else:
+            product = "hazelcast"
+            release = resolve("hazelcast", version)
+            config = LabConfig(release, Path(tmp), members, steps, seed, level, entries=300,
+                               gap=2.0, partitions=271 if level == "INFO" else 61, judge=False)
+            report = run_lab(config, progress)
+            profile, partitions, backups = release.profile, config.partitions, config.backups
         target = HERE / name
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir()
@@ -71,16 +95,16 @@ def record(name: str, version: str, members: int, faults: str, seed: int, level:
             with open(log, "rb") as src, gzip.open(target / f"{log.name}.gz", "wb", 9) as dst:
                 shutil.copyfileobj(src, dst)
         shutil.copy(Path(tmp) / "journal.jsonl", target / "journal.jsonl")
-        summary = {"name": name, "release": f"hazelcast {version}", "version": version,
-                   "profile": release.profile, "members": members, "faults": faults,
-                   "seed": seed, "level": level, "partitions": config.partitions,
-                   "backups": config.backups, "data": report.data,
-                   "seconds": report.seconds}
+        summary = {"name": name, "product": product, "release": f"{product} {version}",
+                   "version": version, "profile": profile, "members": members,
+                   "faults": faults, "seed": seed, "level": level, "partitions": partitions,
+                   "backups": backups, "data": report.data, "seconds": report.seconds}
         (target / "run.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 
 def main(prefixes: list[str]) -> int:
-    chosen = [r for r in RUNS if not prefixes or any(r[0].startswith(p) for p in prefixes)]
+    chosen = [r for r in (*RUNS, *IGNITE_RUNS)
+              if not prefixes or any(r[0].startswith(p) for p in prefixes)]
     if not chosen:
         print(f"no run starts with {' or '.join(prefixes)}", file=sys.stderr)
         return 2
