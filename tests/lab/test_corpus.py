@@ -10,7 +10,9 @@ back.
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,9 +20,12 @@ from typing import Any
 import pytest
 
 from partsafe.checker.validation.local import validate
+from partsafe.traces.ignored import reason_ignored
+from partsafe.traces.payload import Origin, PayloadError, parse_payload
 from partsafe.traces.scanner import Scanner
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "lab"
+ORIGIN = Origin("127.0.0.1:5701", "member-1.log", 1)
 RUNS = sorted(p for p in CORPUS.iterdir() if (p / "run.json").is_file())
 #: specs whose evidence Hazelcast logs only below INFO (`partsafe specs`: evidence)
 BELOW_INFO = ("PT-VERSION", "MIG-COMMIT-ORDER", "MIG-REJECT-STALE", "PAR-ONE-PER-PARTITION",
@@ -29,6 +34,10 @@ BELOW_INFO = ("PT-VERSION", "MIG-COMMIT-ORDER", "MIG-REJECT-STALE", "PAR-ONE-PER
 
 def _summary(run: Path) -> dict[str, Any]:
     return json.loads((run / "run.json").read_text())
+
+
+def _product(run: Path) -> str:
+    return str(_summary(run).get("product", "hazelcast"))
 
 
 def _logs(run: Path) -> list[str]:
@@ -72,7 +81,10 @@ def test_a_spec_is_judged_only_on_its_evidence(judged: tuple[Path, dict[str, Any
     assert doc["specs"] and all(doc["evidence"][s] > 0 for s in doc["specs"])
     for spec in doc["no_evidence"]:
         assert doc["not_judged"][spec].startswith("No evidence in this run")
-    if _summary(run)["level"] == "INFO":
+    if _product(run) == "ignite":
+        assert "IGN-ONE-LEADER" in doc["specs"]
+        assert not doc["not_judged"]["MEM-VERSION"].startswith("No evidence")
+    elif _summary(run)["level"] == "INFO":
         assert not set(BELOW_INFO) & set(doc["specs"]), doc["specs"]
         assert "MEM-VERSION" in doc["specs"] and "MEM-VIEW-ORDER" in doc["specs"]
     else:
@@ -104,14 +116,15 @@ def test_each_event_comes_from_a_line_of_its_member(judged: tuple[Path, dict[str
     for log in _logs(run)[:2]:
         events = list(Scanner().scan(Path(log)))
         members = Counter(e.member for e in events)
-        assert len(members) == 1 and next(iter(members)).startswith("127.0.0.1:"), members
+        named = "node" if _product(run) == "ignite" else "127.0.0.1:"
+        assert len(members) == 1 and next(iter(members)).startswith(named), members
 
 
 #: the faults whose runs the membership model has steps for; a restart (a new incarnation on the
 #: same address) and a pause (a split-brain merge) it has not yet (docs/lab.md)
 MODELLED = {"kill", "shutdown", "join"}
-CONFORMING = [r for r in RUNS
-              if {s.split(":")[0] for s in _summary(r)["faults"].split(",")} <= MODELLED]
+CONFORMING = [r for r in RUNS if _product(r) == "hazelcast"
+              and {s.split(":")[0] for s in _summary(r)["faults"].split(",")} <= MODELLED]
 
 
 @pytest.mark.parametrize("run", CONFORMING, ids=lambda p: p.name)
@@ -126,3 +139,57 @@ def test_a_run_of_kills_shutdowns_and_joins_conforms_to_its_release(run: Path) -
     assert r.exit_code == 0 and doc["verdict"] == "conforms", doc.get("diagnosis")
     assert doc["profile"] == _summary(run)["profile"]  # taken from the release the logs print
     assert doc["records"] > 0
+
+
+#: the loggers of the protocols (docs/lab.md): the cluster and partition packages
+PROTOCOL_LOGGERS = ("com.hazelcast.internal.cluster", "com.hazelcast.internal.partition",
+                    "com.hazelcast.cluster")
+_JUL_HEAD = re.compile(r"\w{3} \d\d, \d{4} \d\d?:\d\d:\d\d [AP]M (com\.hazelcast\.\S+)")
+_JUL_MESSAGE = re.compile(r"(?:FINEST|FINER|FINE|INFO|WARNING|SEVERE|CONFIG): "
+                          r"\[[^\]]+\]:\d+ \[[^\]]*\] \[[^\]]+\] ?(.*)")
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if _product(r) == "hazelcast"],
+                         ids=lambda p: p.name)
+def test_every_protocol_message_is_read_or_ignored_with_its_reason(run: Path) -> None:
+    """Each record of the protocols' loggers gives events, or is one of the families
+    traces/ignored.py gives a reason for; none is malformed and none is dropped unexplained."""
+    unexplained: Counter[str] = Counter()
+    read = ignored = 0
+    for log in _logs(run):
+        logger = None
+        with gzip.open(log, "rt", encoding="utf-8", errors="replace") as text:
+            for line in text:
+                head = _JUL_HEAD.match(line)
+                if head is not None:
+                    logger = head[1]
+                    continue
+                body = _JUL_MESSAGE.match(line.rstrip("\n"))
+                if body is None or logger is None or not logger.startswith(PROTOCOL_LOGGERS):
+                    continue
+                message = body[1]
+                try:
+                    events = parse_payload(message, ORIGIN) if message.strip() else []
+                except PayloadError:  # a record the scanner joins with the lines after it
+                    events = []  # (the migration order): the scan shows no line malformed
+                if events is not None:
+                    read += 1
+                elif reason_ignored(message) is not None:
+                    ignored += 1
+                else:
+                    unexplained[message[:120]] += 1
+    assert read > 0 and not unexplained, unexplained.most_common(5)
+    if _summary(run)["level"] == "FINEST":
+        assert ignored > 0
+
+
+def test_the_reasons_tell_the_families_apart() -> None:
+    assert reason_ignored("Received heartbeat from Member [127.0.0.1]:5702 - x") is not None
+    assert "stamp" in (reason_ignored("Publishing partition state, stamp: 42") or "")
+    assert reason_ignored("Members {size:2, ver:3} [") is None
+    assert reason_ignored("Something no Hazelcast logger prints") is None
+    # what is read is never one of the ignored families
+    for read in ("Applied partition state update with version: 7",
+                 "Applied completed migrations with partition state version: 7",
+                 "Removing Member [127.0.0.1]:5701 - 1753f331-78ae-4a7f-95e0-90f72254fd08"):
+        assert parse_payload(read, ORIGIN) is not None and reason_ignored(read) is None
