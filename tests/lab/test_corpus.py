@@ -52,8 +52,10 @@ def judged(request: pytest.FixtureRequest) -> tuple[Path, dict[str, Any]]:
 
 def test_the_corpus_covers_the_releases_levels_and_faults() -> None:
     summaries = [_summary(r) for r in RUNS]
-    assert len(summaries) >= 27
-    lines = Counter(s["version"].rsplit(".", 1)[0] for s in summaries)
+    assert len(summaries) >= 30
+    assert sum(s.get("product") == "ignite" for s in summaries) >= 3
+    lines = Counter(s["version"].rsplit(".", 1)[0] for s in summaries
+                    if s.get("product", "hazelcast") == "hazelcast")
     assert {"3.12", "4.2", "5.5"} <= set(lines) and len({v for v in lines if v[0] == "5"}) >= 2
     levels = Counter(s["level"] for s in summaries)
     assert levels["INFO"] >= 10 and levels["FINE"] + levels["FINEST"] >= 10
