@@ -377,40 +377,55 @@ def _run_judge(args: list[str], out: Path, name: str, seconds: float, mb: int) -
 
 
 def judge(config: LabConfig, report: LabReport, progress: Callable[[str], None]) -> None:
-    """`validate` and `conform` of the run's logs, and the data check, into one verdict."""
-    out = config.out
+    """`validate` and `conform` of a Hazelcast run's logs, and the data check, into one
+    verdict."""
+    judge_logs(report, config.out, progress, models=CONFORM_MODELS,
+               settings=("--config", f"backups={config.backups}"),
+               profile=config.release.profile, seconds=config.judge_seconds,
+               mb=config.judge_mb, data_text=lambda data: _data_text(data, config.backups))
+
+
+def _data_text(data: dict[str, Any], backups: int) -> str:
+    if not data["promised"]:
+        return (f"data not judged: {data['lost_at_once']} members lost at once, more than the "
+                f"{backups} backups")
+    if data.get("lost_count"):
+        return f"{data['lost_count']} of {data['acknowledged']} acknowledged writes lost"
+    return f"{data.get('acknowledged', 0)} acknowledged writes read back"
+
+
+def judge_logs(report: LabReport, out: Path, progress: Callable[[str], None], *,
+               models: tuple[str, ...], settings: tuple[str, ...], profile: str,
+               seconds: float, mb: int, data_text: Callable[[dict[str, Any]], str]) -> None:
+    """`partsafe validate` and `partsafe conform MODEL --profile PROFILE` of the run's logs in
+    `out` (`_run_judge`: children bounded by `seconds` and `mb`), and the data check of
+    `report.data` (`data_text` words it), into `report`'s one verdict: a violation when any
+    judge finds one or an acknowledged write is lost where the design promises it; incomplete
+    when a judge did not decide or the data was not checked; else ok."""
     logs = sorted(p.name for p in out.glob("member-*.log"))
-    settings = ["--config", f"backups={config.backups}"]
     progress("judging: partsafe validate")
     run = _run_judge(["validate", *logs, "--json", "--html", "report.html", *settings], out,
-                     "validate.json", config.judge_seconds, config.judge_mb)
+                     "validate.json", seconds, mb)
     report.validate = _validate_summary(run)
-    for model in CONFORM_MODELS:
+    for model in models:
         progress(f"judging: partsafe conform {model}")
-        run = _run_judge(["conform", model, *logs, "--json", "--profile",
-                          config.release.profile], out, f"conform-{model}.json",
-                         config.judge_seconds, config.judge_mb)
+        run = _run_judge(["conform", model, *logs, "--json", "--profile", profile], out,
+                         f"conform-{model}.json", seconds, mb)
         report.conform[model] = _conform_summary(run)
     verdicts = [report.validate["result"], *(c["result"] for c in report.conform.values())]
     data = report.data
-    if not data:
+    if not data or "acknowledged" not in data:
         verdicts.append("incomplete")
-        data_text = "data not checked"
-    elif not data["promised"]:
-        data_text = (f"data not judged: {data['lost_at_once']} members lost at once, more than "
-                     f"the {config.backups} backups")
-    elif data.get("lost_count"):
-        verdicts.append("violation")
-        data_text = f"{data['lost_count']} of {data['acknowledged']} acknowledged writes lost"
+        text = "data not checked"
     else:
-        data_text = f"{data.get('acknowledged', 0)} acknowledged writes read back"
-    report.data["verdict"] = data_text
-    for word in ("violation", "incomplete", "ok"):
-        if word in verdicts or word == "ok":
-            report.verdict = word
-            break
+        text = data_text(data)
+        if data["promised"] and data.get("lost_count"):
+            verdicts.append("violation")
+        data["verdict"] = text
+    report.verdict = next(w for w in ("violation", "incomplete", "ok")
+                          if w in verdicts or w == "ok")
     conform_text = "; ".join(f"conform {m}: {c['verdict']}" for m, c in report.conform.items())
-    report.detail = (f"validate: {report.validate['detail']}; {conform_text}; {data_text}")
+    report.detail = f"validate: {report.validate['detail']}; {conform_text}; {text}"
 
 
 def _validate_summary(run: JudgeRun) -> dict[str, Any]:
