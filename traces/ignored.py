@@ -109,6 +109,7 @@ IGNORED: tuple[Ignored, ...] = (
         r"received partition table update", r"Received partition table update from an unknown "
         r"member", r"Following unknown addresses are found in partition table",
         r"Not publishing partition runtime state since migration is not allowed",
+        r"Ignoring received partition table, startup is not completed yet",
         r"Failure while checking partition state")),
     Ignored(_STAMP, (
         r"Publishing partition state, stamp", r"Applied partition state update with stamp",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -27,8 +28,8 @@ from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
 @click.option("--members", type=click.IntRange(1, 9), default=3, show_default=True,
               help="members started at first, each its own JVM on loopback")
 @click.option("--faults", default="kill", show_default=True,
-              help="the fault schedule, in order: kill, restart, shutdown, pause, join, each "
-                   "optionally KIND:master or KIND:N (member N); '' for none")
+              help="the fault schedule, in order: kill, restart, shutdown, pause, join, "
+                   "partition, each optionally KIND:master or KIND:N (member N); '' for none")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="draws the members that faults without a target hit")
 @click.option("--level", type=click.Choice(["INFO", "FINE", "FINEST"]), default="INFO",
@@ -69,6 +70,12 @@ def lab(product: str, version: str | None, jar: str | None, members: int, faults
         steps = parse_faults(faults, members)
     except FaultError as exc:
         fail(str(exc))
+    if any(step.kind == "partition" for step in steps):
+        if product != "hazelcast":
+            fail("--faults partition: the Ignite lab does not make network namespaces yet")
+        if os.geteuid() != 0:
+            fail("--faults partition: each member runs in a network namespace of its own "
+                 "(ip netns, veth), which only root can make")
     if product == "ignite" and jar is not None:
         fail("--jar: an Ignite run fetches ignite-runner and its dependencies with Maven")
     try:

@@ -33,7 +33,7 @@ from typing import IO
 
 from partsafe.checker.lab.releases import Release, java_binary
 
-__all__ = ["JVM_FLAGS", "LEVELS", "Cluster", "Member", "free_ports"]
+__all__ = ["JVM_FLAGS", "LEVELS", "Cluster", "Member", "Network", "free_ports"]
 
 #: the flags Hazelcast's documentation lists for Java 9 and later ("Running in Modular Java")
 JVM_FLAGS = (
@@ -87,14 +87,16 @@ def _free(port: int) -> bool:
     return True
 
 
-def member_config(release: Release, port: int, peers: list[int], backups: int,
-                  partitions: int = DEFAULT_PARTITIONS) -> str:
-    """The member's hazelcast.xml (3.x: ``<group>``; 4.0 and later: ``<cluster-name>``)."""
+def member_config(release: Release, port: int, peers: list[int] | list[str], backups: int,
+                  partitions: int = DEFAULT_PARTITIONS, host: str = HOST) -> str:
+    """The member's hazelcast.xml (3.x: ``<group>``; 4.0 and later: ``<cluster-name>``);
+    `peers` are the members' ports on `host`, or their ``host:port`` addresses."""
     name = (f"<group><name>{CLUSTER_NAME}</name></group>" if release.major == 3
             else f"<cluster-name>{CLUSTER_NAME}</cluster-name>")
     properties = {**_PROPERTIES, "hazelcast.partition.count": str(partitions)}
     props = "\n".join(f'    <property name="{k}">{v}</property>' for k, v in properties.items())
-    members = "".join(f"<member>{HOST}:{p}</member>" for p in peers)
+    members = "".join(f"<member>{p if isinstance(p, str) else f'{host}:{p}'}</member>"
+                      for p in peers)
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <hazelcast xmlns="http://www.hazelcast.com/schema/config">
   {name}
@@ -107,7 +109,7 @@ def member_config(release: Release, port: int, peers: list[int], backups: int,
       <multicast enabled="false"/>
       <tcp-ip enabled="true">{members}</tcp-ip>
     </join>
-    <interfaces enabled="true"><interface>{HOST}</interface></interfaces>
+    <interfaces enabled="true"><interface>{host}</interface></interfaces>
   </network>
   <map name="lab"><backup-count>{backups}</backup-count></map>
 </hazelcast>
@@ -136,10 +138,14 @@ class Member:
     process: subprocess.Popen[bytes] | None = None
     incarnations: int = 0
     paused: bool = False
+    #: its address's host: loopback, or its network namespace's (`Network`)
+    host: str = HOST
+    #: its network namespace, when the run has them
+    namespace: str | None = None
 
     @property
     def address(self) -> str:
-        return f"{HOST}:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def log(self) -> Path:
@@ -162,6 +168,8 @@ class Cluster:
     backups: int
     ports: list[int]
     partitions: int = DEFAULT_PARTITIONS
+    #: each member in a network namespace of its own (a run with network partitions)
+    network: Network | None = None
     members: list[Member] = field(default_factory=list)
     _logs: list[IO[bytes]] = field(default_factory=list)
 
@@ -170,6 +178,14 @@ class Cluster:
         (self.out / "members" / "logging.properties").write_text(logging_config(self.level))
         self.members = [Member(i + 1, port, self.out / "members" / f"member-{i + 1}")
                         for i, port in enumerate(self.ports)]
+        if self.network is not None:
+            for member in self.members:
+                member.host, member.namespace = self.network.join(member.index)
+
+    def _peers(self) -> list[int] | list[str]:
+        if self.network is None:
+            return self.ports
+        return [m.address for m in self.members]
 
     def __enter__(self) -> Cluster:
         return self
@@ -183,14 +199,16 @@ class Cluster:
         """Start `member`'s JVM (a new incarnation when it ran before): its log is appended to."""
         member.folder.mkdir(parents=True, exist_ok=True)
         config = member.folder / "hazelcast.xml"
-        config.write_text(member_config(self.release, member.port, self.ports, self.backups,
-                                        self.partitions))
+        config.write_text(member_config(self.release, member.port, self._peers(),
+                                        self.backups, self.partitions, member.host))
         log = open(member.log, "ab")  # noqa: SIM115 (closed by kill_all)
         self._logs.append(log)
         cmd = [java_binary(), *JVM_FLAGS, "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC",
                f"-Dhazelcast.config={config}",
                f"-Djava.util.logging.config.file={self.out / 'members' / 'logging.properties'}",
                "-cp", str(self.release.jar), self.release.main_class]
+        if member.namespace is not None:  # `ip netns exec` execs it: the pid is the JVM's
+            cmd = ["ip", "netns", "exec", member.namespace, *cmd]
         member.process = subprocess.Popen(cmd, cwd=member.folder, stdout=log,
                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
@@ -237,6 +255,8 @@ class Cluster:
         for log in self._logs:
             log.close()
         self._logs.clear()
+        if self.network is not None:
+            self.network.remove()
 
     # --- what the logs say ----------------------------------------------------------------------
 
@@ -262,6 +282,15 @@ class Cluster:
             time.sleep(0.5)
         return False
 
+    def cut(self, member: Member) -> None:
+        """Cut `member` off from every other member and the client (a network partition)."""
+        assert self.network is not None
+        self.network.cut(member.index)
+
+    def heal(self, member: Member) -> None:
+        assert self.network is not None
+        self.network.heal(member.index)
+
     def started(self, member: Member, timeout: float) -> bool:
         """Wait until `member`'s current incarnation printed ``[h]:p is STARTED``."""
         marker = f"{member.address.replace(':', ']:', 1)} is STARTED".encode()
@@ -275,3 +304,77 @@ class Cluster:
 
 
 _LIST_HEAD = re.compile(rb"Members \{size:(\d+)|Members \[(\d+)\]")
+
+
+class Network:
+    """Each member in a network namespace of its own, for network partitions: a hub namespace
+    holds a bridge, and each member's namespace a veth pair's end on it, member N at
+    10.203.K.N/24 (K: one run's own subnet), the hub at 10.203.K.254 (where the lab's client
+    runs). A partition of member N sets the hub's end of its pair down; the heal sets it up.
+    Made with `ip` as root, on addresses of this run's own namespaces only; every namespace is
+    deleted at the end of the run (its veths with it)."""
+
+    def __init__(self, members: int, run_id: int | None = None) -> None:
+        if os.geteuid() != 0:
+            raise PermissionError("a network partition needs each member in a network "
+                                  "namespace of its own, which only root can make")
+        self.k = run_id if run_id is not None else os.getpid() % 200 + 20
+        self.prefix = f"ps{self.k}"
+        self.hub = f"{self.prefix}hub"
+        self.members: list[str] = []
+        for stale in [self.hub, *(f"{self.prefix}m{i}" for i in range(1, members + 1))]:
+            with contextlib.suppress(OSError):  # a namespace a killed run left behind
+                self._ip("netns", "del", stale)
+        self._ip("netns", "add", self.hub)
+        self._ip("-n", self.hub, "link", "set", "lo", "up")
+        self._ip("-n", self.hub, "link", "add", "br0", "type", "bridge")
+        self._ip("-n", self.hub, "addr", "add", f"{self.subnet}.254/24", "dev", "br0")
+        self._ip("-n", self.hub, "link", "set", "br0", "up")
+        self.size = members
+
+    @property
+    def subnet(self) -> str:
+        return f"10.203.{self.k}"
+
+    @property
+    def client_host(self) -> str:
+        return f"{self.subnet}.254"
+
+    @staticmethod
+    def _ip(*args: str) -> None:
+        done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise OSError(f"ip {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+
+    def join(self, index: int) -> tuple[str, str]:
+        """Member `index`'s namespace, its end of a veth pair on the hub's bridge: its host and
+        namespace."""
+        ns = f"{self.prefix}m{index}"
+        self._ip("netns", "add", ns)
+        self.members.append(ns)
+        self._ip("-n", ns, "link", "set", "lo", "up")
+        self._ip("-n", self.hub, "link", "add", f"h{index}", "type", "veth", "peer", "name",
+                 "eth0", "netns", ns)
+        self._ip("-n", self.hub, "link", "set", f"h{index}", "master", "br0")
+        self._ip("-n", self.hub, "link", "set", f"h{index}", "up")
+        host = f"{self.subnet}.{index}"
+        self._ip("-n", ns, "addr", "add", f"{host}/24", "dev", "eth0")
+        self._ip("-n", ns, "link", "set", "eth0", "up")
+        return host, ns
+
+    def cut(self, index: int) -> None:
+        self._ip("-n", self.hub, "link", "set", f"h{index}", "down")
+
+    def heal(self, index: int) -> None:
+        self._ip("-n", self.hub, "link", "set", f"h{index}", "up")
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """`cmd` run in the hub's namespace (the client's)."""
+        return ["ip", "netns", "exec", self.hub, *cmd]
+
+    def remove(self) -> None:
+        for ns in [*self.members, self.hub]:
+            with contextlib.suppress(OSError):
+                self._ip("netns", "del", ns)
+        self.members.clear()
+

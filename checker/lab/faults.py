@@ -9,7 +9,11 @@
 - ``pause``: SIGSTOP for `PAUSE_FOR` seconds, longer than the lab's heartbeat timeout (8 s), so
   that the others suspect and remove it, then SIGCONT: it comes back and merges (a false
   suspicion, design 002);
-- ``join``: a new member starts and joins.
+- ``join``: a new member starts and joins;
+- ``partition``: the member is cut off from all the others and from the client for
+  `PARTITION_FOR` seconds (each member then runs in a network namespace of its own, as root:
+  checker/lab/cluster.py's `Network`), then the network heals: both sides run as clusters of
+  their own, then merge (design 002's split brain).
 
 TARGET is ``master`` (the oldest member of the current member list), a member's number (``2``)
 or ``any`` (the default): a member drawn with the seed from those the step can take. A step
@@ -20,13 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "PAUSE_FOR", "RESTART_AFTER", "FaultError", "Step", "parse_faults"]
+__all__ = ["KINDS", "PARTITION_FOR", "PAUSE_FOR", "RESTART_AFTER", "FaultError", "Step",
+           "parse_faults"]
 
-KINDS = ("kill", "restart", "shutdown", "pause", "join")
+KINDS = ("kill", "restart", "shutdown", "pause", "join", "partition")
 #: a killed member's restart comes this many seconds after its kill
 RESTART_AFTER = 10.0
 #: a paused member is stopped this long (the lab's members suspect after 8 s without heartbeat)
 PAUSE_FOR = 14.0
+#: a member cut off by a network partition stays cut this long
+PARTITION_FOR = 20.0
 
 
 class FaultError(ValueError):
@@ -53,10 +60,8 @@ def parse_faults(text: str, members: int) -> tuple[Step, ...]:
             continue
         kind, _colon, target = item.partition(":")
         if kind not in KINDS:
-            hint = (" (a network partition needs each member in a network namespace of its "
-                    "own, which this lab does not make yet)" if kind == "partition" else "")
             raise FaultError(f"--faults: {kind!r} is no fault the lab injects; faults: "
-                             f"{', '.join(KINDS)}{hint}")
+                             f"{', '.join(KINDS)}")
         target = target or "any"
         if kind == "join" and target != "any":
             raise FaultError(f"--faults: {item!r}: a join starts a new member and takes no target")

@@ -30,19 +30,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from partsafe.checker.lab.cluster import DEFAULT_PARTITIONS, HOST, Cluster, Member, free_ports
-from partsafe.checker.lab.faults import PAUSE_FOR, RESTART_AFTER, Step
+from partsafe.checker.lab.cluster import DEFAULT_PARTITIONS, Cluster, Member, Network, free_ports
+from partsafe.checker.lab.faults import PARTITION_FOR, PAUSE_FOR, RESTART_AFTER, Step
 from partsafe.checker.lab.releases import Release
 
 __all__ = ["LabConfig", "LabReport", "judge", "run_lab"]
 
 #: the models whose designs a Hazelcast run is conformed to (`partsafe conform MODEL`)
 CONFORM_MODELS = ("membership",)
+#: the faults the membership model has no steps for yet: a restart's new incarnation on the
+#: same address, and the split-brain merge after a pause or a partition (docs/lab.md). A run
+#: with one that does not conform is not judged by conform: the gap is the model's
+UNMODELLED = frozenset({"restart", "pause", "partition"})
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,8 @@ def _master(cluster: Cluster) -> Member | None:
             continue
         line = text[at:].split(b"\n", 2)[1:2]
         for candidate in cluster.members:
-            if line and f"[{HOST}]:{candidate.port} ".encode() in line[0] + b" ":
+            host, port = candidate.address.rsplit(":", 1)
+            if line and f"[{host}]:{port} ".encode() in line[0] + b" ":
                 return candidate
     return None
 
@@ -252,6 +257,14 @@ class _Run:
             time.sleep(PAUSE_FOR)
             cluster.resume(member)
             self.journal.write("resume", member)
+        elif step.kind == "partition":
+            self.journal.write("partition", member, fault=str(step), seconds=PARTITION_FOR,
+                               note="cut off from the others")
+            cluster.cut(member)
+            self.lose()
+            time.sleep(PARTITION_FOR)
+            cluster.heal(member)
+            self.journal.write("heal", member)
 
 
 def _workload(config: LabConfig, cluster: Cluster, mode: str, stop: Path | None,
@@ -266,6 +279,8 @@ def _workload(config: LabConfig, cluster: Cluster, mode: str, stop: Path | None,
            "--history", str(config.out / "history.jsonl"), "--entries", str(config.entries)]
     if stop is not None:
         cmd += ["--stop", str(stop)]
+    if cluster.network is not None:
+        cmd = cluster.network.wrap(cmd)
     log = open(config.out / "client.log", "ab")  # noqa: SIM115 (the child holds it)
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, env=env,
                             stdin=subprocess.DEVNULL, cwd=config.out)
@@ -298,9 +313,14 @@ def run_lab(config: LabConfig, progress: Callable[[str], None] = lambda _m: None
     stop = out / ".stop-workload"
     stop.unlink(missing_ok=True)
     writer: subprocess.Popen[bytes] | None = None
+    network: Network | None = None
     try:
-        with Cluster(release, out, config.level, config.backups,
-                     free_ports(config.members + spares), config.partitions) as cluster:
+        if any(step.kind == "partition" for step in config.faults):
+            network = Network(config.members + spares)
+        ports = ([5701] * (config.members + spares) if network is not None
+                 else free_ports(config.members + spares))
+        with Cluster(release, out, config.level, config.backups, ports, config.partitions,
+                     network) as cluster:
             run = _Run(config, cluster, journal)
             for member in cluster.members[: config.members]:
                 run.start(member)
@@ -314,7 +334,7 @@ def run_lab(config: LabConfig, progress: Callable[[str], None] = lambda _m: None
             for step in config.faults:
                 time.sleep(config.gap)
                 run.fault(step)
-                run.settle(3.0 if step.kind == "pause" else 1.0)
+                run.settle(3.0 if step.kind in ("pause", "partition") else 1.0)
             time.sleep(config.gap)
             stop.touch()
             writer.wait(120)
@@ -332,6 +352,8 @@ def run_lab(config: LabConfig, progress: Callable[[str], None] = lambda _m: None
     finally:
         if writer is not None and writer.poll() is None:
             writer.kill()
+        if network is not None:
+            network.remove()
         stop.unlink(missing_ok=True)
         journal.close()
     report.journal = journal.entries
@@ -379,10 +401,12 @@ def _run_judge(args: list[str], out: Path, name: str, seconds: float, mb: int) -
 def judge(config: LabConfig, report: LabReport, progress: Callable[[str], None]) -> None:
     """`validate` and `conform` of a Hazelcast run's logs, and the data check, into one
     verdict."""
+    unmodelled = sorted({s.kind for s in config.faults} & UNMODELLED)
     judge_logs(report, config.out, progress, models=CONFORM_MODELS,
                settings=("--config", f"backups={config.backups}"),
                profile=config.release.profile, seconds=config.judge_seconds,
-               mb=config.judge_mb, data_text=lambda data: _data_text(data, config.backups))
+               mb=config.judge_mb, data_text=lambda data: _data_text(data, config.backups),
+               unmodelled=unmodelled)
 
 
 def _data_text(data: dict[str, Any], backups: int) -> str:
@@ -396,7 +420,8 @@ def _data_text(data: dict[str, Any], backups: int) -> str:
 
 def judge_logs(report: LabReport, out: Path, progress: Callable[[str], None], *,
                models: tuple[str, ...], settings: tuple[str, ...], profile: str,
-               seconds: float, mb: int, data_text: Callable[[dict[str, Any]], str]) -> None:
+               seconds: float, mb: int, data_text: Callable[[dict[str, Any]], str],
+               unmodelled: Sequence[str] = ()) -> None:
     """`partsafe validate` and `partsafe conform MODEL --profile PROFILE` of the run's logs in
     `out` (`_run_judge`: children bounded by `seconds` and `mb`), and the data check of
     `report.data` (`data_text` words it), into `report`'s one verdict: a violation when any
@@ -411,7 +436,14 @@ def judge_logs(report: LabReport, out: Path, progress: Callable[[str], None], *,
         progress(f"judging: partsafe conform {model}")
         run = _run_judge(["conform", model, *logs, "--json", "--profile", profile], out,
                          f"conform-{model}.json", seconds, mb)
-        report.conform[model] = _conform_summary(run)
+        summary = _conform_summary(run)
+        if summary["result"] == "violation" and unmodelled:
+            # the run has a fault the model has no steps for: its logs leaving the design says
+            # nothing of the product
+            summary["result"] = "incomplete"
+            summary["verdict"] += (f"; not judged: the {model} model has no steps for "
+                                   f"{' or '.join(unmodelled)} yet")
+        report.conform[model] = summary
     verdicts = [report.validate["result"], *(c["result"] for c in report.conform.values())]
     data = report.data
     if not data or "acknowledged" not in data:
@@ -458,7 +490,8 @@ def _conform_summary(run: JudgeRun) -> dict[str, Any]:
     text = verdict
     if verdict == "does-not-conform":
         text = (f"does not conform at {diagnosis.get('unmatched', '?')} after "
-                f"{diagnosis.get('matched', '?')} of {doc.get('records', '?')} records")
+                f"{diagnosis.get('matched_records', '?')} of {doc.get('records', '?')} "
+                "records")
     elif verdict == "conforms":
         text = f"conforms ({doc.get('records', 0)} records, {doc.get('states', 0)} states)"
     elif doc.get("incomplete_reason"):

@@ -3,6 +3,7 @@ release resolution's errors, and the command line's answers to bad input (exit 2
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -28,12 +29,12 @@ def test_a_schedule_is_its_steps_in_order() -> None:
         Step("kill", "master"), Step("restart"), Step("shutdown", "2"), Step("pause"),
         Step("join"))
     assert parse_faults("", 3) == ()
+    assert parse_faults("partition:master", 3) == (Step("partition", "master"),)
     assert str(Step("kill", "master")) == "kill:master" and str(Step("join")) == "join"
 
 
 @pytest.mark.parametrize(("text", "says"), [
     ("explode", "'explode' is no fault the lab injects"),
-    ("partition", "network namespace"),
     ("join:2", "a join starts a new member and takes no target"),
     ("kill:4", "a member's number from 1 to 3"),
     ("kill:oldest", "a target is master, any or a member's number"),
@@ -103,6 +104,11 @@ def test_the_command_answers_bad_input_with_exit_2(monkeypatch: pytest.MonkeyPat
     assert "Traceback" not in r.output
     r = runner.invoke(main, ["lab", "ignite"])
     assert r.exit_code == 2 and "java" in r.output
+    r = runner.invoke(main, ["lab", "ignite", "--faults", "partition"])
+    assert r.exit_code == 2 and "does not make network namespaces" in r.output
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    r = runner.invoke(main, ["lab", "hazelcast", "--faults", "partition"])
+    assert r.exit_code == 2 and "only root can make" in r.output
     r = runner.invoke(main, ["lab", "ignite", "--jar", "x.jar"])
     assert r.exit_code == 2 and "an Ignite run fetches ignite-runner" in r.output
 
@@ -122,7 +128,7 @@ def test_the_conform_summary_reads_each_verdict() -> None:
     assert _conform_summary(run({"verdict": "conforms", "records": 5, "states": 9}))[
         "result"] == "ok"
     bad = _conform_summary(run({"verdict": "does-not-conform", "records": 9,
-                                "diagnosis": {"unmatched": "b.log:7", "matched": 3}}))
+                                "diagnosis": {"unmatched": "b.log:7", "matched_records": 3}}))
     assert bad["result"] == "violation" and "at b.log:7 after 3 of 9" in bad["verdict"]
     assert _conform_summary(run(None, "stopped after 60 s"))["verdict"] == \
         "undecided (stopped after 60 s)"
@@ -154,3 +160,16 @@ def test_a_run_is_judged_by_validate_and_the_data_check(tmp_path: Path) -> None:
     assert unpromised.verdict == "ok" and "data not judged" in unpromised.detail
     doc = json.loads((tmp_path / "validate.json").read_text())
     assert doc["files"] == ["member-6.log", "member-7.log", "member-8.log"]
+    # logs that leave the design: a violation, unless the run had a fault the model has no
+    # steps for (then conform judges nothing, saying why)
+    text = (tmp_path / "member-8.log").read_text()
+    (tmp_path / "member-8.log").write_text(text.replace("ver:5", "ver:1"))
+    left = report(acknowledged=10, lost_count=0, lost=[], lost_at_once=1, promised=True)
+    assert left.conform["membership"]["result"] == "violation" and left.verdict == "violation"
+    config = dataclasses.replace(config, faults=(Step("restart"),))
+    restarted = report(acknowledged=10, lost_count=0, lost=[], lost_at_once=1, promised=True)
+    assert restarted.conform["membership"]["result"] == "incomplete"
+    assert "has no steps for restart" in restarted.conform["membership"]["verdict"]
+    # (validate judges the edited list on its own)
+    assert restarted.verdict == ("violation" if restarted.validate["result"] == "violation"
+                                 else "incomplete")

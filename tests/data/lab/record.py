@@ -56,6 +56,9 @@ RUNS: tuple[tuple[str, str, int, str, int, str], ...] = (
     ("hz53-fine-pause-shutdown", "5.3.8", 3, "pause,shutdown", 32, "FINE"),
     ("hz57-info-kill-master-join", "5.7.0", 3, "kill:master,join", 33, "INFO"),
     ("hz57-finest-restart", "5.7.0", 3, "restart", 34, "FINEST"),
+    # each member in a network namespace of its own (root)
+    ("hz312-info-partition", "3.12.2", 3, "partition", 35, "INFO"),
+    ("hz55-fine-partition-master", "5.5.0", 3, "partition:master", 36, "FINE"),
 )
 
 
