@@ -345,7 +345,9 @@ def test_check_saves_on_sigterm_and_exits_3(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "partsafe", "check", "twophase", "--rms", "9",
                              "--no-symmetry", "--checkpoint", str(path), "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(4)
+    # long enough for the search to have begun (and its handlers to be set) on a loaded
+    # 2-core machine; the whole search takes about 95 s
+    time.sleep(10)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, err
