@@ -190,11 +190,12 @@ def exported(doc: Any, where: str) -> tuple[list[Event], tuple[str, ...], dict[s
 
 
 def write_events(found: Sequence[Event], path: str, specs: Sequence[str] | None = None,
-                 config: dict[str, Any] | None = None) -> None:
-    """`found` as an event file in the file `path`: the format's header (declaring `specs` and
-    `config`, when given), then canonical JSON Lines."""
+                 config: dict[str, Any] | None = None,
+                 run: dict[str, Any] | None = None) -> None:
+    """`found` as an event file in the file `path`: the format's header (declaring `specs`,
+    `config` and the `run` it is, when given), then canonical JSON Lines."""
     with open(path, "w") as out:
-        write_jsonl(found, out, with_header=True, specs=specs, config=config)
+        write_jsonl(found, out, with_header=True, specs=specs, config=config, run=run)
 
 
 #: the models whose traces are written as Apache Ignite 3 log text

@@ -658,17 +658,22 @@ CONFIG: dict[str, type] = {"backups": int, "max_parallel": int, "serial": bool, 
 
 
 def header(specs: Iterable[str] | None = None,
-           config: dict[str, Any] | None = None) -> dict[str, Any]:
+           config: dict[str, Any] | None = None,
+           run: dict[str, Any] | None = None) -> dict[str, Any]:
     """The first line of an event file this partsafe writes. `specs`, when given, are the specs
     whose evidence the file is complete for: the run of a model that abstracts part of the
     protocol (the migration model's membership, say) is judged by that model's specs only. A file
     without them (an instrumented cluster's) is judged by every spec with a monitor. `config`
-    holds the cluster's settings (`CONFIG`)."""
+    holds the cluster's settings (`CONFIG`); `run`, for an exported counterexample, the model,
+    variant and scope it is a run of (``{"model", "variant", "scope": {param: int}}``), which
+    `partsafe conform` takes as the scope to match it at."""
     out: dict[str, Any] = {"format": FORMAT, "version": VERSION}
     if specs is not None:
         out["specs"] = list(specs)
     if config:
         out["config"] = dict(config)
+    if run:
+        out["run"] = dict(run)
     return out
 
 
@@ -703,10 +708,18 @@ def check_header(obj: dict[str, Any], where: str) -> None:
         if type(value) is not kind:
             raise UnknownVersion(where, f"the header's config setting {key!r} must be "
                                         f"{'true or false' if kind is bool else 'an integer'}")
-    extra = set(obj) - {"format", "version", "specs", "config"}
+    run = obj.get("run", {})
+    if not (isinstance(run, dict) and isinstance(run.get("model", ""), str)
+            and isinstance(run.get("variant", ""), str)
+            and isinstance(run.get("scope", {}), dict)
+            and all(isinstance(k, str) and type(v) is int
+                    for k, v in run.get("scope", {}).items())):
+        raise UnknownVersion(where, "the header's 'run' must be an object with a model, a "
+                                    "variant and a scope of integers")
+    extra = set(obj) - {"format", "version", "specs", "config", "run"}
     if extra:
         raise UnknownVersion(where, f"the header has unknown field(s) {', '.join(sorted(extra))}"
-                                    f" (it holds format, version, specs and config)")
+                                    f" (it holds format, version, specs, config and run)")
 
 
 class EventFormatError(ValueError):
@@ -787,13 +800,13 @@ def dumps(ev: Event) -> str:
 
 
 def write_jsonl(events: Iterable[Event], out: IO[str], *, with_header: bool = False,
-                specs: Iterable[str] | None = None, config: dict[str, Any] | None = None
-                ) -> int:
+                specs: Iterable[str] | None = None, config: dict[str, Any] | None = None,
+                run: dict[str, Any] | None = None) -> int:
     """Write events as JSON Lines, after the format `header` (declaring `specs` and `config`,
     when given) when `with_header` (an event file should say its version; `partsafe parse`'s
     stream of events does not); returns the count of events written."""
     if with_header:
-        out.write(json.dumps(header(specs, config), separators=(",", ":")) + "\n")
+        out.write(json.dumps(header(specs, config, run), separators=(",", ":")) + "\n")
     n = 0
     for ev in events:
         out.write(dumps(ev))
@@ -855,7 +868,13 @@ def schema() -> dict[str, Any]:
         "properties": {"format": {"const": FORMAT}, "version": {"const": VERSION},
                        "specs": {"type": "array", "items": {"type": "string"}},
                        "config": {"type": "object", "additionalProperties": False,
-                                  "properties": {k: _json_type(t) for k, t in CONFIG.items()}}}}]
+                                  "properties": {k: _json_type(t) for k, t in CONFIG.items()}},
+                       "run": {"type": "object", "additionalProperties": False,
+                               "properties": {
+                                   "model": {"type": "string"},
+                                   "variant": {"type": "string"},
+                                   "scope": {"type": "object",
+                                             "additionalProperties": {"type": "integer"}}}}}}]
     for name, cls in sorted(_REGISTRY.items()):
         hints = typing.get_type_hints(cls)
         props: dict[str, Any] = {"type": {"const": name}, "member": {"type": "string"}}

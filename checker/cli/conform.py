@@ -310,9 +310,28 @@ def _conform_events(model: str, trace: str, variant: str, max_hidden: int, max_s
         fail(str(exc))
     if not found:
         fail(f"{trace}: holds no event")
-    built = catalog.get(model).make(variant, overrides, profile)
+    built = catalog.get(model).make(variant, {**_exported_scope(trace, model), **overrides},
+                                    profile)
     return conform(EventTrace(built, found, trace), max_hidden=max_hidden,
                    max_states=max_states)
+
+
+def _exported_scope(trace: str, model: str) -> dict[str, int]:
+    """The scope an exported run was found at, from its event file's header (`partsafe export
+    --events` writes it), when it is a run of `model`; the scope options override it."""
+    import json
+
+    try:
+        with open(trace, encoding="utf-8") as f:
+            first = json.loads(f.readline() or "{}")
+    except (OSError, ValueError):
+        return {}
+    run = first.get("run") if isinstance(first, dict) and "format" in first else None
+    if not isinstance(run, dict) or run.get("model") != model:
+        return {}
+    scope = run.get("scope", {})
+    return {k: v for k, v in scope.items() if isinstance(k, str) and type(v) is int} \
+        if isinstance(scope, dict) else {}
 
 
 def _conform_twophase(trace: str, config_file: str | None, variant: str, max_hidden: int,

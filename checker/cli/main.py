@@ -638,7 +638,12 @@ def export(trace: str, events_file: str | None, log_dir: str | None) -> None:
     except ArtifactError as exc:
         fail(str(exc))
     if events_file:
-        artifact.write_events(events, events_file, specs, config)
+        # the run's model, variant and scope: `conform` matches the file at that scope
+        params = doc.get("params")
+        run = ({"model": doc["model"], "variant": doc.get("variant", "fixed"),
+                "scope": {k: v for k, v in params.items() if type(v) is int}}
+               if isinstance(params, dict) and isinstance(doc.get("model"), str) else None)
+        artifact.write_events(events, events_file, specs, config, run)
     written = files = 0
     if log_dir:
         written, files = artifact.write_logs(events, Path(log_dir), doc.get("model"))

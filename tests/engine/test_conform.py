@@ -261,3 +261,24 @@ def test_the_junit_report_has_a_case_per_design(tmp_path: Path) -> None:
     code, _ = _cli("twophase", bug, "--config", conf, "--max-states", "2", "--junit", str(out))
     suite = ET.parse(out).getroot().find("testsuite")
     assert code == 3 and suite is not None and suite.get("errors") == "1"
+
+
+def test_an_exported_run_is_matched_at_the_scope_it_was_found_at(tmp_path: Path) -> None:
+    """A counterexample found at a scope other than the default (an in-flight publish, no
+    suspicion) fits its own variant with no scope option: the event file's header carries the
+    run's model, variant and scope (`partsafe export --events`), and the options override it."""
+    ce, events = tmp_path / "ce.json", tmp_path / "ce.jsonl"
+    r = CliRunner().invoke(main, ["check", "membership", "--variant", "hz38-unordered-members",
+                                  "--publishes", "1", "--suspicions", "0", "--trace-out",
+                                  str(ce), "--no-progress"])
+    assert r.exit_code == 1, r.output
+    assert CliRunner().invoke(main, ["export", str(ce), "--events", str(events)]).exit_code == 0
+    head = json.loads(events.read_text().splitlines()[0])
+    assert head["run"]["variant"] == "hz38-unordered-members"
+    assert head["run"]["scope"]["publishes"] == 1 and head["run"]["scope"]["suspicions"] == 0
+    code, out = _cli("membership", str(events), "--variant", "all", "--json")
+    assert code == 0 and json.loads(out)["fits"] == ["hz38-unordered-members"]
+    # an option that takes the publish away again: the run no longer fits
+    code, out = _cli("membership", str(events), "--variant", "all", "--publishes", "0",
+                     "--json")
+    assert code == 1 and json.loads(out)["fits"] == []
