@@ -343,11 +343,15 @@ def test_check_saves_on_sigterm_and_exits_3(tmp_path: Path) -> None:
     path = tmp_path / "search.ck"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
     proc = subprocess.Popen([sys.executable, "-m", "partsafe", "check", "twophase", "--rms", "9",
-                             "--no-symmetry", "--checkpoint", str(path), "--json"],
+                             "--no-symmetry", "--checkpoint", str(path), "--checkpoint-every",
+                             "1", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    # long enough for the search to have begun (and its handlers to be set) on a loaded
-    # 2-core machine; the whole search takes about 95 s
-    time.sleep(10)
+    # the first save says the search has begun, its handlers set (the whole search takes
+    # about 95 s)
+    deadline = time.monotonic() + 120
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert path.exists(), "the search saved no checkpoint"
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, err
