@@ -33,7 +33,8 @@ from typing import IO
 
 from partsafe.checker.lab.releases import Release, java_binary
 
-__all__ = ["JVM_FLAGS", "LEVELS", "Cluster", "Member", "Network", "free_ports"]
+__all__ = ["JVM_FLAGS", "LEVELS", "Cluster", "Member", "Network", "free_ports", "signal_process",
+           "stop"]
 
 #: the flags Hazelcast's documentation lists for Java 9 and later ("Running in Modular Java")
 JVM_FLAGS = (
@@ -126,6 +127,33 @@ def logging_config(level: str) -> str:
     if level != "INFO":
         lines += [f"{package}.level={level}" for package in PROTOCOL_PACKAGES]
     return "\n".join(lines) + "\n"
+
+
+def stop(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """SIGTERM, then SIGKILL after `timeout` s (SIGCONT first: a stopped JVM runs no hook).
+    True when it ended by itself."""
+    if process.poll() is not None:
+        return True
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGCONT)
+        process.terminate()
+    try:
+        process.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False
+
+
+def signal_process(process: subprocess.Popen[bytes] | None, signum: int) -> bool:
+    """Send `signum` to `process` if it runs; whether it did."""
+    if process is None or process.poll() is not None:
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signum)
+        return True
+    return False
 
 
 @dataclass
@@ -227,24 +255,17 @@ class Cluster:
     def shutdown(self, member: Member, timeout: float = 90.0) -> bool:
         """A graceful shutdown (SIGTERM; the lab's members shut down gracefully on it); kill -9 if
         it has not ended within `timeout` seconds. True when it ended by itself."""
-        if member.process is None or member.process.poll() is not None:
+        if member.process is None:
             return True
-        member.process.terminate()
-        try:
-            member.process.wait(timeout)
-            return True
-        except subprocess.TimeoutExpired:
-            self.kill(member)
-            return False
+        ended = stop(member.process, timeout)
+        member.paused = False
+        return ended
 
     def pause(self, member: Member) -> None:
-        if member.process is not None and member.process.poll() is None:
-            os.kill(member.process.pid, signal.SIGSTOP)
-            member.paused = True
+        member.paused = signal_process(member.process, signal.SIGSTOP)
 
     def resume(self, member: Member) -> None:
-        if member.process is not None and member.process.poll() is None:
-            os.kill(member.process.pid, signal.SIGCONT)
+        signal_process(member.process, signal.SIGCONT)
         member.paused = False
 
     def kill_all(self) -> None:

@@ -83,6 +83,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from partsafe.checker.lab.cluster import signal_process, stop
 from partsafe.checker.lab.faults import RESTART_AFTER, Step
 from partsafe.checker.lab.releases import LabSetupError, cache_dir
 from partsafe.checker.lab.run import Journal, LabReport, judge_logs
@@ -428,23 +429,6 @@ class IgniteNode:
         return self.process is not None and self.process.poll() is None
 
 
-def _stop(process: subprocess.Popen[bytes], timeout: float) -> bool:
-    """SIGTERM, then SIGKILL after `timeout` s (SIGCONT first: a stopped JVM runs no hook).
-    True when it ended by itself."""
-    if process.poll() is not None:
-        return True
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(process.pid, signal.SIGCONT)
-        process.terminate()
-    try:
-        process.wait(timeout)
-        return True
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        return False
-
-
 @dataclass
 class IgniteCluster:
     """The nodes of one run and its client processes; a context manager that stops every process
@@ -513,18 +497,15 @@ class IgniteCluster:
         not ended within `timeout` s. True when it ended by itself."""
         if node.process is None:
             return True
-        ended = _stop(node.process, timeout)
+        ended = stop(node.process, timeout)
         node.paused = False
         return ended
 
     def pause(self, node: IgniteNode) -> None:
-        if node.process is not None and node.process.poll() is None:
-            os.kill(node.process.pid, signal.SIGSTOP)
-            node.paused = True
+        node.paused = signal_process(node.process, signal.SIGSTOP)
 
     def resume(self, node: IgniteNode) -> None:
-        if node.process is not None and node.process.poll() is None:
-            os.kill(node.process.pid, signal.SIGCONT)
+        signal_process(node.process, signal.SIGCONT)
         node.paused = False
 
     def client(self, args: list[str], log: Path) -> subprocess.Popen[bytes]:
