@@ -86,6 +86,11 @@ class Channels:
     #: search). The network then discards the message at once: its delivery would be a stutter
     #: step. None: no message is claimed dead
     dead: Callable[[NodeId, Hashable, NodeId, Hashable], bool] | None = None
+    #: ``idempotent(msg)``: a copy of `msg` sent while one is already in flight between the same
+    #: nodes adds nothing (the receiver acts once on what it asks, whatever the copies): the
+    #: network keeps one. A request sent again each heartbeat while the first is on its way
+    #: would otherwise fill the network for ever. None: every copy counts
+    idempotent: Callable[[Hashable], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -245,8 +250,15 @@ class Protocol(ABC):
         reaches one whenever it would change something there (`on_heartbeat`)."""
         return frozenset()
 
-    def on_heartbeat(self, node: NodeId, state: Hashable, sender: NodeId) -> Step:
-        """A heartbeat from `sender` reaches `node` (002 Removing Suspicion)."""
+    def heartbeat_view(self, node: NodeId, state: Hashable) -> Hashable:
+        """What a heartbeat from `node` in `state` carries besides its sender (Hazelcast's
+        ``MembersViewMetadata``: the sender's master and list version); None by default."""
+        return None
+
+    def on_heartbeat(self, node: NodeId, state: Hashable, sender: NodeId,
+                     view: Hashable = None) -> Step:
+        """A heartbeat from `sender` reaches `node` (002 Removing Suspicion), carrying `view`
+        (`heartbeat_view` of the sender)."""
         return Step(state)
 
     # -- presentation ---------------------------------------------------------------------------

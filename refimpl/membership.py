@@ -21,7 +21,7 @@ import string
 from collections.abc import Hashable, Iterable
 from typing import NamedTuple, cast
 
-from partsafe.refimpl.actor import NodeId, Send, Step, Timing, message
+from partsafe.refimpl.actor import Channels, NodeId, Send, Step, Timing, message
 from partsafe.refimpl.failure_detector import HeartbeatProtocol
 from partsafe.refimpl.profiles import Rule, Source, check_rules, rule_table
 from partsafe.refimpl.variants import Variant, variant_docs, variant_table
@@ -99,6 +99,34 @@ RULE_TABLE: dict[str, Rule] = rule_table(
           Source(_HZ, _HZ41, _CSI, "ClusterServiceImpl.handleMastershipClaim"),
           Source(_HZ, _HZ41, _MM, "MembershipManager.clearMemberSuspicion"),
           Source(_HZ, _HZ5_CSI, _CSI, "ClusterServiceImpl.handleMastershipClaim"))),
+    Rule("hz39-explicit-suspicion-view",
+         "an explicit suspicion request carries the receiver's view as the sender saw it (the "
+         "MembersViewMetadata of the heartbeat, list or complaint it answers: the master it "
+         "follows and its list's version), and the receiver ignores one whose view is not its "
+         "own any more (MembershipManager.handleExplicitSuspicion: \"Ignoring explicit "
+         "suspicion of …\"): a request made before the receiver's list changed is stale",
+         "002 gives a request no view: the receiver always suspects the sender; the same "
+         "request sent again adds nothing, so fixed explores fewer states",
+         (Source(_HZ, _HZ41, _MM, "MembershipManager.handleExplicitSuspicion"),
+          Source(_HZ, _HZ41, _CLUSTER + "ClusterHeartbeatManager.java",
+                 "ClusterHeartbeatManager.handleHeartbeatComplaint"),
+          Source(_HZ, _HZ5_MM, _MM, "MembershipManager.handleExplicitSuspicion"))),
+    Rule("hz39-split-brain-merge",
+         "a master asks each configured address that is not its member whether to merge "
+         "(SplitBrainJoinMessage, answered by SplitBrainMergeValidationOp); a master that finds "
+         "the asker's side should merge into its own (its member count the larger: "
+         "ClusterJoinManager.shouldMerge) and whose list's version is below the asker's raises "
+         "its version to the asker's + 1 and publishes its list unchanged "
+         "(MembershipManager.verifySplitBrainMergeMemberListVersion), so that the members that "
+         "merge in, each restarted under a new UUID, never see a version go back; the members "
+         "of the merging side then leave their cluster (the model: they crash) and join the "
+         "other as new members (the model: joiners)",
+         "002 runs one cluster and says nothing of merging two: the model has no split-brain "
+         "merge, and a member removed by the master stays out (its sides never meet again)",
+         (Source(_HZ, _HZ41, _MM, "MembershipManager.verifySplitBrainMergeMemberListVersion"),
+          Source(_HZ, _HZ41, _CLUSTER + "operations/SplitBrainMergeValidationOp.java",
+                 "SplitBrainMergeValidationOp.run"),
+          Source(_HZ, _HZ5_MM, _MM, "MembershipManager.verifySplitBrainMergeMemberListVersion"))),
 )
 
 
@@ -187,17 +215,76 @@ class ClaimRefused(NamedTuple):
     IllegalArgumentException of ClusterServiceImpl.handleMastershipClaim), not to be retried."""
 
 
+#: a member's view as a request names it (Hazelcast's ``MembersViewMetadata``): the master it
+#: follows and its list's version
+View = tuple[str | None, int | None]
+
+
 @message
 class ExplicitSuspicion(NamedTuple):
-    """Asks the receiver to suspect the sender and go its own way (002 Explicit Suspicion)."""
+    """Asks the receiver to suspect the sender and go its own way (002 Explicit Suspicion).
+    hz39-explicit-suspicion-view: `expected` is the receiver's view as the sender saw it (in
+    the heartbeat or the list it answers), and a receiver whose view has changed since ignores
+    the request (``MembershipManager.handleExplicitSuspicion``); None otherwise."""
+
+    expected: View | None
+
+
+@message
+class HeartbeatComplaint(NamedTuple):
+    """A member that is not the master heard a heartbeat from `complainee`, which is not in its
+    list, and tells its master (002 Explicit Suspicion, last paragraph: "it sends a complaint
+    message to master")."""
+
+    complainee: str
+    #: the complainee's view, from its heartbeat, and the complainer's own
+    complainee_view: View
+    complainer_view: View
+
+
+@message
+class ExplicitSuspicionTrigger(NamedTuple):
+    """The master asks the receiver to send `target` an explicit suspicion (002 Explicit
+    Suspicion: the master answers a complaint with explicit suspicions "to either of one or both
+    of complainee and complainer"; ``ClusterServiceImpl.sendExplicitSuspicionTrigger``)."""
+
+    target: str
+    #: the target's view, from the complaint
+    expected: View
+
+
+@message
+class SplitBrainJoin(NamedTuple):
+    """hz39-split-brain-merge: the master of one side of a split brain asks a master it does
+    not count among its members whether to merge (``SplitBrainMergeValidationOp``), with its
+    list's version and its member count."""
+
+    version: int | None
+    size: int
 
 
 Message = (MembersUpdate | JoinRequest | MasterAddress | MastershipClaim | ClaimResponse
-           | ClaimRefused | ExplicitSuspicion)
+           | ClaimRefused | ExplicitSuspicion | HeartbeatComplaint | ExplicitSuspicionTrigger
+           | SplitBrainJoin)
 
 _NOT_FROM_MASTER = "not from master"
 _STALE = "stale version"
 _OMITS_RECEIVER = "omits receiver"
+
+
+def _requests(msg: Hashable) -> bool:
+    """The messages a copy of which in flight makes another one add nothing."""
+    return isinstance(msg, ExplicitSuspicion | HeartbeatComplaint | ExplicitSuspicionTrigger
+                      | SplitBrainJoin)
+
+
+def _view(st: MemberState) -> View:
+    """`st`'s view as a request names it: its master and its list's version."""
+    return (st.master, st.version)
+
+
+def _fmt_view(view: View) -> str:
+    return f"{view[0]}" + ("" if view[1] is None else f" v={view[1]}")
 
 
 def _fmt(members: Iterable[str]) -> str:
@@ -234,7 +321,7 @@ class Membership(HeartbeatProtocol):
     name = "membership"
 
     def __init__(self, members: int = 4, joiners: int = 1, variant: str = "fixed",
-                 rules: Iterable[str] = ()) -> None:
+                 rules: Iterable[str] = (), complaints: bool = False) -> None:
         if members < 1:
             raise ValueError(f"members must be at least 1, got {members}")
         if joiners < 0:
@@ -265,6 +352,15 @@ class Membership(HeartbeatProtocol):
         # release rules (RULE_TABLE)
         self.latest_view = "hz39-claim-latest-view" in self.rules
         self.accepts_suspected = "hz39-claim-accepts-suspected" in self.rules
+        self.split_brain_merge = "hz39-split-brain-merge" in self.rules
+        self.view_check = "hz39-explicit-suspicion-view" in self.rules
+        #: members complain to their master of heartbeats from non-members (002 Explicit
+        #: Suspicion, last paragraph). Off by default, an abstraction: in a model run the
+        #: members the master removes hear of it from the master itself (its answer to their
+        #: heartbeats), and every stale list would otherwise send a complaint that changes
+        #: nothing (the default scope's states grow tenfold); on where a log shows a member
+        #: left outside that only the complaint's trigger makes suspect the others
+        self.complaints = complaints
 
     # -- initial states and joins --------------------------------------------------------------
 
@@ -332,7 +428,15 @@ class Membership(HeartbeatProtocol):
         if isinstance(msg, ClaimRefused):
             return self._on_claim_refused(node, st, src)
         if isinstance(msg, ExplicitSuspicion):
-            return self._suspect(node, st, src, explicit=True, reason="")
+            return self._on_explicit_suspicion(node, st, src, msg.expected)
+        if isinstance(msg, HeartbeatComplaint):
+            return self._on_heartbeat_complaint(node, st, src, msg)
+        if isinstance(msg, ExplicitSuspicionTrigger):
+            if not st.joined or msg.target == node:
+                return Step(st)
+            return Step(st, ((msg.target, ExplicitSuspicion(self._expect(msg.expected))),))
+        if isinstance(msg, SplitBrainJoin):
+            return self._on_split_brain_join(node, st, msg)
         raise TypeError(f"membership: unknown message {msg!r}")
 
     def _on_members_update(
@@ -351,7 +455,7 @@ class Membership(HeartbeatProtocol):
         if src != master:
             return Step(
                 st,
-                ((src, ExplicitSuspicion()),),
+                ((src, ExplicitSuspicion(self._expect((src, msg.version)))),),
                 (self._rejected(node, src, msg, _NOT_FROM_MASTER),),
             )
         if self.versioned:
@@ -562,6 +666,61 @@ class Membership(HeartbeatProtocol):
             ),
         )
 
+    # -- explicit suspicion and split brains ---------------------------------------------------
+
+    def _on_explicit_suspicion(self, node: NodeId, st: MemberState, src: NodeId,
+                               expected: View | None) -> Step:
+        """002 Explicit Suspicion: suspect the sender, which asked for it, if the request was
+        made for this member's view as it is (``MembershipManager.handleExplicitSuspicion``).
+        Under hz39-explicit-suspicion-view the request is observed as the code prints it
+        (``ExplicitSuspicionOp``: "Received suspicion request from"), whether or not it changes
+        anything: one made for an older view, or from a member already suspected, changes
+        nothing."""
+        if not st.joined or src == node:
+            return Step(st)
+        current = expected is None or _view(st) == expected
+        step = self._suspect(node, st, src, explicit=True, reason="") if current else Step(st)
+        if step.events or not self.view_check:
+            return step
+        return Step(step.state, step.sends, (ev.ExplicitSuspicion(member=node, sender=src),))
+
+    def _on_heartbeat_complaint(self, node: NodeId, st: MemberState, complainer: NodeId,
+                                msg: HeartbeatComplaint) -> Step:
+        """002 Explicit Suspicion: the master answers a complaint according to its own
+        verification (``ClusterHeartbeatManager.handleHeartbeatComplaint``): a side that is not
+        its member following it (``validateMembersViewMetadata``) is sent an explicit suspicion
+        by the master, and by the other side on the master's trigger; where both are, both are
+        sent the current list (here: by the periodic publish)."""
+        complainee = msg.complainee
+        if not self.is_master(node, st) or complainer == complainee:
+            return Step(st)
+        ours = (complainee in st.members and msg.complainee_view[0] == node,
+                complainer in st.members and msg.complainer_view[0] == node)
+        if ours == (True, True):
+            # both are sent the current list: the list the periodic publish sends them, which
+            # the model leaves to that publish (its sends are gated on none being in flight)
+            return Step(st)
+        sends: list[Send] = []
+        for outsider, view, ok, other in (
+                (complainee, msg.complainee_view, ours[0], complainer),
+                (complainer, msg.complainer_view, ours[1], complainee)):
+            if not ok:
+                sends.append((outsider, ExplicitSuspicion(self._expect(view))))
+                if ours[0] != ours[1]:
+                    sends.append((other, ExplicitSuspicionTrigger(outsider, view)))
+        return Step(st, tuple((d, m) for d, m in sends if d != node))
+
+    def _on_split_brain_join(self, node: NodeId, st: MemberState, msg: SplitBrainJoin) -> Step:
+        """hz39-split-brain-merge: another side's master asks; where that side should merge into
+        this one and its version is ahead, raise this list's version past it and publish
+        (``MembershipManager.verifySplitBrainMergeMemberListVersion``)."""
+        if not self.is_master(node, st) or len(st.members) < msg.size:
+            return Step(st)
+        if st.version is None or msg.version is None or st.version >= msg.version:
+            return Step(st)
+        new = st._replace(version=msg.version + 1)
+        return Step(new, self._publish(node, new), (self._installed(node, new),))
+
     # -- failure detection ---------------------------------------------------------------------
 
     def on_crash(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
@@ -655,11 +814,18 @@ class Membership(HeartbeatProtocol):
         removed = ev.MemberRemoved(member=node, removed=q, version=new.version)
         return Step(new, sends, (*prefix, removed, self._installed(node, new)))
 
-    def on_heartbeat(self, node: NodeId, state: Hashable, sender: NodeId) -> Step:
+    def heartbeat_view(self, node: NodeId, state: Hashable) -> Hashable:
+        """A heartbeat carries its sender's view (``MembersViewMetadata``)."""
+        st = cast(MemberState | None, state)
+        return None if st is None or not st.joined else _view(st)
+
+    def on_heartbeat(self, node: NodeId, state: Hashable, sender: NodeId,
+                     view: Hashable = None) -> Step:
         """A heartbeat from `sender`.
 
         A master answers a heartbeat from a non-member with an explicit suspicion (002 Explicit
-        Suspicion, first two cases). A member still following the head of its list stops
+        Suspicion, first two cases); another member complains of it to its master (the last
+        paragraph). A member still following the head of its list stops
         suspecting a member it hears from (002 Removing Suspicion).
         """
         st = cast(MemberState | None, state)
@@ -667,8 +833,15 @@ class Membership(HeartbeatProtocol):
             return Step(st)
         if self.is_master(node, st):
             if sender not in st.members:
-                return Step(st, ((sender, ExplicitSuspicion()),))
+                return Step(st, ((sender, ExplicitSuspicion(self._expect(cast(View, view)))),))
             return Step(st)
+        if sender not in st.members and self.complaints:
+            # 002 Explicit Suspicion: a complaint to the master, unless it suspects the master
+            # (``ClusterHeartbeatManager.onInvalidHeartbeat``); a claimant follows itself
+            if st.master is None or st.master == node or st.master in st.suspects:
+                return Step(st)
+            return Step(st, ((st.master, HeartbeatComplaint(sender, cast(View, view),
+                                                            _view(st))),))
         if (
             sender in st.suspects
             and sender in st.members
@@ -711,6 +884,9 @@ class Membership(HeartbeatProtocol):
         out: list[tuple[str, ...]] = []
         if self.is_master(node, st) and len(st.members) > 1:
             out.append(("publish",))
+        if self.split_brain_merge and self.is_master(node, st):
+            out.extend(("split-brain-join", q) for q in self.nodes
+                       if q not in st.members and q != node)
         if st.claim is not None:
             out.extend(("claim-retry", q) for q in sorted(st.claim.retry))
             if st.claim.retry or st.claim.waiting:
@@ -727,6 +903,12 @@ class Membership(HeartbeatProtocol):
             if st is None or not self.is_master(node, st):
                 return Step(st)
             return Step(st, self._publish(node, st))
+        if kind == "split-brain-join":
+            # hz39-split-brain-merge: the periodic search for other clusters at the configured
+            # addresses (``SplitBrainHandler``); a merge check changes nothing here
+            if st is None or not self.is_master(node, st):
+                return Step(st)
+            return Step(st, ((timer[1], SplitBrainJoin(st.version, len(st.members))),))
         if kind == "claim-retry":
             q = timer[1]
             if st is None or st.claim is None or q not in st.claim.retry:
@@ -757,6 +939,12 @@ class Membership(HeartbeatProtocol):
                 st = st._replace(master=target)
             return Step(st, ((st.master, JoinRequest()),))
         raise ValueError(f"membership: unknown timer {timer!r}")
+
+    @property
+    def channels(self) -> Channels:  # type: ignore[override]
+        """Requests sent again each heartbeat or each merge check (a suspicion request, its
+        trigger, a complaint, a merge check) are acted on once, whatever the copies in flight."""
+        return Channels(idempotent=_requests)
 
     def is_timeout(self, timer: Hashable) -> bool:
         """The claim and join timeouts are timeouts; publish, retry and join are periodic."""
@@ -803,11 +991,26 @@ class Membership(HeartbeatProtocol):
             return f"ClaimResponse {verdict}{self._v(msg.version)} {_fmt(msg.members)}"
         if isinstance(msg, MasterAddress):
             return f"MasterAddress {msg.master}"
-        if isinstance(msg, JoinRequest | MastershipClaim | ClaimRefused | ExplicitSuspicion):
+        if isinstance(msg, ExplicitSuspicion):
+            if msg.expected is None:
+                return "ExplicitSuspicion"
+            return f"ExplicitSuspicion for {_fmt_view(msg.expected)}"
+        if isinstance(msg, HeartbeatComplaint):
+            return f"HeartbeatComplaint of {msg.complainee}"
+        if isinstance(msg, ExplicitSuspicionTrigger):
+            return f"ExplicitSuspicionTrigger for {msg.target}"
+        if isinstance(msg, SplitBrainJoin):
+            return f"SplitBrainJoin{self._v(msg.version)} size={msg.size}"
+        if isinstance(msg, JoinRequest | MastershipClaim | ClaimRefused):
             return type(msg).__name__
         return repr(msg)
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _expect(self, view: View) -> View | None:
+        """What an explicit suspicion request names of its receiver's view: `view` under
+        hz39-explicit-suspicion-view, else nothing (002 gives a request no view)."""
+        return view if self.view_check else None
 
     @staticmethod
     def _v(version: int | None) -> str:

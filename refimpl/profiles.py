@@ -141,9 +141,12 @@ _IGNITE = ("ignite-3-table", "ignite-3-zone")
 MEMBERSHIP_RULES: dict[str, tuple[str, ...]] = {
     "design": (),
     "hz-3.7": ("hz38-unordered-members", "hz38-stale-master-list", "hz38-local-removal"),
-    "hz-3.9": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
-    "hz-4.1": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
-    "hz-5": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected"),
+    "hz-3.9": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected",
+              "hz39-split-brain-merge", "hz39-explicit-suspicion-view"),
+    "hz-4.1": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected",
+              "hz39-split-brain-merge", "hz39-explicit-suspicion-view"),
+    "hz-5": ("hz39-claim-latest-view", "hz39-claim-accepts-suspected",
+            "hz39-split-brain-merge", "hz39-explicit-suspicion-view"),
 }
 #: hz-3.7's default scope does not finish (8.65 million states at depth 15 in 30 minutes): its
 #: findings are what the search breaks by then, both at depth 3 or less; hz-3.9 to hz-5 leave

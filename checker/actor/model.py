@@ -162,6 +162,7 @@ class ActorModel(Model[World]):
         self._add = self.net.add
         self._reliable = channels.reliable
         self._dead = channels.dead
+        self._idempotent = channels.idempotent
         self._timeout = timing.timeout
         self._prompt = timing.prompt
         self._wait_for_network = timing.wait_for_network
@@ -323,7 +324,7 @@ class ActorModel(Model[World]):
                 st = nodes[index[n]]
                 if st is None or st is CRASHED:
                     continue
-                step = call(p.on_heartbeat, n, st, sender)
+                step = call(p.on_heartbeat, n, st, sender, call(p.heartbeat_view, sender, sst))
                 if step.state != st or step.events or any(
                         not self._in_flight(network, n, d, m) for d, m in step.sends):
                     out.append((("heartbeat", sender, n), self._apply(world, n, step, network)))
@@ -442,7 +443,9 @@ class ActorModel(Model[World]):
             st = nodes[self.index[n]]
             step = call(p.on_suspect, n, st, q, self._reason(world, n, st, q))
         elif kind == "heartbeat":
-            step = call(p.on_heartbeat, action[2], nodes[self.index[action[2]]], action[1])
+            sender = action[1]
+            view = call(p.heartbeat_view, sender, nodes[self.index[sender]])
+            step = call(p.on_heartbeat, action[2], nodes[self.index[action[2]]], sender, view)
         elif kind == "join":
             step = p.on_join(action[1])
         elif kind == "shutdown":
@@ -510,10 +513,13 @@ class ActorModel(Model[World]):
             if state is not before and state != before:
                 network = self.net.discard(network, node,
                                            lambda src, m: call(dead, node, state, src, m))
+        once = self._idempotent
         for dst, msg in step.sends:
             receiver = state if dst == node else nodes[self.index[dst]]
             if receiver is None or receiver is CRASHED or (
                     dead is not None and call(dead, dst, receiver, node, msg)):
+                continue
+            if once is not None and once(msg) and self._in_flight(network, node, dst, msg):
                 continue
             network = self._add(network, node, dst, msg)
         share = self._share

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,10 +43,6 @@ __all__ = ["LabConfig", "LabReport", "judge", "run_lab"]
 
 #: the models whose designs a Hazelcast run is conformed to (`partsafe conform MODEL`)
 CONFORM_MODELS = ("membership",)
-#: the faults the membership model has no steps for yet: a restart's new incarnation on the
-#: same address, and the split-brain merge after a pause or a partition (docs/lab.md). A run
-#: with one that does not conform is not judged by conform: the gap is the model's
-UNMODELLED = frozenset({"restart", "pause", "partition"})
 
 
 @dataclass(frozen=True)
@@ -401,12 +397,10 @@ def _run_judge(args: list[str], out: Path, name: str, seconds: float, mb: int) -
 def judge(config: LabConfig, report: LabReport, progress: Callable[[str], None]) -> None:
     """`validate` and `conform` of a Hazelcast run's logs, and the data check, into one
     verdict."""
-    unmodelled = sorted({s.kind for s in config.faults} & UNMODELLED)
     judge_logs(report, config.out, progress, models=CONFORM_MODELS,
                settings=("--config", f"backups={config.backups}"),
                profile=config.release.profile, seconds=config.judge_seconds,
-               mb=config.judge_mb, data_text=lambda data: _data_text(data, config.backups),
-               unmodelled=unmodelled)
+               mb=config.judge_mb, data_text=lambda data: _data_text(data, config.backups))
 
 
 def _data_text(data: dict[str, Any], backups: int) -> str:
@@ -420,8 +414,7 @@ def _data_text(data: dict[str, Any], backups: int) -> str:
 
 def judge_logs(report: LabReport, out: Path, progress: Callable[[str], None], *,
                models: tuple[str, ...], settings: tuple[str, ...], profile: str,
-               seconds: float, mb: int, data_text: Callable[[dict[str, Any]], str],
-               unmodelled: Sequence[str] = ()) -> None:
+               seconds: float, mb: int, data_text: Callable[[dict[str, Any]], str]) -> None:
     """`partsafe validate` and `partsafe conform MODEL --profile PROFILE` of the run's logs in
     `out` (`_run_judge`: children bounded by `seconds` and `mb`), and the data check of
     `report.data` (`data_text` words it), into `report`'s one verdict: a violation when any
@@ -436,14 +429,7 @@ def judge_logs(report: LabReport, out: Path, progress: Callable[[str], None], *,
         progress(f"judging: partsafe conform {model}")
         run = _run_judge(["conform", model, *logs, "--json", "--profile", profile], out,
                          f"conform-{model}.json", seconds, mb)
-        summary = _conform_summary(run)
-        if summary["result"] == "violation" and unmodelled:
-            # the run has a fault the model has no steps for: its logs leaving the design says
-            # nothing of the product
-            summary["result"] = "incomplete"
-            summary["verdict"] += (f"; not judged: the {model} model has no steps for "
-                                   f"{' or '.join(unmodelled)} yet")
-        report.conform[model] = summary
+        report.conform[model] = _conform_summary(run)
     verdicts = [report.validate["result"], *(c["result"] for c in report.conform.values())]
     data = report.data
     if not data or "acknowledged" not in data:

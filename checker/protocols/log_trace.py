@@ -45,10 +45,14 @@ from partsafe.checker.engine.model import Action, Model
 from partsafe.checker.report import event_json
 from partsafe.checker.validation.shards import stamped
 from partsafe.traces.events import EVENT_TYPES, UNKNOWN_MEMBER, Event, Quiescent
+from partsafe.traces.incarnations import predecessor
 from partsafe.traces.inputs import expand
 from partsafe.traces.scanner import Scanner
 
 # --- the table ----------------------------------------------------------------------------------
+
+#: a stream's record: its order key (timestamp first) and the event
+Keyed = tuple[tuple[int, int, int, int], Event]
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,12 @@ class LogTable:
     starts: Callable[[str], Event] | None = None
     outside: Mapping[str, str] = field(default_factory=dict)
     scope: Callable[[Sequence[Event]], dict[str, int]] = lambda records: {}
+    #: the members' streams (every record, in order) as the protocol ran them, where a log's
+    #: names or print order differ (each incarnation of a restarted member apart, a request
+    #: printed before the lock it waits for read after: traces/incarnations.py), with the
+    #: records it leaves out by (event type, reason); None: as read
+    streams: Callable[[dict[str, list[Keyed]]],
+                      tuple[dict[str, list[Keyed]], Mapping[tuple[str, str], int]]] | None = None
 
     def __post_init__(self) -> None:
         """A row must name an event type of the vocabulary (`partsafe.traces.events`) and only
@@ -175,6 +185,7 @@ def read_logs(paths: Sequence[str], table: LogTable) -> LogRecords:
     candidates = expand(list(paths))
     files: list[str] = []
     streams: dict[str, list[tuple[tuple[int, int, int, int], Event]]] = {}
+    everything: dict[str, list[tuple[tuple[int, int, int, int], Event]]] = {}
     aside: Counter[tuple[str, str]] = Counter()
     mapped = set(table.shown)
     for c in candidates:
@@ -189,16 +200,26 @@ def read_logs(paths: Sequence[str], table: LogTable) -> LogRecords:
         for key, e in stamped(len(files), found):
             if isinstance(e, Quiescent):
                 continue
-            if e.type not in mapped:
+            if e.member == UNKNOWN_MEMBER:
+                why = "the log does not say which member printed it" if e.type in mapped else \
+                    table.outside.get(e.type, f"the {table.product} table maps no step of the "
+                                              "model to it")
+                aside[(e.type, why)] += 1
+            else:
+                everything.setdefault(e.member, []).append((key, e))
+        files.append(str(c.path))
+    for stream in everything.values():
+        stream.sort(key=lambda pair: pair[0])
+    if table.streams is not None:
+        everything, left_out = table.streams(everything)
+        aside.update(left_out)
+    for member, stream in everything.items():
+        for key, e in stream:
+            if e.type in mapped:
+                streams.setdefault(member, []).append((key, e))
+            else:
                 aside[(e.type, table.outside.get(e.type, f"the {table.product} table maps no "
                                                          "step of the model to it"))] += 1
-            elif e.member == UNKNOWN_MEMBER:
-                aside[(e.type, "the log does not say which member printed it")] += 1
-            else:
-                streams.setdefault(e.member, []).append((key, e))
-        files.append(str(c.path))
-    for stream in streams.values():
-        stream.sort(key=lambda pair: pair[0])
     malformed = scanner.accounting.malformed
     for m in malformed:
         aside[("(malformed)", f"{m.file}:{m.line}: {m.reason}")] += 1
@@ -298,6 +319,15 @@ class LogTrace(TraceMapping[Any]):
         self._cache: tuple[Any, Action, tuple[Printed, ...]] | None = None
         self._records = logs.records()
         self._bound_of: tuple[Binding, _Bound] | None = None
+        #: one member's incarnations (traces/incarnations.py) are one process, one after the
+        #: other: stream -> the stream of the incarnation before it, and of the one after
+        self._before: dict[int, int] = {}
+        self._ended: set[int] = set()
+        for k, n in enumerate(self.names):
+            p = predecessor(n)
+            if p is not None and p in self.stream_of:
+                self._before[k] = self.stream_of[p]
+                self._ended.add(self.stream_of[p])
 
     @staticmethod
     def _field_roles(etype: str, shown: Shown) -> list[tuple[str, Role | None]]:
@@ -421,6 +451,8 @@ class LogTrace(TraceMapping[Any]):
             return True
         k = self.stream_of[name]
         i, stream = at[k], self.streams[k]
+        if i == len(stream) and k in self._ended:
+            return False  # the member ended there: a later incarnation of it printed on
         return i == 0 or i == len(stream) or stream[i - 1][1].source is None \
             or stream[i][1].source is None \
             or stream[i - 1][1].source.file != stream[i][1].source.file  # type: ignore[union-attr]
@@ -443,6 +475,9 @@ class LogTrace(TraceMapping[Any]):
             i = at[k]
             if i == len(self.streams[k]) or (placed and not self._in_time(at, k)):
                 continue
+            before = self._before.get(k)
+            if before is not None and at[before] < len(self.streams[before]):
+                continue  # the incarnation before it has records left
             record = self.streams[k][i][1]
             if record.type != e.type:
                 continue

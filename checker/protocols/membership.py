@@ -10,6 +10,7 @@ mastership claim) its `RULE_TABLE`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from itertools import pairwise
 
 from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal
@@ -24,6 +25,7 @@ from partsafe.refimpl.membership import (
 )
 from partsafe.specs.membership import MONITORS as MEMBERSHIP_MONITORS
 from partsafe.traces import events as ev
+from partsafe.traces.incarnations import incarnation_name, membership_streams
 
 
 def _member(world: World, proto: Membership, node: str) -> MemberState | None:
@@ -105,7 +107,8 @@ def build_membership(variant: str, scope: dict[str, int],
                      rules: frozenset[str] = frozenset()) -> ActorModel:
     """The membership model of `variant` at `scope` (the entry's parameters), following the
     release `rules` (refimpl/profiles.py)."""
-    proto = Membership(scope["members"], scope["joiners"], variant, rules)
+    proto = Membership(scope["members"], scope["joiners"], variant, rules,
+                       complaints=bool(scope.get("complaints", 0)))
     budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
                     suspicions=scope["suspicions"], losses=scope["losses"],
                     duplications=scope["duplications"], publishes=scope["publishes"])
@@ -123,10 +126,10 @@ _PARTITION_SERVICE = ("a partition service message: the partition models (migrat
 
 def log_members(records: Sequence[ev.Event]) -> tuple[int, int, set[str]]:
     """How many initial members and joiners a Hazelcast log needs, and the members it shows
-    suspected or removed. The initial members are the members of the earliest member list it
-    shows, with every member named before that list (a member removed as the log begins), but
-    the ones whose start the log shows first (they join), bar the list's master (which founded
-    the cluster); every other member it names is a joiner."""
+    suspected or removed (or left out of a later list). The initial members are the members
+    of the earliest member list it shows, with every member named before that list (a member
+    removed as the log begins), but the ones whose start the log shows first (they join), bar
+    the list's master (which founded the cluster); every other member it names is a joiner."""
     ordered = sorted(records, key=lambda e: (e.order or 0))
     first = next((e for e in ordered if isinstance(e, ev.MemberListInstalled)), None)
     before = ordered[:ordered.index(first)] if first is not None else ordered
@@ -139,19 +142,69 @@ def log_members(records: Sequence[ev.Event]) -> tuple[int, int, set[str]]:
             if name not in initial and name not in started:
                 initial.append(name)
     named = {n for e in records for n in _named(e)}
+    # a member is failed when removed, suspected by a failure detector (an explicit suspicion
+    # is a message of the protocol, not a fault), or followed by an incarnation of its own
     failed = {e.removed for e in records if isinstance(e, ev.MemberRemoved)} | {
-        e.suspect for e in records if isinstance(e, ev.MemberSuspected)}
+        e.suspect for e in records if isinstance(e, ev.MemberSuspected)
+        and e.reason != EXPLICIT_REASON} | {
+        incarnation_name(address, k - 1) for address, k in map(_incarnation, named) if k > 1}
+    # and when a later list leaves it out (its removal printed nowhere: a log that ends first)
+    lists: dict[str, list[ev.MemberListInstalled]] = {}
+    for e in ordered:
+        if isinstance(e, ev.MemberListInstalled):
+            lists.setdefault(e.member, []).append(e)
+    for seen in lists.values():
+        for a, b in pairwise(seen):
+            failed.update(set(a.members) - set(b.members))
     return max(1, len(initial)), len(named - set(initial)), failed
 
 
 def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     """The scope a Hazelcast log needs of the membership model (002): its members and joiners
-    (`log_members`). A member suspected or removed needs a crash or a false suspicion: one of
-    each per such member. Hazelcast's master republishes its list periodically, so one such
-    publish may race a newer list."""
+    (`log_members`). A member suspected or removed needs a crash; one that lived on after, a
+    false suspicion from each member that suspected it (`false_suspicions`). Hazelcast's
+    master republishes its list periodically, so one such publish may race a newer list.
+    Where a suspicion was false, the member left outside hears from every side: the members'
+    heartbeat complaints are on."""
     members, joiners, failed = log_members(records)
+    wrong = false_suspicions(records)
     return {"members": members, "joiners": joiners, "joins": joiners,
-            "crashes": len(failed), "suspicions": len(failed), "publishes": 1}
+            "crashes": len(failed), "suspicions": len(wrong),
+            "publishes": 1, "complaints": int(bool(wrong))}
+
+
+def false_suspicions(records: Sequence[ev.Event]) -> set[tuple[str, str]]:
+    """The (member, suspect) pairs of the failure detectors' suspicions and removals that were
+    false: the suspect's own log goes on after it (by a later second, a timestamp's precision;
+    a pause, a partition), or no log of the suspect was given (nothing says it stopped). A
+    suspect whose log ends before needs a crash only (a kill, a stop); an explicit suspicion
+    is a message of the protocol, not a fault."""
+    first: dict[tuple[str, str], int] = {}
+    for e in records:
+        q = e.removed if isinstance(e, ev.MemberRemoved) else \
+            e.suspect if isinstance(e, ev.MemberSuspected) and e.reason != EXPLICIT_REASON \
+            else None
+        if q is not None and e.order is not None:
+            first[(e.member, q)] = min(first.get((e.member, q), e.order), e.order)
+    last: dict[str, int] = {}
+    for e in records:
+        if e.order is not None:
+            last[e.member] = max(last.get(e.member, e.order), e.order)
+    return {(n, q) for (n, q), t in first.items()
+            if q not in last or last[q] // 1000 > t // 1000}
+
+
+#: the reason a member printing "Member … is suspected to be dead for reason: …" gives when an
+#: explicit suspicion asked it to (``MembershipManager.handleExplicitSuspicion``)
+EXPLICIT_REASON = "explicit suspicion"
+#: the reason the parser gives the failure detector's "Suspecting Member … because it has not
+#: sent any heartbeats" (traces/payload.py)
+HEARTBEAT_REASON = "heartbeat timeout"
+
+
+def _incarnation(name: str) -> tuple[str, int]:
+    address, _, k = name.partition("#")
+    return address, int(k) if k.isdigit() else 1
 
 
 def _named(e: ev.Event) -> list[str]:
@@ -160,6 +213,37 @@ def _named(e: ev.Event) -> list[str]:
         v = getattr(e, name, None)
         out.extend(v if isinstance(v, tuple) else [v] if isinstance(v, str) else [])
     return out
+
+
+def _prints(model: ActorModel, state: World, action: Action, nxt: World,
+            events: tuple[ev.Event, ...]) -> tuple[ev.Event, ...]:
+    """What Hazelcast prints for a membership step: a joiner's start first (LifecycleService
+    ``STARTING``), and after an explicit suspicion that makes a member that is not the master
+    suspect the sender, the suspicion itself; before a failure detector's suspicion, its own
+    line (``MembershipManager.suspectMember`` prints
+    "Member … is suspected to be dead for reason: explicit suspicion")."""
+    if action[0] == "join":
+        return (ev.MemberStarted(member=action[1]), *events)
+    if action[0] in ("suspect", "false-suspect"):
+        # the failure detector's own line, on the master too: "Suspecting Member … because it
+        # has not sent any heartbeats since …" (ClusterHeartbeatManager; not printed where a
+        # closed connection suspects instead: the row is not always printed)
+        events = (ev.MemberSuspected(member=action[1], suspect=action[2],
+                                     reason=HEARTBEAT_REASON), *events)
+    if not any(isinstance(e, ev.ExplicitSuspicion) for e in events):
+        return events
+    proto: Membership = model.protocol  # type: ignore[assignment]
+    out: list[ev.Event] = []
+    for e in events:
+        out.append(e)
+        if isinstance(e, ev.ExplicitSuspicion):
+            before = _member(state, proto, e.member)
+            if before is not None and before.joined and e.sender not in before.suspects \
+                    and not Membership.is_master(e.member, before) \
+                    and e.sender in (before.claim.known if before.claim else before.members):
+                out.append(ev.MemberSuspected(member=e.member, suspect=e.sender,
+                                              reason=EXPLICIT_REASON))
+    return tuple(out)
 
 
 #: how a Hazelcast log shows a member's start, a member list and a removal (the partition
@@ -214,8 +298,7 @@ LOG_TABLE = LogTable(
             "MembershipManager (FINE): A more recent MembersView{…} is received from [h]:p",
             always=False, fields={"sender": _MEMBER, "version": _VERSION, "members": _MEMBER}),
     },
-    prints=lambda model, state, action, nxt, events: (
-        (ev.MemberStarted(member=action[1]), *events) if action[0] == "join" else events),
+    prints=lambda model, state, action, nxt, events: _prints(model, state, action, nxt, events),
     starts=lambda member: ev.MemberStarted(member=member),
     outside={t: _PARTITION_SERVICE for t in (
         "repartitioning", "migrations_completed", "migration_started", "migration_finished",
@@ -229,6 +312,7 @@ LOG_TABLE = LogTable(
         "cluster_state_changed": "the cluster state (ACTIVE, FROZEN, …) is not modelled",
     },
     scope=log_scope,
+    streams=membership_streams,
 )
 
 
@@ -245,6 +329,9 @@ MEMBERSHIP = ModelEntry(
         "losses": Param(0, "lost messages"),
         "duplications": Param(0, "duplicated messages"),
         "publishes": Param(0, "periodic member list publishes that race newer updates"),
+        "complaints": Param(0, "1: members complain to the master of heartbeats from "
+                               "non-members (002 Explicit Suspicion; off: an abstraction, "
+                               "docs/models.md)"),
     },
     variant_table=VARIANT_TABLE,
     rule_table=RULE_TABLE,

@@ -13,6 +13,8 @@ from partsafe.refimpl.membership import (
     Claim,
     ClaimResponse,
     ExplicitSuspicion,
+    ExplicitSuspicionTrigger,
+    HeartbeatComplaint,
     JoinRequest,
     MasterAddress,
     MastershipClaim,
@@ -82,8 +84,8 @@ def test_variant_catalogue() -> None:
 def test_fieldless_messages_are_distinct() -> None:
     assert JoinRequest() == JoinRequest()
     assert JoinRequest() != MastershipClaim()
-    assert MastershipClaim() != ExplicitSuspicion()
-    assert len({JoinRequest(), MastershipClaim(), ExplicitSuspicion(), JoinRequest()}) == 3
+    assert MastershipClaim() != ExplicitSuspicion(None)
+    assert len({JoinRequest(), MastershipClaim(), ExplicitSuspicion(None), JoinRequest()}) == 3
 
 
 # --- 002 Mastership Claim Process: the six-member example ---------------------------------------
@@ -174,7 +176,7 @@ def test_six_member_example_of_002() -> None:
         assert got.suspects == frozenset()
 
     # C and F, left out, are told to go their own way when they heartbeat the new master
-    assert p.on_heartbeat("B", b, "F").sends == (("F", ExplicitSuspicion()),)
+    assert p.on_heartbeat("B", b, "F").sends == (("F", ExplicitSuspicion(None)),)
 
 
 # --- joins, removals, updates ------------------------------------------------------------------
@@ -225,7 +227,7 @@ def test_joiner_rejects_list_from_non_oldest() -> None:
     d = new_state(p.on_join("D"))
     step = p.on_message("D", d, "B", MembersUpdate(4, ("A", "B", "C", "D")))
     assert step.state == d
-    assert step.sends == (("B", ExplicitSuspicion()),)
+    assert step.sends == (("B", ExplicitSuspicion(None)),)
     assert step.events == (
         ev.MemberListRejected(member="D", sender="B", version=4, reason="not from master"),
     )
@@ -286,18 +288,18 @@ def test_non_master_list_rejected_with_explicit_suspicion() -> None:
     b = state(p, "B")
     step = p.on_message("B", b, "C", MembersUpdate(9, ("C", "B")))
     assert step.state == b
-    assert step.sends == (("C", ExplicitSuspicion()),)
+    assert step.sends == (("C", ExplicitSuspicion(None)),)
     assert step.events == (
         ev.MemberListRejected(member="B", sender="C", version=9, reason="not from master"),
     )
     # C, a slave, only suspects B (A is not suspected, so no claim)
-    step = p.on_message("C", state(p, "C"), "B", ExplicitSuspicion())
+    step = p.on_message("C", state(p, "C"), "B", ExplicitSuspicion(None))
     c = new_state(step)
     assert c.suspects == {"B"} and c.claim is None and c.master == "A"
     assert step.events == (ev.ExplicitSuspicion(member="C", sender="B"),)
     assert step.sends == ()
     # the master removes the sender instead
-    step = p.on_message("A", state(p, "A"), "B", ExplicitSuspicion())
+    step = p.on_message("A", state(p, "A"), "B", ExplicitSuspicion(None))
     assert new_state(step).members == ("A", "C", "D")
     assert step.events == (
         ev.ExplicitSuspicion(member="A", sender="B"),
@@ -361,9 +363,71 @@ def test_heartbeat_keeps_suspicion_after_accepting_a_claim() -> None:
 def test_master_answers_heartbeat_from_unknown_with_explicit_suspicion() -> None:
     p = Membership(members=3, joiners=0)
     a = state(p, "A")
-    assert p.on_heartbeat("A", a, "X") == Step(a, (("X", ExplicitSuspicion()),))
+    assert p.on_heartbeat("A", a, "X") == Step(a, (("X", ExplicitSuspicion(None)),))
     assert p.on_heartbeat("A", a, "B") == Step(a)
-    assert p.on_heartbeat("B", state(p, "B"), "X") == Step(state(p, "B"))
+
+
+# --- 002 Explicit Suspicion: the heartbeat complaint ------------------------------------------
+
+
+def test_a_slave_complains_to_its_master_of_a_heartbeat_from_a_non_member() -> None:
+    p = Membership(members=3, joiners=0, complaints=True)
+    c = state(p, "C")._replace(version=4, members=("A", "C"))  # A removed B at v4
+    assert p.on_heartbeat("C", c, "B", ("A", 3)) == \
+        Step(c, (("A", HeartbeatComplaint("B", ("A", 3), ("A", 4))),))
+    # without complaints (the model's default) a member that is not the master stays silent
+    assert Membership(members=3, joiners=0).on_heartbeat("C", c, "B", ("A", 3)) == Step(c)
+    assert p.on_heartbeat("C", c, "A") == Step(c)  # a member's heartbeat: no complaint
+    # not to a master it suspects (ClusterHeartbeatManager.onInvalidHeartbeat)
+    suspecting = c._replace(suspects=frozenset({"A"}))
+    assert p.on_heartbeat("C", suspecting, "B", ("A", 3)) == Step(suspecting)
+
+
+def test_the_master_answers_a_complaint_by_its_own_verification() -> None:
+    p = Membership(members=3, joiners=0, complaints=True)
+    a = state(p, "A")._replace(version=4, members=("A", "C"))
+    b_view, c_view = ("A", 3), ("A", 4)
+    # the complainee is no member: suspected by the master, and by the complainer on a trigger
+    step = p.on_message("A", a, "C", HeartbeatComplaint("B", b_view, c_view))
+    assert step == Step(a, (("B", ExplicitSuspicion(None)),
+                            ("C", ExplicitSuspicionTrigger("B", b_view))))
+    step = p.on_message("C", state(p, "C"), "A", ExplicitSuspicionTrigger("B", b_view))
+    assert step.sends == (("B", ExplicitSuspicion(None)),) and step.events == ()
+    # both members following it: both are sent the current list, by the periodic publish
+    step = p.on_message("A", state(p, "A"), "C", HeartbeatComplaint("B", b_view, ("A", 3)))
+    assert step == Step(state(p, "A"))
+    # the complainer is no member: the other way round
+    step = p.on_message("A", a, "B", HeartbeatComplaint("C", c_view, b_view))
+    assert step.sends == (("B", ExplicitSuspicion(None)),
+                          ("C", ExplicitSuspicionTrigger("B", b_view)))
+    # neither (a member following another master is not valid either): both, no trigger
+    step = p.on_message("A", a, "B", HeartbeatComplaint("C", ("B", 5), b_view))
+    assert step.sends == (("C", ExplicitSuspicion(None)), ("B", ExplicitSuspicion(None)))
+    # a member that is not the master ignores a complaint
+    assert p.on_message("B", state(p, "B"), "C", HeartbeatComplaint("A", b_view, b_view)) == \
+        Step(state(p, "B"))
+
+
+def test_a_request_for_an_older_view_is_observed_and_ignored() -> None:
+    """hz39-explicit-suspicion-view: ExplicitSuspicionOp prints "Received suspicion request
+    from" before it handles the request, and handleExplicitSuspicion ignores one made for a
+    view the member no longer has; 002's requests carry no view and are always handled."""
+    p = Membership(members=3, joiners=0, rules=("hz39-explicit-suspicion-view",))
+    c = state(p, "C")
+    stale = p.on_message("C", c, "B", ExplicitSuspicion(("A", 2)))
+    assert stale == Step(c, (), (ev.ExplicitSuspicion(member="C", sender="B"),))
+    current = p.on_message("C", c, "B", ExplicitSuspicion(("A", 3)))
+    assert new_state(current).suspects == {"B"}
+    # already suspected: observed, no change
+    again = p.on_message("C", new_state(current), "B", ExplicitSuspicion(("A", 3)))
+    assert again.state == new_state(current) and len(again.events) == 1
+    # the heartbeat carries the sender's view, and the master's answer names it
+    assert p.heartbeat_view("B", c) == ("A", 3)
+    a = state(p, "A")._replace(members=("A", "C"), version=4)
+    assert p.on_heartbeat("A", a, "B", ("A", 3)).sends == (("B", ExplicitSuspicion(("A", 3))),)
+    fixed = Membership(members=3, joiners=0)
+    assert fixed.on_heartbeat("A", a, "B", ("A", 3)).sends == (("B", ExplicitSuspicion(None)),)
+    assert new_state(fixed.on_message("C", c, "B", ExplicitSuspicion(None))).suspects == {"B"}
 
 
 def test_lone_candidate_claims_alone() -> None:
@@ -473,7 +537,7 @@ def test_claimant_rejects_list_from_old_master() -> None:
     b = new_state(p.on_suspect("B", state(p, "B"), "A", "false"))
     step = p.on_message("B", b, "A", MembersUpdate(3, ("A", "B", "C")))
     assert step.state == b
-    assert step.sends == (("A", ExplicitSuspicion()),)
+    assert step.sends == (("A", ExplicitSuspicion(None)),)
 
 
 # --- variants ------------------------------------------------------------------------------------
@@ -630,7 +694,7 @@ def test_describe_message() -> None:
     )
     assert p.describe_message(JoinRequest()) == "JoinRequest"
     assert p.describe_message(MastershipClaim()) == "MastershipClaim"
-    assert p.describe_message(ExplicitSuspicion()) == "ExplicitSuspicion"
+    assert p.describe_message(ExplicitSuspicion(None)) == "ExplicitSuspicion"
 
 
 def test_a_joiner_asks_every_configured_address_in_turn() -> None:

@@ -18,12 +18,15 @@ from partsafe.refimpl.membership import (
     Membership,
     MemberState,
     MembersUpdate,
+    SplitBrainJoin,
 )
 from partsafe.traces import events as ev
 
 ABC, ABCD = ("A", "B", "C"), ("A", "B", "C", "D")
 LATEST = "hz39-claim-latest-view"
 ACCEPTS = "hz39-claim-accepts-suspected"
+MERGE = "hz39-split-brain-merge"
+VIEW = "hz39-explicit-suspicion-view"
 
 
 def member(version: int, members: tuple[str, ...], master: str, suspects: str = "",
@@ -38,20 +41,24 @@ def new_state(step: Step) -> MemberState:
 
 
 def test_every_rule_cites_a_source_and_says_what_fixed_does() -> None:
-    assert set(RULE_TABLE) == {LATEST, ACCEPTS}
+    assert set(RULE_TABLE) == {LATEST, ACCEPTS, MERGE, VIEW}
     for rule in RULE_TABLE.values():
         assert rule.doc and rule.fixed and rule.sources
         for source in rule.sources:
             assert source.repo == "hazelcast/hazelcast"
             assert source.path.endswith((".java",))
-            assert source.method.split(".")[0] in ("MembershipManager", "ClusterServiceImpl")
-        # the rule appears in 3.9: each cites the v3.9 tag
-        assert any(s.ref == "v3.9" for s in rule.sources)
+            assert source.method.split(".")[0] in ("MembershipManager", "ClusterServiceImpl",
+                                                   "SplitBrainMergeValidationOp",
+                                                   "ClusterHeartbeatManager")
+    # the claim's rules appear in 3.9: each cites the v3.9 tag; the merge's version check was
+    # read at the 4.1 branch point and in 5.x (3.12.2 prints it in the lab's runs)
+    for name in (LATEST, ACCEPTS):
+        assert any(s.ref == "v3.9" for s in RULE_TABLE[name].sources)
 
 
 def test_the_release_profiles_name_the_rules_of_their_code() -> None:
     for name in ("hz-3.9", "hz-4.1", "hz-5"):
-        assert profiles.get(name).rules_of("membership") == {LATEST, ACCEPTS}
+        assert profiles.get(name).rules_of("membership") == {LATEST, ACCEPTS, MERGE, VIEW}
     # 3.7 and 3.8: no list versions, slaves remove on their own, no claim (002 Background)
     assert profiles.get("hz-3.7").rules_of("membership") == {
         "hz38-unordered-members", "hz38-stale-master-list", "hz38-local-removal"}
@@ -198,3 +205,31 @@ def test_a_refused_claimant_stops_waiting_for_that_member() -> None:
     # a refusal from a member it is not waiting for changes nothing
     assert p.on_message("B", b, "A", ClaimRefused()) == Step(b)
     assert p.describe_message(ClaimRefused()) == "ClaimRefused"
+
+
+# --- hz39-split-brain-merge: MembershipManager.verifySplitBrainMergeMemberListVersion -----------
+
+
+def test_a_master_asks_each_address_outside_its_list_whether_to_merge() -> None:
+    p = Membership(members=3, joiners=0, rules=(MERGE,))
+    b = member(4, ("B",), "B")  # B, removed, claimed a cluster of its own
+    assert ("split-brain-join", "A") in p.timers("B", b)
+    assert ("split-brain-join", "C") in p.timers("B", b)
+    assert p.on_timer("B", b, ("split-brain-join", "A")) == \
+        Step(b, (("A", SplitBrainJoin(4, 1)),))
+    # without the rule (002 runs one cluster) no master looks for another
+    assert not any(t[0] == "split-brain-join" for t in Membership(3, 0).timers("B", b))
+
+
+def test_the_larger_side_raises_its_version_past_the_merging_side() -> None:
+    p = Membership(members=3, joiners=0, rules=(MERGE,))
+    a = member(4, ("A", "C"), "A")
+    step = p.on_message("A", a, "B", SplitBrainJoin(5, 1))
+    assert new_state(step).version == 6 and new_state(step).members == ("A", "C")
+    assert step.sends == (("C", MembersUpdate(6, ("A", "C"))),)
+    assert step.events == (ev.MemberListInstalled(member="A", version=6, members=("A", "C"),
+                                                  master="A"),)
+    # a version not behind, a larger asker, or a member that is not the master: nothing
+    assert p.on_message("A", a, "B", SplitBrainJoin(4, 1)) == Step(a)
+    assert p.on_message("A", a, "B", SplitBrainJoin(5, 3)) == Step(a)
+    assert p.on_message("C", member(4, ("A", "C"), "A"), "B", SplitBrainJoin(5, 1)).sends == ()
