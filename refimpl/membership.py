@@ -321,7 +321,8 @@ class Membership(HeartbeatProtocol):
     name = "membership"
 
     def __init__(self, members: int = 4, joiners: int = 1, variant: str = "fixed",
-                 rules: Iterable[str] = (), complaints: bool = False) -> None:
+                 rules: Iterable[str] = (), complaints: bool = False,
+                 merges: bool = False) -> None:
         if members < 1:
             raise ValueError(f"members must be at least 1, got {members}")
         if joiners < 0:
@@ -361,6 +362,12 @@ class Membership(HeartbeatProtocol):
         #: nothing (the default scope's states grow tenfold); on where a log shows a member
         #: left outside that only the complaint's trigger makes suspect the others
         self.complaints = complaints
+        #: hz39-split-brain-merge's search for other clusters runs (the masters' split-brain
+        #: join timer). Off by default, an abstraction like `complaints`: only a false suspicion
+        #: splits a model cluster, and at the default scope the search's messages to every node
+        #: outside a list (dormant joiners, crashed members) multiply the states past what a
+        #: default search finishes; on where a log shows a false suspicion or a merge
+        self.merges = merges
 
     # -- initial states and joins --------------------------------------------------------------
 
@@ -884,7 +891,7 @@ class Membership(HeartbeatProtocol):
         out: list[tuple[str, ...]] = []
         if self.is_master(node, st) and len(st.members) > 1:
             out.append(("publish",))
-        if self.split_brain_merge and self.is_master(node, st):
+        if self.split_brain_merge and self.merges and self.is_master(node, st):
             out.extend(("split-brain-join", q) for q in self.nodes
                        if q not in st.members and q != node)
         if st.claim is not None:

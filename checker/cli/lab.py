@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from dataclasses import asdict
@@ -16,6 +17,14 @@ from rich.text import Text
 from partsafe.checker.cli.options import fail
 from partsafe.checker.cli.views import stderr, stdout
 from partsafe.checker.report import VERDICT_EXIT, dumps, print_verdict
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the lab runs so that it stops its members as on Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 @click.command("lab")
@@ -98,11 +107,18 @@ def lab(product: str, version: str | None, jar: str | None, members: int, faults
         return run_lab(LabConfig(release, out, members, steps, seed, level, backups, entries,
                                  partitions=partitions, judge_seconds=judge_seconds), progress)
 
+    def terminated(signum: int, _frame: object) -> None:
+        raise _Terminated(signum)
+
+    # SIGTERM (a CI job's timeout, `kill`) stops every member as Ctrl-C does: the members run in
+    # sessions of their own, so a signal to the lab reaches only the lab
+    signal.signal(signal.SIGTERM, terminated)
     try:
         report = run()
-    except KeyboardInterrupt:
-        err.print("lab: interrupted; every member stopped")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, _Terminated) else signal.SIGINT
+        err.print(f"lab: interrupted ({signal.Signals(signum).name}); every member stopped")
+        sys.exit(128 + signum)
     except (OSError, RuntimeError) as exc:
         err.print(Text(f"lab: {exc}"))
         sys.exit(VERDICT_EXIT["incomplete"])

@@ -16,6 +16,7 @@ from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.checker.protocols.log_trace import Bind, Ignore, LogTable, Order, Shown
+from partsafe.refimpl.failure_detector import FALSE as FALSE_SUSPICION
 from partsafe.refimpl.membership import (
     RULE_TABLE,
     VARIANT_TABLE,
@@ -108,7 +109,8 @@ def build_membership(variant: str, scope: dict[str, int],
     """The membership model of `variant` at `scope` (the entry's parameters), following the
     release `rules` (refimpl/profiles.py)."""
     proto = Membership(scope["members"], scope["joiners"], variant, rules,
-                       complaints=bool(scope.get("complaints", 0)))
+                       complaints=bool(scope.get("complaints", 0)),
+                       merges=bool(scope.get("merges", 0)))
     budget = Budget(crashes=scope["crashes"], joins=scope["joins"],
                     suspicions=scope["suspicions"], losses=scope["losses"],
                     duplications=scope["duplications"], publishes=scope["publishes"])
@@ -165,12 +167,14 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     false suspicion from each member that suspected it (`false_suspicions`). Hazelcast's
     master republishes its list periodically, so one such publish may race a newer list.
     Where a suspicion was false, the member left outside hears from every side: the members'
-    heartbeat complaints are on."""
+    heartbeat complaints are on; and the masters' search for other clusters (a split-brain
+    merge), as where a log prints a merge."""
     members, joiners, failed = log_members(records)
     wrong = false_suspicions(records)
+    split = bool(wrong) or any(isinstance(e, ev.SplitBrainMerge) for e in records)
     return {"members": members, "joiners": joiners, "joins": joiners,
             "crashes": len(failed), "suspicions": len(wrong),
-            "publishes": 1, "complaints": int(bool(wrong))}
+            "publishes": 1, "complaints": int(bool(wrong)), "merges": int(split)}
 
 
 def false_suspicions(records: Sequence[ev.Event]) -> set[tuple[str, str]]:
@@ -178,8 +182,11 @@ def false_suspicions(records: Sequence[ev.Event]) -> set[tuple[str, str]]:
     false: the suspect's own log goes on after it (by a later second, a timestamp's precision;
     a pause, a partition), or no log of the suspect was given (nothing says it stopped). A
     suspect whose log ends before needs a crash only (a kill, a stop); an explicit suspicion
-    is a message of the protocol, not a fault."""
+    is a message of the protocol, not a fault. A log that says so (the reason a model's
+    false suspicion gives: `partsafe export` of a counterexample) is taken at its word."""
     first: dict[tuple[str, str], int] = {}
+    said = {(e.member, e.suspect) for e in records
+            if isinstance(e, ev.MemberSuspected) and e.reason == FALSE_SUSPICION}
     for e in records:
         q = e.removed if isinstance(e, ev.MemberRemoved) else \
             e.suspect if isinstance(e, ev.MemberSuspected) and e.reason != EXPLICIT_REASON \
@@ -190,8 +197,8 @@ def false_suspicions(records: Sequence[ev.Event]) -> set[tuple[str, str]]:
     for e in records:
         if e.order is not None:
             last[e.member] = max(last.get(e.member, e.order), e.order)
-    return {(n, q) for (n, q), t in first.items()
-            if q not in last or last[q] // 1000 > t // 1000}
+    return said | {(n, q) for (n, q), t in first.items()
+                   if q not in last or last[q] // 1000 > t // 1000}
 
 
 #: the reason a member printing "Member … is suspected to be dead for reason: …" gives when an
@@ -332,6 +339,8 @@ MEMBERSHIP = ModelEntry(
         "complaints": Param(0, "1: members complain to the master of heartbeats from "
                                "non-members (002 Explicit Suspicion; off: an abstraction, "
                                "docs/models.md)"),
+        "merges": Param(0, "1: masters look for other clusters and merge with them "
+                           "(hz39-split-brain-merge; off: an abstraction, docs/models.md)"),
     },
     variant_table=VARIANT_TABLE,
     rule_table=RULE_TABLE,

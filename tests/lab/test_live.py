@@ -1,5 +1,5 @@
 """Live clusters: `partsafe lab` starts a real 3-member Hazelcast cluster here, kills its master,
-and judges it; and stops every process it started, on Ctrl-C too.
+and judges it; and stops every process it started, on Ctrl-C and SIGTERM too.
 
 They need Java 17, Maven and Maven Central (the member jar is fetched into the cache), and take
 about a minute each, so they run when ``PARTSAFE_LIVE=1`` is set, as `.ci/run` sets it; the
@@ -65,7 +65,8 @@ def test_a_live_cluster_with_its_master_killed_is_judged_ok(tmp_path: Path) -> N
     assert not any(_alive(pid) for pid in _pids(out))
 
 
-def test_ctrl_c_stops_every_member(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_stop_every_member(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "run"
     lab = subprocess.Popen(
         [sys.executable, "-m", "partsafe", "lab", "hazelcast", "--version", VERSION,
@@ -80,12 +81,12 @@ def test_ctrl_c_stops_every_member(tmp_path: Path) -> None:
             time.sleep(0.5)
         started = _pids(out)
         assert len(started) == 3 and all(_alive(p) for p in started)
-        lab.send_signal(signal.SIGINT)
+        lab.send_signal(signum)
         _, err = lab.communicate(timeout=120)
     finally:
         if lab.poll() is None:
             lab.kill()
-    assert lab.returncode == 130 and "interrupted; every member stopped" in err
+    assert lab.returncode == 128 + signum and "every member stopped" in err
     assert not any(_alive(pid) for pid in started)
 
 

@@ -105,10 +105,15 @@ def test_replay_and_conform_draw_their_runs(tmp_path: Path) -> None:
     assert r.exit_code == 1 and svg.exists()
     logs = [str(DATA / "logs" / f"hz_0{k}.log") for k in (6, 7, 8)]
     conformed = tmp_path / "conform.svg"
-    r = CliRunner().invoke(main, ["conform", "membership", *logs, "--svg", str(conformed)])
+    r = CliRunner().invoke(main, ["conform", "membership", *logs, "--svg", str(conformed),
+                                  "--json"])
     assert r.exit_code == 0, r.output
+    run = json.loads(r.stdout)["run"]
     root = ET.fromstring(conformed.read_text().split("?>", 1)[1])
-    assert len(_classed(root, "step")) == 4
+    # one step drawn for each step of the matched run, logged or not (B's log ends before A
+    # suspects it: a crash, unlogged)
+    assert len(_classed(root, "step")) == len(run) >= 5
+    assert sum(step["record"] is None for step in run) >= 1
 
 
 def test_a_validate_report_links_each_violation_to_its_line_and_escapes_the_log(
