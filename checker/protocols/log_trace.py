@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,6 +328,13 @@ class LogTrace(TraceMapping[Any]):
             if p is not None and p in self.stream_of:
                 self._before[k] = self.stream_of[p]
                 self._ended.add(self.stream_of[p])
+        #: the streams that begin with their process's start (`LogTable.starts`): nothing of
+        #: that member happened before its first record, which a log begun mid-run cannot say
+        started = table.starts("").type if table.starts is not None else None
+        self._begun = {k for k, stream in enumerate(self.streams)
+                       if stream and stream[0][1].type == started}
+        #: the model's nodes, which the streams' members are bound to one each
+        self._nodes: tuple[Hashable, ...] = tuple(getattr(model, "names", ()))
 
     @staticmethod
     def _field_roles(etype: str, shown: Shown) -> list[tuple[str, Role | None]]:
@@ -437,7 +444,28 @@ class LogTrace(TraceMapping[Any]):
 
     def hidden(self, pos: LogPosition, state: Any, action: Action, nxt: Any) -> bool:
         bound = self._bound(pos)
+        if action[0] == "crash" and not self._may_end(pos[0], action[1], bound):
+            return False
         return all(self._unprinted(pos[0], e, bound) for e in self._events(state, action, nxt))
+
+    def _unbound_may_hide(self, bound: _Bound) -> bool:
+        """May a member no record is bound to yet print nothing: where it may be a member with
+        no log of its own (more such members than logs left to bind), or one whose log begins
+        later (a log left to bind that does not begin at its process's start)."""
+        if not self._nodes:
+            return True
+        free_nodes = sum(1 for n in self._nodes if ("member", n) not in bound.to_log)
+        free_logs = [k for k, n in enumerate(self.names) if ("member", n) not in bound.to_model]
+        return free_nodes > len(free_logs) or any(k not in self._begun for k in free_logs)
+
+    def _may_end(self, at: Sequence[int], node: Hashable, bound: _Bound) -> bool:
+        """May `node` crash here: a crashed node prints nothing again, so not while its log
+        has records left."""
+        name = bound.to_log.get(("member", node), _NONE)
+        if name is _NONE or name not in self.stream_of:
+            return True
+        k = self.stream_of[name]
+        return at[k] == len(self.streams[k])
 
     def _unprinted(self, at: Sequence[int], printed: Printed, bound: _Bound) -> bool:
         """May an event go unprinted at `at`: not one a log must print, or its member's log is
@@ -447,13 +475,17 @@ class LogTrace(TraceMapping[Any]):
         if not must:
             return True
         name = bound.to_log.get(("member", e.member), _NONE)
-        if name is _NONE or name not in self.stream_of:
+        if name is _NONE:
+            return self._unbound_may_hide(bound)
+        if name not in self.stream_of:
             return True
         k = self.stream_of[name]
         i, stream = at[k], self.streams[k]
         if i == len(stream) and k in self._ended:
             return False  # the member ended there: a later incarnation of it printed on
-        return i == 0 or i == len(stream) or stream[i - 1][1].source is None \
+        if i == 0:
+            return k not in self._begun  # before its log begins, unless it begins at the start
+        return i == len(stream) or stream[i - 1][1].source is None \
             or stream[i][1].source is None \
             or stream[i - 1][1].source.file != stream[i][1].source.file  # type: ignore[union-attr]
 

@@ -163,8 +163,9 @@ def log_members(records: Sequence[ev.Event]) -> tuple[int, int, set[str]]:
 
 def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     """The scope a Hazelcast log needs of the membership model (002): its members and joiners
-    (`log_members`). A member suspected or removed needs a crash; one that lived on after, a
-    false suspicion from each member that suspected it (`false_suspicions`). Hazelcast's
+    (`log_members`). A member suspected or removed needs a crash, unless it lived on after
+    (`lived_on`); it needs a false suspicion from each member that suspected it while it lived
+    (`false_suspicions`). Hazelcast's
     master republishes its list periodically, so one such publish may race a newer list.
     Where a suspicion was false, the member left outside hears from every side: the members'
     heartbeat complaints are on; and the masters' search for other clusters (a split-brain
@@ -173,7 +174,7 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     wrong = false_suspicions(records)
     split = bool(wrong) or any(isinstance(e, ev.SplitBrainMerge) for e in records)
     return {"members": members, "joiners": joiners, "joins": joiners,
-            "crashes": len(failed), "suspicions": len(wrong),
+            "crashes": len(failed - lived_on(records)), "suspicions": len(wrong),
             "publishes": 1, "complaints": int(bool(wrong)), "merges": int(split)}
 
 
@@ -199,6 +200,39 @@ def false_suspicions(records: Sequence[ev.Event]) -> set[tuple[str, str]]:
             last[e.member] = max(last.get(e.member, e.order), e.order)
     return said | {(n, q) for (n, q), t in first.items()
                    if q not in last or last[q] // 1000 > t // 1000}
+
+
+def lived_on(records: Sequence[ev.Event]) -> set[str]:
+    """The members whose own log goes on past every suspicion, removal and list that left them
+    out (by a later second, a timestamp's precision): a pause, a partition, a false suspicion.
+    None of them needs a crash, but an incarnation a later one of the same address followed
+    (its end is a kill, a stop or a merge's restart)."""
+    last: dict[str, int] = {}
+    for e in records:
+        if e.order is not None:
+            last[e.member] = max(last.get(e.member, e.order), e.order)
+    latest: dict[str, int] = {}
+
+    def failed_at(q: str, t: int | None) -> None:
+        if t is not None:
+            latest[q] = max(latest.get(q, t), t)
+
+    seen: dict[str, ev.MemberListInstalled] = {}
+    for e in sorted(records, key=lambda e: e.order or 0):
+        if isinstance(e, ev.MemberRemoved):
+            failed_at(e.removed, e.order)
+        elif isinstance(e, ev.MemberSuspected) and e.reason != EXPLICIT_REASON:
+            failed_at(e.suspect, e.order)
+        elif isinstance(e, ev.MemberListInstalled):
+            before = seen.get(e.member)
+            for q in set(before.members) - set(e.members) if before is not None else ():
+                failed_at(q, e.order)
+            seen[e.member] = e
+    named = {n for e in records for n in _named(e)}
+    ended = {incarnation_name(address, k - 1)
+             for address, k in map(_incarnation, named) if k > 1}
+    return {q for q, t in latest.items()
+            if q in last and q not in ended and last[q] // 1000 > t // 1000}
 
 
 #: the reason a member printing "Member … is suspected to be dead for reason: …" gives when an

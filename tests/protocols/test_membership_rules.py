@@ -211,14 +211,18 @@ def test_a_refused_claimant_stops_waiting_for_that_member() -> None:
 
 
 def test_a_master_asks_each_address_outside_its_list_whether_to_merge() -> None:
-    p = Membership(members=3, joiners=0, rules=(MERGE,))
+    p = Membership(members=3, joiners=0, rules=(MERGE,), merges=True)
     b = member(4, ("B",), "B")  # B, removed, claimed a cluster of its own
     assert ("split-brain-join", "A") in p.timers("B", b)
     assert ("split-brain-join", "C") in p.timers("B", b)
     assert p.on_timer("B", b, ("split-brain-join", "A")) == \
         Step(b, (("A", SplitBrainJoin(4, 1)),))
-    # without the rule (002 runs one cluster) no master looks for another
-    assert not any(t[0] == "split-brain-join" for t in Membership(3, 0).timers("B", b))
+    # without the rule (002 runs one cluster) no master looks for another, nor with the search
+    # off (the default scope: `merges`)
+    assert not any(t[0] == "split-brain-join"
+                   for t in Membership(3, 0, merges=True).timers("B", b))
+    assert not any(t[0] == "split-brain-join"
+                   for t in Membership(3, 0, rules=(MERGE,)).timers("B", b))
 
 
 def test_the_larger_side_raises_its_version_past_the_merging_side() -> None:
