@@ -348,3 +348,99 @@ def test_an_ignite_log_with_a_second_election_conforms_and_one_with_two_leaders_
     assert "ignite3db-n3.log" in d["unmatched"]
     assert any("requires the term to exceed 1" in reason and "the log shows 1" in reason
                for reason in d["reasons"]), d["reasons"]
+
+
+# --- hidden steps no log could follow ----------------------------------------------------------
+
+
+def _join_logs(folder: Path, b_starts: bool) -> LogTrace:
+    """A founds the cluster and B joins it, each log from its member's start (B's start cut off
+    unless `b_starts`: a log collected mid-run)."""
+    a, b = "10.0.0.1:5701", "10.0.0.2:5701"
+    events = [
+        ev.MemberStarted(member=a, order=0),
+        ev.MemberListInstalled(member=a, version=1, members=(a,), master=a, order=1000),
+        *([ev.MemberStarted(member=b, order=5000)] if b_starts else []),
+        ev.MemberListInstalled(member=a, version=2, members=(a, b), master=a, order=10_000),
+        ev.MemberListInstalled(member=b, version=2, members=(a, b), master=a, order=10_000),
+    ]
+    folder.mkdir()
+    files = {m: (folder / f"{m.replace(':', '-')}.log").open("w") for m in (a, b)}
+    LogWriter().write(events, lambda m: files[m])
+    for f in files.values():
+        f.close()
+    entry = catalog.get("membership")
+    assert entry.log_table is not None
+    logs = read_logs([str(p) for p in sorted(folder.iterdir())], entry.log_table)
+    # (a crash the logs do not need, to try where one may be unlogged)
+    model = entry.make("fixed", entry.log_table.scope(logs.records()) | {"crashes": 1})
+    return LogTrace(model, entry.log_table, logs, 100)
+
+
+def _step(model: object, state: object, kind: str, node: str) -> tuple[tuple, object]:
+    for action, nxt in model.successors(state):  # type: ignore[attr-defined]
+        if action[:2] == (kind, node):
+            return action, nxt
+    raise AssertionError(f"no {kind} step of {node}")
+
+
+def _bound_start(trace: LogTrace) -> tuple[object, tuple]:
+    (state,) = trace.model.init_states()
+    starts = trace.start(state)
+    assert not isinstance(starts, str)
+    return state, next(p for p in starts if ("member", "A") in trace._bound(p).to_log)
+
+
+@pytest.mark.parametrize("b_starts", [True, False], ids=["from-its-start", "cut"])
+def test_a_join_is_unlogged_only_where_the_joiners_log_may_begin_later(
+        tmp_path: Path, b_starts: bool) -> None:
+    """B's log begins with its start: B cannot join unlogged before that record (nothing of a
+    member happens before its process starts). Cut off, B's log may begin after its join."""
+    trace = _join_logs(tmp_path / "logs", b_starts)
+    state, pos = _bound_start(trace)
+    action, nxt = _step(trace.model, state, "join", "B")
+    assert trace.hidden(pos, state, action, nxt) is not b_starts
+    assert _run(sorted((tmp_path / "logs").iterdir())).verdict == "conforms"
+
+
+def test_a_crashed_member_prints_nothing_again(tmp_path: Path) -> None:
+    """Once B's start is matched its log has a record left (its list): a crash of B there is
+    no unlogged step, since B would print nothing again; at the end of B's log it is one."""
+    trace = _join_logs(tmp_path / "logs", True)
+    state, pos = _bound_start(trace)
+    action, nxt = _step(trace.model, state, "join", "B")
+    matched = trace.match(pos, state, action, nxt)
+    assert not isinstance(matched, str)
+    after = matched[0]
+    crash, crashed = _step(trace.model, nxt, "crash", "B")
+    assert not trace.hidden(after, nxt, crash, crashed)
+    k = trace.stream_of[trace._bound(after).to_log[("member", "B")]]
+    at_end = (tuple(len(trace.streams[k]) if i == k else n for i, n in enumerate(after[0])),
+              after[1])
+    assert trace.hidden(at_end, nxt, crash, crashed)
+
+
+def test_a_member_that_lived_on_after_its_removal_needs_no_crash() -> None:
+    """A paused B is removed by A at 10 s and prints on at 20 s: a false suspicion, no crash;
+    C is removed at 10 s and prints nothing after: a crash (a kill, a stop); so is A, which B's
+    own list leaves out at 20 s and which prints nothing after 10 s."""
+    import dataclasses
+
+    from partsafe.checker.protocols.membership import lived_on, log_scope
+
+    a, b, c = "10.0.0.1:5701", "10.0.0.2:5701", "10.0.0.3:5701"
+    records = [
+        ev.MemberListInstalled(member=a, version=3, members=(a, b, c), master=a, order=0),
+        ev.MemberListInstalled(member=b, version=3, members=(a, b, c), master=a, order=0),
+        ev.MemberListInstalled(member=c, version=3, members=(a, b, c), master=a, order=0),
+        ev.MemberRemoved(member=a, removed=b, version=4, order=10_000),
+        ev.MemberListInstalled(member=a, version=4, members=(a, c), master=a, order=10_000),
+        ev.MemberRemoved(member=a, removed=c, version=5, order=10_000),
+        ev.MemberListInstalled(member=a, version=5, members=(a,), master=a, order=10_000),
+        ev.MemberListInstalled(member=b, version=4, members=(b,), master=b, order=20_000),
+    ]
+    assert lived_on(records) == {b}
+    scope = log_scope(records)
+    assert scope["crashes"] == 2 and scope["suspicions"] == 1  # A and C; A's suspicion of B
+    # B's log ending in the second of its removal: no sign that it lived on
+    assert lived_on([*records[:-1], dataclasses.replace(records[-1], order=10_500)]) == set()
