@@ -437,11 +437,13 @@ def _init(m: re.Match[str], ctx: _Context) -> list[Event]:
 
 
 def _vote_self(m: re.Match[str], ctx: _Context) -> list[Event]:
-    """JRaft ``NodeImpl.electSelf``: ``Node {} start vote and grant vote self, term={}.``"""
+    """JRaft ``NodeImpl.electSelf``: ``Node {} start vote and grant vote self, term={}.``,
+    printed before ``this.currTerm++``: the node votes for itself in the term after the one
+    the line prints (its leader line, if it wins, prints that term)."""
     group, member = node_id(m.group("node"))
     ctx.node = ctx.node or member
-    return [RaftVote(member=member, term=int(m.group("term")), candidate=member, group=group,
-                     order=ctx.order, source=ctx.source())]
+    return [RaftVote(member=member, term=int(m.group("term")) + 1, candidate=member,
+                     group=group, order=ctx.order, source=ctx.source())]
 
 
 def _leader(m: re.Match[str], ctx: _Context) -> list[Event]:

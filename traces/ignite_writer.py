@@ -133,8 +133,9 @@ class IgniteLogWriter:
         if isinstance(e, ev.RaftVote):
             if e.candidate == e.member:
                 self.terms[e.member] = e.term
+                # electSelf prints its term before raising it to the term it votes in
                 return [_raft(e, f"Node {self.node_id(e)} start vote and grant vote "
-                                             f"self, term={e.term}.")]
+                                             f"self, term={e.term - 1}.")]
             current = self.terms.get(e.member, 0)
             self.terms[e.member] = max(current, e.term)
             return [_raft(e, f"Node {self.node_id(e)} received RequestVoteRequest "

@@ -19,6 +19,7 @@ refimpl/ignite.py's `VARIANT_TABLE` (docs/extending.md).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any, cast
 
@@ -26,7 +27,15 @@ from partsafe.checker.actor.faults import RESTART
 from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
-from partsafe.checker.protocols.log_trace import Bind, Ignore, LogTable, Maybe, Order, Shown
+from partsafe.checker.protocols.log_trace import (
+    Bind,
+    Ignore,
+    Keyed,
+    LogTable,
+    Maybe,
+    Order,
+    Shown,
+)
 from partsafe.checker.report import canonical
 from partsafe.refimpl.ignite import (
     CANDIDATE,
@@ -505,6 +514,34 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     return scope
 
 
+#: why a record of another raft group is set aside (`one_group`)
+OTHER_GROUP = ("another raft group: the model runs one partition's group (of a real cluster's "
+               "many, the partition group with the most records)")
+
+
+def one_group(streams: dict[str, list[Keyed]]
+              ) -> tuple[dict[str, list[Keyed]], dict[tuple[str, str], int]]:
+    """The records of one partition's raft group, where a log holds several: a real node runs
+    the cluster-management and metastorage groups and a group per partition of every zone, and
+    the model runs one partition (001). The group with the most records is the one a run tells
+    most of; records that name no group (the metastore's) are kept."""
+    counts = Counter(g for stream in streams.values() for _, e in stream
+                     if "_part_" in (g := getattr(e, "group", None) or ""))
+    groups = {getattr(e, "group", None) for stream in streams.values() for _, e in stream} - {None}
+    if len(groups) <= 1 or not counts:
+        return streams, {}
+    chosen = max(counts, key=lambda g: (counts[g], g))
+    kept: dict[str, list[Keyed]] = {}
+    dropped: Counter[str] = Counter()
+    for member, stream in streams.items():
+        for key, e in stream:
+            if getattr(e, "group", None) in (None, chosen):
+                kept.setdefault(member, []).append((key, e))
+            else:
+                dropped[e.type] += 1
+    return kept, {(t, OTHER_GROUP): n for t, n in dropped.items()}
+
+
 #: how Apache Ignite 3's logs show the rebalance model's steps (001; the messages of
 #: docs/validation.md, "Apache Ignite 3 logs"): JRaft's elections and configurations, the
 #: rebalance's writes of pending, planned and stable
@@ -542,6 +579,7 @@ LOG_TABLE = LogTable(
     outside={"metastore_invoke": "a metastore invoke is read as the keys it wrote",
              "reduction_requested": "the switch's reduction is not printed"},
     scope=log_scope,
+    streams=one_group,
 )
 
 

@@ -444,3 +444,21 @@ def test_a_member_that_lived_on_after_its_removal_needs_no_crash() -> None:
     assert scope["crashes"] == 2 and scope["suspicions"] == 1  # A and C; A's suspicion of B
     # B's log ending in the second of its removal: no sign that it lived on
     assert lived_on([*records[:-1], dataclasses.replace(records[-1], order=10_500)]) == set()
+
+
+def test_a_real_ignite_run_is_conformed_on_one_partition_group() -> None:
+    """A real Ignite node runs the CMG's, the metastorage's and every partition's raft group;
+    the one-partition model is given the partition group with the most records, and every
+    record of the others is set aside, counted, with its reason."""
+    from partsafe.checker.protocols.ignite import OTHER_GROUP
+
+    run = Path(__file__).resolve().parents[1] / "data" / "lab" / "ig31-info-restart-join"
+    entry = catalog.get("ignite-rebalance")
+    assert entry.log_table is not None
+    logs = read_logs([str(p) for p in sorted(run.glob("member-*.log.gz"))], entry.log_table)
+    groups = {getattr(e, "group", None) for e in logs.records()} - {None}
+    assert groups == {"20_part_0"}
+    aside = {t: n for (t, why), n in logs.set_aside.items() if why == OTHER_GROUP}
+    assert aside["raft_started"] > 0 and aside["assignments_changed"] > 0
+    scope = entry.log_table.scope(logs.records())
+    assert (scope["nodes"], scope["spares"]) == (3, 1)  # the zone's three, and the joiner
