@@ -62,9 +62,10 @@ def init(second: int, node: str, term: int, conf: str = "n1,n2,n3") -> str:
 
 
 def vote(second: int, node: str, term: int) -> str:
-    # NodeImpl.electSelf
+    """`node`'s vote for itself in `term`: NodeImpl.electSelf prints the term before it raises
+    it, so the line says `term - 1`."""
     return line(second, node, "NodeImpl", f"Node <0_part_1/{node}> start vote and grant vote "
-                f"self, term={term}.")
+                f"self, term={term - 1}.")
 
 
 def assignments(*nodes: str) -> str:
