@@ -28,6 +28,7 @@ from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.checker.protocols.log_trace import (
+    INIT,
     Bind,
     Ignore,
     Keyed,
@@ -472,9 +473,13 @@ def _printed(model: ActorModel, world: World, action: Action, nxt: World,
     JRaft's ``received RequestVoteRequest`` line, which says nothing of the grant (a `Maybe`);
     the metastore's own writes and the operator's data nodes are no node's line, and of the
     keys a node writes only stable, pending (with its trigger) and planned are printed (not
-    the switch's reduce and append)."""
+    the switch's reduce and append). The initial state's events: every raft node's start
+    first, then the first election (the nodes start together; the election follows)."""
     out: list[ev.Event | Maybe] = []
     nodes = set(model.names)
+    if action == INIT:
+        events = (*(e for e in events if isinstance(e, ev.RaftStarted)),
+                  *(e for e in events if not isinstance(e, ev.RaftStarted)))
     for e in events:
         if e.member not in nodes or (isinstance(e, ev.AssignmentsChanged)
                                      and e.key not in _PRINTED_KEYS):
@@ -512,6 +517,17 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     if elections - 1 - restarts > 0:
         scope["early-timeouts"] = 2 * (elections - 1 - restarts)
     return scope
+
+
+def _removes_nothing(model: ActorModel, world: World, node: Hashable, e: ev.Event) -> bool:
+    """A node's removal of assignments.planned where the metastore holds none: the rebalance's
+    recalculation found pending empty and the calculated assignments equal to the current
+    ("Remove planned key because pending is empty …", ZoneRebalanceUtil), a removal that
+    changes nothing (a zone's partitions print it as they are created)."""
+    if not (isinstance(e, ev.AssignmentsChanged) and e.key == PLANNED and e.removed):
+        return False
+    store = world.nodes[model.index[METASTORE]]
+    return isinstance(store, Store) and store.get(PLANNED) is None
 
 
 #: why a record of another raft group is set aside (`one_group`)
@@ -580,6 +596,7 @@ LOG_TABLE = LogTable(
              "reduction_requested": "the switch's reduction is not printed"},
     scope=log_scope,
     streams=one_group,
+    stutters=_removes_nothing,
 )
 
 

@@ -137,6 +137,9 @@ class LogTable:
     #: records it leaves out by (event type, reason); None: as read
     streams: Callable[[dict[str, list[Keyed]]],
                       tuple[dict[str, list[Keyed]], Mapping[tuple[str, str], int]]] | None = None
+    #: (model, state, model node, record): does the record show a step of the design that
+    #: changes nothing in `state` at that node (a removal of a key the metastore does not hold)
+    stutters: Callable[[Any, Any, Any, Event], bool] | None = None
 
     def __post_init__(self) -> None:
         """A row must name an event type of the vocabulary (`partsafe.traces.events`) and only
@@ -447,6 +450,22 @@ class LogTrace(TraceMapping[Any]):
         if action[0] == "crash" and not self._may_end(pos[0], action[1], bound):
             return False
         return all(self._unprinted(pos[0], e, bound) for e in self._events(state, action, nxt))
+
+    def stutter(self, pos: LogPosition, state: Any) -> LogPosition | str:
+        """A next record the table says shows a step that changes nothing here
+        (`LogTable.stutters`), of a member bound to a model node."""
+        check = self.table.stutters
+        if check is None:
+            return "no step of the design leaves the state as it is"
+        bound = self._bound(pos)
+        for k, i in enumerate(pos[0]):
+            if i == len(self.streams[k]) or not self._in_time(pos[0], k):
+                continue
+            record = self.streams[k][i][1]
+            node = bound.to_model.get(("member", record.member), _NONE)
+            if node is not _NONE and check(self.model, state, node, record):
+                return (tuple(n + 1 if j == k else n for j, n in enumerate(pos[0])), pos[1])
+        return "no next record shows a step that leaves the state as it is"
 
     def _unbound_may_hide(self, bound: _Bound) -> bool:
         """May a member no record is bound to yet print nothing: where it may be a member with

@@ -4,6 +4,7 @@ input contract."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -462,3 +463,41 @@ def test_a_real_ignite_run_is_conformed_on_one_partition_group() -> None:
     assert aside["raft_started"] > 0 and aside["assignments_changed"] > 0
     scope = entry.log_table.scope(logs.records())
     assert (scope["nodes"], scope["spares"]) == (3, 1)  # the zone's three, and the joiner
+
+
+def test_a_removal_of_a_planned_key_the_metastore_lacks_changes_nothing() -> None:
+    """ZoneRebalanceUtil's "Remove planned key because pending is empty …", printed as a zone's
+    partitions are created: a stutter of the design where the metastore holds no planned key,
+    and no stutter where it holds one (that removal is a step of its own)."""
+    from partsafe.checker.protocols.ignite import LOG_TABLE, _removes_nothing
+    from partsafe.refimpl.metastore import PLANNED, Entry
+
+    entry = catalog.get("ignite-rebalance")
+    model = entry.make("fixed", {})
+    (world,) = model.init_states()
+    removal = ev.AssignmentsChanged(member="A", partition=0, key=PLANNED, nodes=(), revision=0,
+                                    removed=True)
+    assert LOG_TABLE.stutters is _removes_nothing
+    assert _removes_nothing(model, world, "A", removal)
+    assert not _removes_nothing(model, world, "A",
+                                dataclasses.replace(removal, removed=False))
+    i = model.index["metastore"]
+    store = world.nodes[i]
+    held = store._replace(entries=(*store.entries, Entry(PLANNED, ("A",), 2)))
+    planned = world._replace(nodes=(*world.nodes[:i], held, *world.nodes[i + 1:]))
+    assert not _removes_nothing(model, planned, "A", removal)
+
+
+def test_an_ignite_cluster_s_raft_nodes_all_start_before_the_first_election() -> None:
+    """The initial state's events as Ignite prints them: every raft node's init, then the
+    first election's vote and leader lines."""
+    from partsafe.checker.protocols.ignite import LOG_TABLE
+    from partsafe.checker.protocols.log_trace import INIT
+
+    model = catalog.get("ignite-rebalance").make("fixed", {})
+    (world,) = model.init_states()
+    assert LOG_TABLE.prints is not None
+    printed = LOG_TABLE.prints(model, world, INIT, world, model.init_events(world))
+    kinds = [(e.event if hasattr(e, "event") else e).type for e in printed]
+    starts = [k for k, t in enumerate(kinds) if t == "raft_started"]
+    assert len(starts) == 3 and max(starts) < kinds.index("raft_leader")
