@@ -10,7 +10,6 @@ mastership claim) its `RULE_TABLE`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from itertools import pairwise
 
 from partsafe.checker.actor.model import CRASHED, ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal
@@ -144,32 +143,64 @@ def log_members(records: Sequence[ev.Event]) -> tuple[int, int, set[str]]:
             if name not in initial and name not in started:
                 initial.append(name)
     named = {n for e in records for n in _named(e)}
-    # a member is failed when removed, suspected by a failure detector (an explicit suspicion
-    # is a message of the protocol, not a fault), or followed by an incarnation of its own
-    failed = {e.removed for e in records if isinstance(e, ev.MemberRemoved)} | {
-        e.suspect for e in records if isinstance(e, ev.MemberSuspected)
-        and e.reason != EXPLICIT_REASON} | {
-        incarnation_name(address, k - 1) for address, k in map(_incarnation, named) if k > 1}
-    # and when a later list leaves it out (its removal printed nowhere: a log that ends first)
-    lists: dict[str, list[ev.MemberListInstalled]] = {}
-    for e in ordered:
-        if isinstance(e, ev.MemberListInstalled):
-            lists.setdefault(e.member, []).append(e)
-    for seen in lists.values():
-        for a, b in pairwise(seen):
-            failed.update(set(a.members) - set(b.members))
+    # a member is failed when removed, suspected by a failure detector, or left out of a later
+    # list (`_failures`), or followed by an incarnation of its own
+    failed = {q for _, q, _, _ in _failures(records)} | _ended(named)
     return max(1, len(initial)), len(named - set(initial)), failed
+
+
+#: how a record tells of a member's failure (`_failures`)
+REMOVED, LEFT_OUT = "removed or suspected", "left out of a later list"
+
+
+def _failures(records: Sequence[ev.Event]) -> list[tuple[str, str, int | None, str]]:
+    """(member, the member it took for failed, when, how) for each removal and failure
+    detector's suspicion (an explicit suspicion is a message of the protocol, not a fault:
+    `REMOVED`), and each member a list leaves out that the member's list before held (its
+    removal printed nowhere, a log that ends first: `LEFT_OUT`)."""
+    out: list[tuple[str, str, int | None, str]] = []
+    seen: dict[str, ev.MemberListInstalled] = {}
+    for e in sorted(records, key=lambda e: e.order or 0):
+        if isinstance(e, ev.MemberRemoved):
+            out.append((e.member, e.removed, e.order, REMOVED))
+        elif isinstance(e, ev.MemberSuspected) and e.reason != EXPLICIT_REASON:
+            out.append((e.member, e.suspect, e.order, REMOVED))
+        elif isinstance(e, ev.MemberListInstalled):
+            before = seen.get(e.member)
+            if before is not None:
+                out.extend((e.member, q, e.order, LEFT_OUT)
+                           for q in sorted(set(before.members) - set(e.members)))
+            seen[e.member] = e
+    return out
+
+
+def _ended(named: set[str]) -> set[str]:
+    """The incarnations a later one of the same address followed (traces/incarnations.py)."""
+    return {incarnation_name(address, k - 1) for address, k in map(_incarnation, named) if k > 1}
+
+
+def _last_records(records: Sequence[ev.Event]) -> dict[str, int]:
+    """Each member's last record's time."""
+    last: dict[str, int] = {}
+    for e in records:
+        if e.order is not None:
+            last[e.member] = max(last.get(e.member, e.order), e.order)
+    return last
+
+
+def _later_second(t: int, than: int) -> bool:
+    """Is `t` certainly after `than`: a later second, a timestamp's precision."""
+    return t // 1000 > than // 1000
 
 
 def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     """The scope a Hazelcast log needs of the membership model (002): its members and joiners
     (`log_members`). A member suspected or removed needs a crash, unless it lived on after
     (`lived_on`); it needs a false suspicion from each member that suspected it while it lived
-    (`false_suspicions`). Hazelcast's
-    master republishes its list periodically, so one such publish may race a newer list.
-    Where a suspicion was false, the member left outside hears from every side: the members'
-    heartbeat complaints are on; and the masters' search for other clusters (a split-brain
-    merge), as where a log prints a merge."""
+    (`false_suspicions`). Hazelcast's master republishes its list periodically, so one such
+    publish may race a newer list. Where a suspicion was false, the member left outside hears
+    from every side: the members' heartbeat complaints are on; and the masters' search for
+    other clusters (a split-brain merge), as where a log prints a merge."""
     members, joiners, failed = log_members(records)
     wrong = false_suspicions(records)
     split = bool(wrong) or any(isinstance(e, ev.SplitBrainMerge) for e in records)
@@ -185,21 +216,15 @@ def false_suspicions(records: Sequence[ev.Event]) -> set[tuple[str, str]]:
     suspect whose log ends before needs a crash only (a kill, a stop); an explicit suspicion
     is a message of the protocol, not a fault. A log that says so (the reason a model's
     false suspicion gives: `partsafe export` of a counterexample) is taken at its word."""
-    first: dict[tuple[str, str], int] = {}
     said = {(e.member, e.suspect) for e in records
             if isinstance(e, ev.MemberSuspected) and e.reason == FALSE_SUSPICION}
-    for e in records:
-        q = e.removed if isinstance(e, ev.MemberRemoved) else \
-            e.suspect if isinstance(e, ev.MemberSuspected) and e.reason != EXPLICIT_REASON \
-            else None
-        if q is not None and e.order is not None:
-            first[(e.member, q)] = min(first.get((e.member, q), e.order), e.order)
-    last: dict[str, int] = {}
-    for e in records:
-        if e.order is not None:
-            last[e.member] = max(last.get(e.member, e.order), e.order)
+    first: dict[tuple[str, str], int] = {}
+    for n, q, t, how in _failures(records):
+        if how == REMOVED and t is not None:
+            first[(n, q)] = min(first.get((n, q), t), t)
+    last = _last_records(records)
     return said | {(n, q) for (n, q), t in first.items()
-                   if q not in last or last[q] // 1000 > t // 1000}
+                   if q not in last or _later_second(last[q], t)}
 
 
 def lived_on(records: Sequence[ev.Event]) -> set[str]:
@@ -207,32 +232,14 @@ def lived_on(records: Sequence[ev.Event]) -> set[str]:
     out (by a later second, a timestamp's precision): a pause, a partition, a false suspicion.
     None of them needs a crash, but an incarnation a later one of the same address followed
     (its end is a kill, a stop or a merge's restart)."""
-    last: dict[str, int] = {}
-    for e in records:
-        if e.order is not None:
-            last[e.member] = max(last.get(e.member, e.order), e.order)
     latest: dict[str, int] = {}
-
-    def failed_at(q: str, t: int | None) -> None:
+    for _, q, t, _ in _failures(records):
         if t is not None:
             latest[q] = max(latest.get(q, t), t)
-
-    seen: dict[str, ev.MemberListInstalled] = {}
-    for e in sorted(records, key=lambda e: e.order or 0):
-        if isinstance(e, ev.MemberRemoved):
-            failed_at(e.removed, e.order)
-        elif isinstance(e, ev.MemberSuspected) and e.reason != EXPLICIT_REASON:
-            failed_at(e.suspect, e.order)
-        elif isinstance(e, ev.MemberListInstalled):
-            before = seen.get(e.member)
-            for q in set(before.members) - set(e.members) if before is not None else ():
-                failed_at(q, e.order)
-            seen[e.member] = e
-    named = {n for e in records for n in _named(e)}
-    ended = {incarnation_name(address, k - 1)
-             for address, k in map(_incarnation, named) if k > 1}
+    last = _last_records(records)
+    ended = _ended({n for e in records for n in _named(e)})
     return {q for q, t in latest.items()
-            if q in last and q not in ended and last[q] // 1000 > t // 1000}
+            if q in last and q not in ended and _later_second(last[q], t)}
 
 
 #: the reason a member printing "Member … is suspected to be dead for reason: …" gives when an
