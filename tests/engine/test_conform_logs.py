@@ -501,3 +501,23 @@ def test_an_ignite_cluster_s_raft_nodes_all_start_before_the_first_election() ->
     kinds = [(e.event if hasattr(e, "event") else e).type for e in printed]
     starts = [k for k, t in enumerate(kinds) if t == "raft_started"]
     assert len(starts) == 3 and max(starts) < kinds.index("raft_leader")
+
+
+def test_a_bound_member_prints_everything_from_the_start_its_log_begins_with(
+        tmp_path: Path) -> None:
+    """B bound to its log while that log is still at its first record: where the log begins
+    with B's start, an event B must print cannot go unprinted there; where it does not (a log
+    begun mid-run), it may."""
+    trace = _join_logs(tmp_path / "logs", True)
+    state, pos = _bound_start(trace)
+    action, nxt = _step(trace.model, state, "join", "B")
+    matched = trace.match(pos, state, action, nxt)
+    assert not isinstance(matched, str)
+    after = matched[0]
+    bound = trace._bound(after)
+    k = trace.stream_of[bound.to_log[("member", "B")]]
+    at_start = tuple(0 if j == k else n for j, n in enumerate(after[0]))
+    listed = ev.MemberListInstalled(member="B", version=2, members=("A", "B"), master="A")
+    assert not trace._unprinted(at_start, (listed, True), bound)
+    trace._begun.discard(k)
+    assert trace._unprinted(at_start, (listed, True), bound)
