@@ -472,9 +472,10 @@ def _two_leaders(m: re.Match[str], ctx: _Context) -> list[Event]:
 
 
 def _peers_changed(m: re.Match[str], ctx: _Context) -> list[Event]:
-    """JRaft ``NodeImpl.ConfigurationCtx``: ``Catch up phase to change peers was successfully
-    finished [node={}, fromPeers={}, toPeers={}, ...]``: the leader puts the new configuration
-    in place (its joint entry)."""
+    """JRaft ``NodeImpl.ConfigurationCtx.nextStage``: ``Catch up phase to change peers was
+    successfully finished [node={}, from={} to={}]`` (3.1.0; later ``from peers={} to peers={},
+    …`` and ``fromPeers={}, toPeers={}, …``): the leader puts the new configuration in place
+    (its joint entry)."""
     group, member = node_id(m.group("node"))
     peers = nodes_of(parse_value(m.group("to")))
     return [RaftPeersChanged(member=member, peers=peers, group=group, order=ctx.order,
@@ -541,6 +542,8 @@ MESSAGES: tuple[tuple[str, str, Handler], ...] = (
      r"group=", _nothing),
     ("New leader ", r"New leader (?:elected\. Going to|was elected for the raft group=)",
      _nothing),
+    # MetaStorageLeaderElectionListener: the metastorage group's leader, not a partition's
+    ("New leader ", r"New leader is elected for Metastorage, leader ", _nothing),
     # raft: Loza, JRaft's NodeImpl
     ("Start new raft node", r"Start new raft node(?:=| for group=)", _nothing),
     ("Stop raft ", r"Stop raft (?:node|group)=", _nothing),
@@ -554,10 +557,18 @@ MESSAGES: tuple[tuple[str, str, Handler], ...] = (
     ("declares that it is the leader", r"Another peer (?P<peer>\S+?)(?: of groupId="
      r"(?P<group>\S+))? declares that it is the leader at term (?P<term>\d+) which was occupied"
      r" by leader (?P<leader>\S+?)\.$", _two_leaders),
+    # November 2025 on (IGNITE-26837: the sequence tokens)
     ("Catch up phase", rf"Catch up phase to change peers was successfully finished \[node="
      rf"{_NODE}, fromPeers=(?P<from>\[.*?\]), toPeers=(?P<to>\[.*?\]), fromLearners=.*\]\.$",
      _peers_changed),
-    # June 2022: no node and no group in the message
+    # August 2025 (IGNITE-25899: the group's name, and the learners)
+    ("Catch up phase", rf"Catch up phase to change peers was successfully finished \[node="
+     rf"{_NODE}, from peers=(?P<from>\[.*?\]) to peers=(?P<to>\[.*?\]), from learners=.*\]\.$",
+     _peers_changed),
+    # 3.1.0: the node and the peers only
+    ("Catch up phase", rf"Catch up phase to change peers was successfully finished \[node="
+     rf"{_NODE}, from=(?P<from>\[.*?\]) to=(?P<to>\[.*?\])\]$", _peers_changed),
+    # June 2022 to 3.0.0: no node and no group in the message
     ("Catch up phase", r"Catch up phase to change peers from=.* to=.* was successfully "
      r"finished$", _nothing),
     ("set peers ", rf"Node {_NODE} set peers from [^\s\[\]]* to (?P<to>[^\s\[\]]*)\.$",
@@ -575,14 +586,28 @@ _MATCHER = ahocorasick_rs.AhoCorasick(list(KEYWORDS))
 _BYTES_MATCHER = ahocorasick_rs.BytesAhoCorasick([k.encode() for k in KEYWORDS])
 
 
-def parse_message(message: str, ctx: _Context) -> list[Event] | None:
-    """The events of one message; None when it is none of ours. IgniteError when its wording is
-    ours and its values do not parse."""
-    for keyword in dict.fromkeys(_MATCHER.find_matches_as_strings(message)):
+class UnreadWording(IgniteError):
+    """A message with one of our keywords in none of the wordings read (another release's
+    wording, say): reported, never dropped unseen."""
+
+    def __init__(self, keyword: str) -> None:
+        super().__init__(f"an Ignite 3 message with {keyword!r} in none of the wordings read "
+                         "(another release's?)")
+
+
+def parse_message(message: str, ctx: _Context, record: bool = True) -> list[Event] | None:
+    """The events of one message; None when it has none of our keywords. IgniteError when its
+    wording is ours and its values do not parse, UnreadWording when a record's message (not a
+    throwable's line, `record` false) has a keyword of ours in a wording none of `MESSAGES`
+    reads."""
+    keywords = dict.fromkeys(_MATCHER.find_matches_as_strings(message))
+    for keyword in keywords:
         for pattern, handler in _BY_KEYWORD[keyword]:
             m = pattern.match(message)
             if m is not None:
                 return handler(m, ctx)
+    if keywords and record:
+        raise UnreadWording(next(iter(keywords)))
     return None
 
 
@@ -712,9 +737,10 @@ class IgniteFile:
                 ctx.node = ctx.node or rec.node
             ctx.member = rec.node or ctx.node or UNKNOWN_MEMBER
         try:
-            events = parse_message(message, ctx)
+            events = parse_message(message, ctx, rec is not None)
         except IgniteError as exc:
-            reason = f"an Ignite 3 message whose wording is read but {exc.reason}"
+            reason = (exc.reason if isinstance(exc, UnreadWording)
+                      else f"an Ignite 3 message whose wording is read but {exc.reason}")
             if number in self.nuls:
                 self._also[number] = reason
             else:

@@ -275,6 +275,14 @@ def test_a_configuration_put_in_place(tmp_path: Path) -> None:
                 "node3], fromLearners=[], toLearners=[], oldToken=4, newToken=9].", pool="JRaft")
     assert [(e.TYPE, e.member, e.peers) for e in found] == [
         ("raft_peers_changed", "node1", ("node1", "node3"))]
+    # the same line in 3.1.0 (a real run's: tests/data/lab) and in August 2025's wording
+    for fields in ("from=[node1, node2, node3] to=[node1, node3]]",
+                   "from peers=[node1, node2, node3] to peers=[node3, node1], from learners=[], "
+                   "to learners=[]]."):
+        found = one(tmp_path, "NodeImpl", "Catch up phase to change peers was successfully "
+                    f"finished [node=<20_part_0/node3>, {fields}", pool="JRaft")
+        assert [(e.TYPE, e.member, e.group, e.peers) for e in found] == [
+            ("raft_peers_changed", "node3", "20_part_0", ("node1", "node3"))]
     found = one(tmp_path, "NodeImpl", "Node <0_part_1/node1> set peers from node1,node2 to "
                 "node1.", pool="JRaft")
     assert [e.peers for e in found] == [("node1",)]
@@ -308,13 +316,17 @@ def test_every_line_is_parsed_ignored_or_malformed(tmp_path: Path) -> None:
         JUL.format(pool="rebalance-scheduler", logger="ZoneRebalanceRaftGroupEventsListener",
                    message="Rebalance finished [zonePartitionId=0_part_1, appliedPeers=[[]]"),
         JUL.format(pool="main", logger="IgniteImpl", message="Apache Ignite started"),
+        # a keyword of ours in a wording no release read prints: reported, not dropped
+        JUL.format(pool="JRaft", logger="NodeImpl", message="Catch up phase to change peers "
+                   "was successfully finished [node=<0_part_1/node1>, to=[node1]]"),
     ]
     found, scanner = read(tmp_path, lines)
     acc = scanner.accounting
     assert [e.TYPE for e in found] == ["raft_vote"]
-    assert (acc.lines, acc.parsed_lines, acc.ignored_lines) == (6, 1, 4)
+    assert (acc.lines, acc.parsed_lines, acc.ignored_lines) == (7, 1, 4)
     assert [(m.line, m.reason[:40]) for m in acc.malformed] == [
-        (5, "an Ignite 3 message whose wording is rea")]
+        (5, "an Ignite 3 message whose wording is rea"),
+        (7, "an Ignite 3 message with 'Catch up phase")]
 
 
 def test_nul_bytes_and_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
