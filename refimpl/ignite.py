@@ -42,7 +42,8 @@ each would need the others' key rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from itertools import permutations
 from typing import ClassVar, NamedTuple, cast
 
 from partsafe.refimpl.actor import (
@@ -94,6 +95,11 @@ PARTITION = 0
 HAS_DATA_TIMEOUT = ("has-data-timeout",)
 REPLICATE = ("replicate",)
 Nodes = frozenset[str]
+
+#: the model's record of the calculated assignments a baseline change chose where the ranking is
+#: free (`IgniteRebalance.free_ranking`): (data nodes, assignments) pairs; no Ignite key, never
+#: printed, read with every read of the metastore
+CHOSEN = "(calculated assignments)"
 
 #: the scope of the election mutants: no restart, three early election timeouts, three terms
 _ELECTIONS = {"restarts": 0, "max-term": 3, "early-timeouts": 3}
@@ -426,14 +432,21 @@ class IgniteRebalance(HeartbeatProtocol):
     def __init__(self, nodes: int = 3, spares: int = 1, replicas: int = 3,
                  variant: str = "fixed", persistent: bool = False,
                  on_disappeared: bool = False, max_term: int = 4,
-                 rules: Iterable[str] = (), pre_vote: bool = False) -> None:
+                 rules: Iterable[str] = (), pre_vote: bool = False,
+                 free_ranking: bool = False, spare_data_nodes: int = 0) -> None:
         if variant not in VARIANT_TABLE:
             raise ValueError(f"unknown variant {variant!r}")
         self.variant = variant
         #: the rules this instance follows: a release profile's (`RULE_TABLE`) and the variant
         self.rules = check_rules("ignite", (*rules, variant), RULE_TABLE, VARIANT_TABLE)
         self.members = tuple(chr(ord("A") + i) for i in range(nodes + spares))
-        self.initial_data_nodes = frozenset(self.members[:nodes])
+        if spare_data_nodes and not (free_ranking and spare_data_nodes <= spares
+                                     and nodes == replicas):
+            raise ValueError("spare data nodes need the free ranking, as many spares, and as "
+                             "many nodes as replicas (the ranking puts the nodes first)")
+        #: the data nodes at the start: the partition's holders, and `spare_data_nodes` spares
+        #: a ranking puts after them (a zone of more nodes than replicas)
+        self.initial_data_nodes = frozenset(self.members[:nodes + spare_data_nodes])
         self.nodes = (*self.members, METASTORE)
         self.replicas = replicas
         self.persistent = persistent
@@ -441,9 +454,18 @@ class IgniteRebalance(HeartbeatProtocol):
         self.max_term = max_term
         #: JRaft's pre-vote as a round of its own, not merged into RequestVote (`on_suspect`)
         self.pre_vote = pre_vote
+        #: the rendezvous ranking left free: Ignite ranks the nodes by a hash of their names,
+        #: which a log's names and the model's do not share, so a baseline change chooses the
+        #: calculated assignments of its new data nodes among those some ranking of the nodes
+        #: gives, consistently with its earlier choices (`admin_requests`), where the model's
+        #: own hash (`calculate_assignments`) fixes them otherwise
+        self.free_ranking = free_ranking
         stable = calculate_assignments(self.initial_data_nodes, PARTITION, replicas)
-        self.initial_store = Store((Entry(DATA_NODES, self.initial_data_nodes, Rev(1)),
-                                    Entry(STABLE, stable, Rev(1))), Rev(1))
+        entries = (Entry(DATA_NODES, self.initial_data_nodes, Rev(1)),)
+        if spare_data_nodes:
+            stable = frozenset(self.members[:nodes])
+            entries += (Entry(CHOSEN, frozenset({(self.initial_data_nodes, stable)}), Rev(1)),)
+        self.initial_store = Store((*entries, Entry(STABLE, stable, Rev(1))), Rev(1))
         self.initial_stable = stable
         self.leader0 = min(stable)
         if replicas >= len(self.members):
@@ -468,7 +490,8 @@ class IgniteRebalance(HeartbeatProtocol):
 
     def initial_events(self, node: NodeId, state: Hashable) -> tuple[Event, ...]:
         if node == METASTORE:
-            return tuple(self._changed(METASTORE, e) for e in self.initial_store.entries)
+            return tuple(self._changed(METASTORE, e) for e in self.initial_store.entries
+                         if e.key != CHOSEN)
         st = cast(Member, state)
         if st.raft is None:
             return ()
@@ -511,6 +534,9 @@ class IgniteRebalance(HeartbeatProtocol):
         if type(msg) is Read:
             read = cast(Read, msg)
             entries = tuple(store.get(k) or Entry(k, None, 0) for k in read.keys)
+            chosen = store.get(CHOSEN)
+            if chosen is not None:
+                entries += (chosen,)
             return Step(store, ((src, ReadReply(read.op, entries)),))
         if type(msg) is not Invoke:
             return Step(store)
@@ -521,10 +547,11 @@ class IgniteRebalance(HeartbeatProtocol):
             sends.append((src, Invoked(call.op, label, bool(changes))))
         if not changes:
             return Step(store, tuple(sends))
+        shown = tuple(c for c in changes if c.key != CHOSEN)
         events: list[Event] = [ev.MetastoreInvoke(
-            member=src, keys=tuple(c.key for c in changes), condition=label, ok=True,
+            member=src, keys=tuple(c.key for c in shown), condition=label, ok=True,
             revision=after.revision, expected=tuple(sorted(_revision_guards(call.iif))))]
-        events.extend(self._changed(src, c) for c in changes)
+        events.extend(self._changed(src, c) for c in shown)
         sends.extend((m, Watch(changes, after)) for m in self.members)
         return Step(after, tuple(sends), tuple(events))
 
@@ -543,19 +570,35 @@ class IgniteRebalance(HeartbeatProtocol):
         leaves them (never the last)."""
         if node != METASTORE:
             return ()
-        data = cast(Nodes, cast(Store, state).value(DATA_NODES))
+        store = cast(Store, state)
+        data = cast(Nodes, store.value(DATA_NODES))
         out: list[Hashable] = [("baseline-add", m) for m in self.members if m not in data]
         if len(data) > 1:
             out.extend(("baseline-remove", m) for m in sorted(data))
-        return out
+        if not self.free_ranking:
+            return out
+        chosen = cast(frozenset[tuple[Nodes, Nodes]], store.value(CHOSEN) or frozenset())
+        free: list[Hashable] = []
+        for kind, who in cast(list[tuple[str, str]], out):
+            new = data | {who} if kind == "baseline-add" else data - {who}
+            if len(new) <= self.replicas or any(nodes == new for nodes, _ in chosen):
+                free.append((kind, who))
+                continue
+            free.extend((kind, who, target) for target in _targets(new, self.replicas, chosen,
+                                                                    self.members))
+        return free
 
     def on_admin(self, node: NodeId, state: Hashable, request: Hashable) -> Step:
         store = cast(Store, state)
-        kind, who = cast(tuple[str, str], request)
+        kind, who = cast(tuple[str, str], request[:2])  # type: ignore[index]
         data = cast(Nodes, store.value(DATA_NODES))
         new = data | {who} if kind == "baseline-add" else data - {who}
-        step = self._metastore(store, "operator", Invoke("baseline", Iif(All(()),
-                                                                          (Put(DATA_NODES, new),))))
+        puts: tuple[Op, ...] = (Put(DATA_NODES, new),)
+        if len(cast(tuple[str, ...], request)) == 3:  # the assignments it chose (free ranking)
+            chosen = cast(frozenset[tuple[Nodes, Nodes]], store.value(CHOSEN) or frozenset())
+            target = cast(tuple[str, str, Nodes], request)[2]
+            puts += (Put(CHOSEN, chosen | {(new, target)}),)
+        step = self._metastore(store, "operator", Invoke("baseline", Iif(All(()), puts)))
         return Step(step.state, step.sends[1:], step.events)  # no answer to the operator
 
     # -- inputs -------------------------------------------------------------------------------
@@ -982,15 +1025,22 @@ class IgniteRebalance(HeartbeatProtocol):
         return True
 
     def _calc(self, view: Store) -> Nodes:
-        return calculate_assignments(cast(Nodes, view.value(DATA_NODES) or ()), PARTITION,
-                                     self.replicas)
+        return self._assign(cast(Nodes, view.value(DATA_NODES) or ()), view.value(CHOSEN))
+
+    def _assign(self, data_nodes: Nodes, chosen: Hashable) -> Nodes:
+        """The calculated assignments of `data_nodes`: as a baseline change chose them
+        (`chosen`, the metastore's `CHOSEN`), else by the model's hash."""
+        for nodes, target in cast(frozenset[tuple[Nodes, Nodes]], chosen or ()):
+            if nodes == data_nodes:
+                return target
+        return calculate_assignments(data_nodes, PARTITION, self.replicas)
 
     def _guard(self, rev: int) -> Below | All:
         return All(()) if "ig-no-trigger-guard" in self.rules else Below(TRIGGER, rev)
 
     def _trigger(self, out: _Out, view: Store, data_nodes: Nodes, rev: int) -> None:
         """``updatePendingAssignmentsKeys``: one nested invoke guarded by the trigger."""
-        target = calculate_assignments(data_nodes, PARTITION, self.replicas)
+        target = self._assign(data_nodes, view.value(CHOSEN))
         iif = trigger_invoke(target, rev, cast(Nodes | None, view.value(STABLE)),
                              guarded="ig-no-trigger-guard" not in self.rules)
         out.sends.append((METASTORE, Invoke("trigger", iif, answer=False)))
@@ -1108,8 +1158,8 @@ class IgniteRebalance(HeartbeatProtocol):
         node = out.node
         stable = cast(Nodes | None, values[STABLE].value) or frozenset()
         pending = cast(Nodes | None, values[PENDING].value) or frozenset()
-        calc = calculate_assignments(cast(Nodes | None, values[DATA_NODES].value) or (),
-                                     PARTITION, self.replicas)
+        calc = self._assign(cast(Nodes | None, values[DATA_NODES].value) or frozenset(),
+                            values[CHOSEN].value if CHOSEN in values else None)
         if node not in stable:
             out.st = out.st._replace(poll=None)
             if node in pending and "ig-table-reentry" in self.rules and stable:
@@ -1249,7 +1299,7 @@ class IgniteRebalance(HeartbeatProtocol):
         def nodes(key: str) -> Nodes:
             return cast(Nodes | None, values[key].value) or frozenset()
         stable, reduce, append = nodes(STABLE), nodes(REDUCE), nodes(APPEND)
-        calc = calculate_assignments(nodes(DATA_NODES), PARTITION, self.replicas)
+        calc = self._assign(nodes(DATA_NODES), values[CHOSEN].value if CHOSEN in values else None)
         reduced = reduce - applied
         added = applied - stable
         new_reduce = reduce - reduced
@@ -1352,6 +1402,20 @@ class IgniteRebalance(HeartbeatProtocol):
 _SWITCH_KEYS = (STABLE, PENDING, PLANNED, REDUCE, APPEND, DATA_NODES)
 
 
+def _targets(data_nodes: Nodes, replicas: int, chosen: frozenset[tuple[Nodes, Nodes]],
+             members: Sequence[str]) -> list[Nodes]:
+    """The calculated assignments `data_nodes` may have: the `replicas` best of them by some
+    ranking of `members` that gives every earlier choice in `chosen` too (rendezvous hashing
+    ranks every node once per partition)."""
+    out: set[Nodes] = set()
+    for ranking in permutations(members):
+        def top(nodes: Nodes, rank: tuple[str, ...] = ranking) -> Nodes:
+            return frozenset(sorted(nodes, key=rank.index)[:replicas])
+        if all(top(nodes) == target for nodes, target in chosen):
+            out.add(top(data_nodes))
+    return sorted(out, key=sorted)
+
+
 def trigger_invoke(target: Nodes, rev: int, zone_stable: Nodes | None,
                    guarded: bool = True) -> Iif:
     """The invoke of ``updatePendingAssignmentsKeys`` for an event at `rev`
@@ -1379,6 +1443,8 @@ def _task(op: Task) -> str:
 
 
 def _show(value: object) -> str:
+    if isinstance(value, frozenset) and all(type(v) is tuple for v in value):  # CHOSEN
+        return "{" + ", ".join(sorted(f"{_show(s)}: {_show(t)}" for s, t in value)) + "}"
     if isinstance(value, frozenset):
         return "[" + ",".join(sorted(value)) + "]"
     return "-" if value is None else str(value)

@@ -519,6 +519,17 @@ class MetastoreInvoke(Event):
     group: str = group_field()
 
 
+@_ev("data_nodes_changed")
+class DataNodesChanged(Event):
+    """The data nodes of a distribution zone were written: `nodes` from then on (the model's
+    baseline change; Ignite 3's ``DataNodesManager``: ``Updated data nodes on …, added history
+    entry [zoneId=…, …, nodes=[…]]``, and the zone's first ``Initialized zone's dataNodes
+    history``). `zone` is the log's zone id, -1 for the model's one zone."""
+
+    nodes: tuple[str, ...]
+    zone: int = field(default=-1, metadata=LOG_FIELD)
+
+
 @_ev("assignments_changed")
 class AssignmentsChanged(Event):
     """A key of a partition's rebalance changed at `revision`: an assignments key to `nodes`

@@ -48,7 +48,9 @@ from partsafe.traces import layout
 from partsafe.traces.events import (
     UNKNOWN_MEMBER,
     AssignmentsChanged,
+    DataNodesChanged,
     Event,
+    MemberStarted,
     NodeRestarted,
     RaftLeader,
     RaftPeersChanged,
@@ -490,6 +492,25 @@ def _set_peers(m: re.Match[str], ctx: _Context) -> list[Event]:
                              order=ctx.order, source=ctx.source())]
 
 
+def _data_nodes(m: re.Match[str], ctx: _Context) -> list[Event]:
+    """``DataNodesHistoryMetaStorageOperation.successLogMessage`` (``DataNodesManager``, 3.1):
+    ``Updated data nodes on {operation}, added history entry [zoneId={}, currentTimestamp={},
+    historyEntryTimestamp={}, nodes={}]…``, printed by the node whose invoke wrote the zone's
+    data nodes; and ``DataNodesManager.initZone``'s ``Initialized zone's dataNodes history
+    [zoneId = {}, timestamp = {}, dataNodes = {}]``, the zone's first."""
+    nodes = nodes_of(parse_value(m.group("nodes")))
+    return [DataNodesChanged(member=ctx.member, nodes=nodes, zone=int(m.group("zone")),
+                             order=ctx.order, source=ctx.source())]
+
+
+def _node_starting(m: re.Match[str], ctx: _Context) -> list[Event]:
+    """``IgniteImpl.start``: ``Starting node: [name={}, workDir={}, configPath={}]``, the
+    process's start (a restart's too: a new incarnation)."""
+    name = m.group("name")
+    ctx.node = ctx.node or name
+    return [MemberStarted(member=name, order=ctx.order, source=ctx.source())]
+
+
 def _nothing(m: re.Match[str], ctx: _Context) -> list[Event]:
     return []
 
@@ -544,6 +565,16 @@ MESSAGES: tuple[tuple[str, str, Handler], ...] = (
      _nothing),
     # MetaStorageLeaderElectionListener: the metastorage group's leader, not a partition's
     ("New leader ", r"New leader is elected for Metastorage, leader ", _nothing),
+    # the zone's data nodes (DataNodesManager): a write of them, and a write that leaves them
+    ("Updated data nodes on", r"Updated data nodes on .+?, added history entry \[zoneId="
+     r"(?P<zone>\d+), currentTimestamp=HybridTimestamp \[[^\]]*\], historyEntryTimestamp="
+     r"HybridTimestamp \[[^\]]*\], nodes=(?P<nodes>\[[^\]]*\])\]", _data_nodes),
+    ("Updated data nodes on", r"Updated data nodes on .+?, history entry not added \[", _nothing),
+    ("Initialized zone's dataNodes history", r"Initialized zone's dataNodes history \[zoneId = "
+     r"(?P<zone>\d+), timestamp = HybridTimestamp \[[^\]]*\], dataNodes = "
+     r"(?P<nodes>\[[^\]]*\])\]$", _data_nodes),
+    # the node's process (IgniteImpl)
+    ("Starting node: [name=", r"Starting node: \[name=(?P<name>[^,\]]+)[,\]]", _node_starting),
     # raft: Loza, JRaft's NodeImpl
     ("Start new raft node", r"Start new raft node(?:=| for group=)", _nothing),
     ("Stop raft ", r"Stop raft (?:node|group)=", _nothing),

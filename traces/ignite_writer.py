@@ -15,7 +15,8 @@ partitions key``, a planned write or removal the trigger's planned messages, a w
 the stable switch's ``Rebalance finished`` message of its branch. What Ignite does not log is
 skipped and counted: a node's restart itself (its raft node's next start shows it), the
 switch.reduce union and its answer, votes for another node (written as JRaft's ``received
-RequestVoteRequest`` line, which says nothing of the grant), the data nodes.
+RequestVoteRequest`` line, which says nothing of the grant), the initial data nodes. A baseline
+change is ``DataNodesManager``'s line, in the file of `DATA_NODES_HOST`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
-from partsafe.refimpl.metastore import APPEND, PENDING, PLANNED, REDUCE, STABLE, TRIGGER
+from partsafe.refimpl.metastore import (
+    APPEND,
+    DATA_NODES,
+    PENDING,
+    PLANNED,
+    REDUCE,
+    STABLE,
+    TRIGGER,
+)
 from partsafe.traces import events as ev
 
 #: the start of the written clock (epoch milliseconds, UTC)
@@ -39,7 +48,11 @@ _THREADS = {
     "Loza": "tableManager-io-1",
     "ZoneRebalanceUtil": "metastorage-watch-executor-2",
     "ZoneRebalanceRaftGroupEventsListener": "rebalance-scheduler-1",
+    "DataNodesManager": "JRaft-FSMCaller-Disruptor-metastorage_group_stripe_0-0",
 }
+#: the node whose file shows the data nodes the model's operator writes (Ignite prints them on
+#: the node whose invoke wrote them; conformance reads them from any node's log)
+DATA_NODES_HOST = "A"
 
 
 def jul_time(ms: int) -> str:
@@ -184,6 +197,13 @@ class IgniteLogWriter:
         if not changes:
             return []
         me = call.member
+        if DATA_NODES in changes:  # a baseline change: DataNodesManager's success line
+            stamp_text = hybrid_timestamp(EPOCH_MS << 16)
+            names = ", ".join(changes[DATA_NODES].nodes)
+            return [(DATA_NODES_HOST, "INFO", "DataNodesManager",
+                     f"Updated data nodes on scale up timer trigger, added history entry "
+                     f"[zoneId={ZONE[0]}, currentTimestamp={stamp_text}, historyEntryTimestamp="
+                     f"{stamp_text}, nodes=[{names}]], scaleUpTimer=[empty]].")]
         any_change = next(iter(changes.values()))
         group = self.group(any_change)
         part = any_change.partition

@@ -41,7 +41,8 @@ REPORT_VERDICT = {"conforms": "ok", "does-not-conform": "violation", "undecided"
               help="the trace's configuration (TwoPhase: the file naming RM and TM)")
 @click.option("--max-hidden", type=click.IntRange(0, 64), default=None,
               help="steps the model may take between two records that no record shows "
-                   "[default: 0 for a TLA+ trace, 8 for an event file]")
+                   "[default: 0 for a TLA+ trace, 8 for an event file and Hazelcast logs, 12 for "
+                   "Ignite 3 logs]")
 @click.option("--max-skew", "max_skew", default=f"{DEFAULT_MAX_SKEW_MS}ms", show_default=True,
               help="the most two members' clocks may differ (0, 200ms, 1.5s): a log's records "
                    "of different members are matched in any order these clocks allow")
@@ -85,6 +86,8 @@ def conform_command(model: str, traces: tuple[str, ...], variant: str, profile: 
         fail("--config is the configuration of a TLA+ NDJSON trace, which only twophase reads")
     skew_ms = parse_duration_ms(max_skew)
     hidden = DEFAULT_HIDDEN[fmt] if max_hidden is None else max_hidden
+    if max_hidden is None and fmt == "logs" and entry.log_table is not None:
+        hidden = entry.log_table.max_hidden
     overrides = {k.replace("_", "-"): v for k, v in scope.items() if v is not None}
     try:
         entry.scope(overrides)

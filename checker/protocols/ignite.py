@@ -20,7 +20,8 @@ refimpl/ignite.py's `VARIANT_TABLE` (docs/extending.md).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from itertools import pairwise
 from typing import Any, cast
 
 from partsafe.checker.actor.faults import RESTART
@@ -28,6 +29,7 @@ from partsafe.checker.actor.model import ActorModel, Budget, World
 from partsafe.checker.engine.model import Action, Goal, Lasso
 from partsafe.checker.protocols.entry import ModelEntry, Param
 from partsafe.checker.protocols.log_trace import (
+    ANYONE,
     INIT,
     Bind,
     Ignore,
@@ -53,7 +55,16 @@ from partsafe.refimpl.ignite import (
     RequestVote,
     Vote,
 )
-from partsafe.refimpl.metastore import PENDING, PLANNED, STABLE, TRIGGER, Rev, Store, invoke
+from partsafe.refimpl.metastore import (
+    DATA_NODES,
+    PENDING,
+    PLANNED,
+    STABLE,
+    TRIGGER,
+    Rev,
+    Store,
+    invoke,
+)
 from partsafe.specs.ignite import ignite_monitors
 from partsafe.traces import events as ev
 
@@ -370,7 +381,9 @@ def build_ignite(variant: str, scope: dict[str, int],
                             replicas=scope["replicas"], variant=variant, rules=rules,
                             persistent=bool(scope["persistent"]),
                             on_disappeared=bool(scope["on-disappeared"]),
-                            max_term=scope["max-term"], pre_vote=bool(scope["pre-vote"]))
+                            max_term=scope["max-term"], pre_vote=bool(scope["pre-vote"]),
+                            free_ranking=bool(scope["free-ranking"]),
+                            spare_data_nodes=scope["spare-data-nodes"])
     # an election timeout that fires early is a false suspicion of the failure detector the
     # election timers are (refimpl/failure_detector.py)
     budget = Budget(restarts=scope["restarts"], admin=scope["baseline-changes"],
@@ -400,7 +413,8 @@ def build_ignite(variant: str, scope: dict[str, int],
                         scope={k: scope[k] for k in ("nodes", "spares", "replicas",
                                                      "baseline-changes", "persistent",
                                                      "on-disappeared", "max-term",
-                                                     "early-timeouts", "pre-vote")},
+                                                     "early-timeouts", "pre-vote",
+                                                     "free-ranking", "spare-data-nodes")},
                         busy=_busy, canonical=IgniteCanonical(scope["log-window"], proto.nodes))
     model.name = "ignite-rebalance"
     return model
@@ -476,11 +490,16 @@ def _printed(model: ActorModel, world: World, action: Action, nxt: World,
     the switch's reduce and append). The initial state's events: every raft node's start
     first, then the first election (the nodes start together; the election follows)."""
     out: list[ev.Event | Maybe] = []
-    nodes = set(model.names)
+    nodes = set(model.protocol.members)  # not the metastore: a service, no member's log
     if action == INIT:
-        events = (*(e for e in events if isinstance(e, ev.RaftStarted)),
-                  *(e for e in events if not isinstance(e, ev.RaftStarted)))
+        events = (*(e for e in events if _data_nodes(e)),
+                  *(e for e in events if isinstance(e, ev.RaftStarted)),
+                  *(e for e in events if not isinstance(e, ev.RaftStarted) and not _data_nodes(e)))
     for e in events:
+        if _data_nodes(e):
+            assert isinstance(e, ev.AssignmentsChanged)
+            out.append(ev.DataNodesChanged(member=ANYONE, nodes=e.nodes))
+            continue
         if e.member not in nodes or (isinstance(e, ev.AssignmentsChanged)
                                      and e.key not in _PRINTED_KEYS):
             continue
@@ -491,14 +510,23 @@ def _printed(model: ActorModel, world: World, action: Action, nxt: World,
     return tuple(out)
 
 
+def _data_nodes(e: ev.Event) -> bool:
+    """A write of the data nodes (the operator's baseline change, the initial store's)."""
+    return isinstance(e, ev.AssignmentsChanged) and e.key == DATA_NODES
+
+
 def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     """The scope an Ignite 3 log needs of the rebalance model: the nodes of the first raft
     configuration it shows (else every node it names) hold the partition; every other node is
     a spare; a restart per restart it shows (a raft node's start after its first); a baseline
-    change where it shows a rebalance (assignments.pending or .planned written); as many raft
+    change per change of the data nodes it shows (else per change trigger, each rebalance a
+    data-nodes change starts writing its revision to pending.change.trigger, and at least one
+    where it shows a rebalance: assignments.pending or .planned written); as many raft
     terms as it shows, and per election after the first that no restart accounts for, two early
     election timeouts (the candidate's, and a voter's leader lease ending while its leader
-    lives)."""
+    lives). The rendezvous ranking is free (`free-ranking`): Ignite's hash ranks the log's
+    names, not the model's; the first data nodes it shows beyond the holders are spares that
+    are data nodes from the start."""
     ordered = sorted(records, key=lambda e: e.order or 0)
     first = next((e for e in ordered if isinstance(e, ev.RaftStarted | ev.RaftLeader)), None)
     named = {e.member for e in records}
@@ -509,8 +537,14 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
                    len(starts) - len(set(starts)))
     terms = {e.term for e in records
              if isinstance(e, ev.RaftVote | ev.RaftLeader | ev.RaftPeersChanged) and e.term}
+    triggers = {e.value for e in records if isinstance(e, ev.AssignmentsChanged)
+                and e.key == TRIGGER and e.value is not None}
+    data = [frozenset(e.nodes) for e in ordered if isinstance(e, ev.DataNodesChanged)]
+    changes = sum(a != b for a, b in pairwise(data))
+    spare_data = len(set(data[0]) - holders) if data else 0
     scope = {"nodes": max(1, len(holders)), "spares": len(named - holders),
-             "restarts": restarts, "baseline-changes": int(pending)}
+             "restarts": restarts, "free-ranking": 1, "spare-data-nodes": spare_data,
+             "baseline-changes": changes if data else max(len(triggers), int(pending))}
     if len(terms) > IGNITE.params["max-term"].default:
         scope["max-term"] = len(terms)
     elections = sum(isinstance(e, ev.RaftVote) and e.candidate == e.member for e in records)
@@ -519,20 +553,37 @@ def log_scope(records: Sequence[ev.Event]) -> dict[str, int]:
     return scope
 
 
-def _removes_nothing(model: ActorModel, world: World, node: Hashable, e: ev.Event) -> bool:
-    """A node's removal of assignments.planned where the metastore holds none: the rebalance's
-    recalculation found pending empty and the calculated assignments equal to the current
-    ("Remove planned key because pending is empty …", ZoneRebalanceUtil), a removal that
-    changes nothing (a zone's partitions print it as they are created)."""
-    if not (isinstance(e, ev.AssignmentsChanged) and e.key == PLANNED and e.removed):
-        return False
+def _changes_nothing(model: ActorModel, world: World, node: Hashable | None, e: ev.Event,
+                     to_model: Callable[[str], Any]) -> bool:
+    """A record of a step of the design that leaves the state as it is:
+
+    - a node's removal of assignments.planned where the metastore holds none: the rebalance's
+      recalculation found pending empty and the calculated assignments equal to the current
+      ("Remove planned key because pending is empty …", ZoneRebalanceUtil; a zone's
+      partitions print it as they are created);
+    - a history entry of the data nodes that are the data nodes already (``DataNodesManager``
+      adds one when it starts a scale-up or scale-down timer);
+    - a node's start where the model's node holds no data and runs no raft node (a spare the
+      model runs from the start, or a node after its restart: the model's restart is its
+      stop and its start in one step)."""
     store = world.nodes[model.index[METASTORE]]
-    return isinstance(store, Store) and store.get(PLANNED) is None
+    if isinstance(e, ev.AssignmentsChanged) and e.key == PLANNED and e.removed:
+        return isinstance(store, Store) and store.get(PLANNED) is None
+    if isinstance(e, ev.DataNodesChanged):
+        names = {to_model(n) for n in e.nodes}
+        return None not in names and isinstance(store, Store) \
+            and names == set(cast(frozenset[str], store.value(DATA_NODES)))
+    if isinstance(e, ev.MemberStarted) and node is not None:
+        st = world.nodes[model.index[node]]
+        return isinstance(st, Member) and st.raft is None and not st.data
+    return False
 
 
 #: why a record of another raft group is set aside (`one_group`)
 OTHER_GROUP = ("another raft group: the model runs one partition's group (of a real cluster's "
                "many, the partition group with the most records)")
+#: why another zone's data nodes are set aside
+OTHER_ZONE = "another zone's data nodes: the model runs one partition of one zone"
 
 
 def one_group(streams: dict[str, list[Keyed]]
@@ -547,15 +598,21 @@ def one_group(streams: dict[str, list[Keyed]]
     if len(groups) <= 1 or not counts:
         return streams, {}
     chosen = max(counts, key=lambda g: (counts[g], g))
+    zone = chosen.split("_part_")[0]
     kept: dict[str, list[Keyed]] = {}
-    dropped: Counter[str] = Counter()
+    dropped: Counter[tuple[str, str]] = Counter()
     for member, stream in streams.items():
         for key, e in stream:
-            if getattr(e, "group", None) in (None, chosen):
+            if isinstance(e, ev.DataNodesChanged):
+                if str(e.zone) == zone:
+                    kept.setdefault(member, []).append((key, e))
+                else:
+                    dropped[(e.type, OTHER_ZONE)] += 1
+            elif getattr(e, "group", None) in (None, chosen):
                 kept.setdefault(member, []).append((key, e))
             else:
-                dropped[e.type] += 1
-    return kept, {(t, OTHER_GROUP): n for t, n in dropped.items()}
+                dropped[(e.type, OTHER_GROUP)] += 1
+    return kept, dict(dropped)
 
 
 #: how Apache Ignite 3's logs show the rebalance model's steps (001; the messages of
@@ -584,6 +641,15 @@ LOG_TABLE = LogTable(
             "the raft node's next init with an empty log (a restart prints nothing of its own; "
             "a node restarted before its raft group started shows nothing)", always=False,
             fields={"group": _GROUP}),
+        "member_started": Shown(
+            "IgniteImpl: Starting node: [name=…, …] (a node's process starts; the model's "
+            "restart is its stop and its start in one step, a spare runs from the start)",
+            fields={"uuid": Ignore("Ignite's start line names no node id")}),
+        "data_nodes_changed": Shown(
+            "DataNodesManager: Updated data nodes on …, added history entry [zoneId=…, …, "
+            "nodes=[…]] (by the node whose invoke wrote them), Initialized zone's dataNodes "
+            "history […]", anyone=True,
+            fields={"nodes": _NODES, "zone": Ignore("the model runs one zone")}),
         "assignments_changed": Shown(
             "ZoneRebalanceUtil: Update metastore pending|planned partitions key […], "
             "ZoneRebalanceRaftGroupEventsListener: Rebalance finished […]",
@@ -596,7 +662,13 @@ LOG_TABLE = LogTable(
              "reduction_requested": "the switch's reduction is not printed"},
     scope=log_scope,
     streams=one_group,
-    stutters=_removes_nothing,
+    starts=lambda member: ev.MemberStarted(member=member),
+    stutters=_changes_nothing,
+    members=lambda model: model.protocol.members,
+    # a configuration change prints its catch-up and its stable switch, and nothing of the
+    # joint entry, the new configuration's entry, their appends and acknowledgements and the
+    # switch's read in between: about 12 steps with three peers
+    max_hidden=12,
 )
 
 
@@ -622,6 +694,12 @@ IGNITE = ModelEntry(
                                    "election while messages to it are in flight"),
         "pre-vote": Param(0, "1: JRaft's pre-vote as a round of its own (a node keeps its term "
                              "until a quorum grants it), not merged into the vote"),
+        "free-ranking": Param(0, "1: a baseline change chooses the calculated assignments of "
+                                 "its data nodes among those a ranking of the nodes gives, as a "
+                                 "log's names rank in Ignite (0: the model's own hash ranks "
+                                 "them)"),
+        "spare-data-nodes": Param(0, "spares that are data nodes from the start, ranked after "
+                                     "the partition's holders (needs --free-ranking 1)"),
         "log-window": Param(12, "raft indices kept as they are up to this; once every index of "
                                 "a state is past it and no restart is left, all are lowered "
                                 "together to it (the same futures; 0: never)"),

@@ -100,6 +100,14 @@ class Shown:
     #: repartitioning a join or a removal triggers): not placed in time against other members'
     #: records
     deferred: bool = False
+    #: printed by whichever member ran the step, which the model does not say (Ignite 3's data
+    #: nodes, written by the node whose metastore invoke won): the model's event names
+    #: `ANYONE`, and any member's next record may show it (its member is bound to nothing)
+    anyone: bool = False
+
+
+#: the member of a model event that a `Shown.anyone` row's member prints
+ANYONE = "(any member)"
 
 
 @dataclass(frozen=True)
@@ -137,9 +145,16 @@ class LogTable:
     #: records it leaves out by (event type, reason); None: as read
     streams: Callable[[dict[str, list[Keyed]]],
                       tuple[dict[str, list[Keyed]], Mapping[tuple[str, str], int]]] | None = None
-    #: (model, state, model node, record): does the record show a step of the design that
-    #: changes nothing in `state` at that node (a removal of a key the metastore does not hold)
-    stutters: Callable[[Any, Any, Any, Event], bool] | None = None
+    #: (model, state, model node or None, record, the model's name of a log's member or
+    #: None): does the record show a step of the design that changes nothing in `state` at that
+    #: node (a removal of a key the metastore does not hold)
+    stutters: Callable[[Any, Any, Any, Event, Callable[[str], Any]], bool] | None = None
+    #: the model's nodes that are a product's members, each with a log of its own (not a
+    #: service the model runs as a node: Ignite's metastore); None: every node of the model
+    members: Callable[[Any], Sequence[Hashable]] | None = None
+    #: the unlogged steps in a row a log's search allows by default (`--max-hidden`): as many
+    #: as the longest run of steps the product prints nothing of needs
+    max_hidden: int = 8
 
     def __post_init__(self) -> None:
         """A row must name an event type of the vocabulary (`partsafe.traces.events`) and only
@@ -337,12 +352,14 @@ class LogTrace(TraceMapping[Any]):
         self._begun = {k for k, stream in enumerate(self.streams)
                        if stream and stream[0][1].type == started}
         #: the model's nodes, which the streams' members are bound to one each
-        self._nodes: tuple[Hashable, ...] = tuple(getattr(model, "names", ()))
+        self._nodes: tuple[Hashable, ...] = tuple(
+            table.members(model) if table.members is not None else getattr(model, "names", ()))
 
     @staticmethod
     def _field_roles(etype: str, shown: Shown) -> list[tuple[str, Role | None]]:
         names = [f.name for f in dataclasses.fields(EVENT_TYPES[etype])
-                 if f.name not in ("order", "source")]
+                 if f.name not in ("order", "source") and not (f.name == "member"
+                                                                and shown.anyone)]
         return [(n, MEMBER if n == "member" else shown.fields.get(n)) for n in names]
 
     # -- the trace
@@ -421,14 +438,22 @@ class LogTrace(TraceMapping[Any]):
         events: tuple[Event | Maybe, ...] = self.model.init_events(state)
         if self.table.prints is not None:
             events = self.table.prints(self.model, state, INIT, state, events)  # type: ignore
+        shown: tuple[Printed, ...] = ()
         for e in (x.event if isinstance(x, Maybe) else x for x in events):
-            if starts is not None and e.member not in begun:
+            if starts is not None and e.member not in begun and e.member != ANYONE:
                 begun.add(e.member)
                 init += ((starts(e.member), False),)
             if e.type in self.table.shown:
-                init += ((e, False),)
+                shown += ((e, False),)
+        if starts is not None and self.table.members is not None:
+            # the table names the model's members: each runs from the start (Ignite's spares)
+            init += tuple((starts(n), False) for n in self._nodes if n not in begun)
+        init += shown  # the initial members' processes start before the state they form
         begin: LogPosition = (tuple(0 for _ in self.streams), ())
-        return list(self._matches(begin, init, 0, _Bound(()), list(begin[0]), False, True))
+        # those that match the most of the initial state first: a log that starts with the
+        # cluster is searched from its start, not from a binding that leaves it unmatched
+        return sorted(self._matches(begin, init, 0, _Bound(()), list(begin[0]), False, True),
+                      key=lambda pos: -sum(pos[0]))
 
     def match(self, pos: LogPosition, state: Any, action: Action, nxt: Any
               ) -> list[LogPosition] | str:
@@ -458,13 +483,28 @@ class LogTrace(TraceMapping[Any]):
         if check is None:
             return "no step of the design leaves the state as it is"
         bound = self._bound(pos)
+
+        def to_model(name: str) -> Any:
+            return bound.to_model.get(("member", name))
+
         for k, i in enumerate(pos[0]):
             if i == len(self.streams[k]) or not self._in_time(pos[0], k):
                 continue
             record = self.streams[k][i][1]
-            node = bound.to_model.get(("member", record.member), _NONE)
-            if node is not _NONE and check(self.model, state, node, record):
-                return (tuple(n + 1 if j == k else n for j, n in enumerate(pos[0])), pos[1])
+            at = tuple(n + 1 if j == k else n for j, n in enumerate(pos[0]))
+            node = to_model(record.member)
+            if node is not None or self.table.shown[record.type].anyone:
+                if check(self.model, state, node, record, to_model):
+                    return (at, pos[1])
+                continue
+            # a member no record is bound to yet: bound here to the first free node whose
+            # state the record shows unchanged (a spare's start)
+            for free in self._nodes:
+                if ("member", free) not in bound.to_log \
+                        and check(self.model, state, free, record, to_model):
+                    b = bound.copy()
+                    b.bind("member", free, record.member)
+                    return (at, b.frozen())
         return "no next record shows a step that leaves the state as it is"
 
     def _unbound_may_hide(self, bound: _Bound) -> bool:
@@ -493,12 +533,19 @@ class LogTrace(TraceMapping[Any]):
         e, must = printed
         if not must:
             return True
+        if e.member == ANYONE:  # whoever printed it: a member whose log is not there
+            return self._unbound_may_hide(bound) or any(
+                self._absent(at, k) for k in range(len(self.streams)))
         name = bound.to_log.get(("member", e.member), _NONE)
         if name is _NONE:
             return self._unbound_may_hide(bound)
         if name not in self.stream_of:
             return True
-        k = self.stream_of[name]
+        return self._absent(at, self.stream_of[name])
+
+    def _absent(self, at: Sequence[int], k: int) -> bool:
+        """Is stream `k`'s log not there at `at` (before its first record, after its last,
+        between two of its files)?"""
         i, stream = at[k], self.streams[k]
         if i == len(stream) and k in self._ended:
             return False  # the member ended there: a later incarnation of it printed on
@@ -519,12 +566,18 @@ class LogTrace(TraceMapping[Any]):
         e = shown[j][0]
         placed = not self.table.shown[e.type].deferred
         name = bound.to_log.get(("member", e.member), _NONE)
-        candidates = ([self.stream_of[name]] if name in self.stream_of else [])\
-            if name is not _NONE else [k for k, n in enumerate(self.names)
-                                       if ("member", n) not in bound.to_model]
+        if e.member == ANYONE:
+            candidates = list(range(len(self.names)))
+        elif name is not _NONE:
+            candidates = [self.stream_of[name]] if name in self.stream_of else []
+        else:
+            candidates = [k for k, n in enumerate(self.names)
+                          if ("member", n) not in bound.to_model]
         for k in candidates:
             i = at[k]
-            if i == len(self.streams[k]) or (placed and not self._in_time(at, k)):
+            # the initial state's events: printed while the cluster started, in no order the
+            # model says (a start's other lines may come between them)
+            if i == len(self.streams[k]) or (placed and not init and not self._in_time(at, k)):
                 continue
             before = self._before.get(k)
             if before is not None and at[before] < len(self.streams[before]):

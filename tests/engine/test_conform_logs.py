@@ -283,7 +283,8 @@ def _table_markdown() -> str:
                 else:
                     roles.append(f"`{name}` not compared")
             must = ("yes" if shown.always else "no") + (", placed apart" if shown.deferred
-                                                        else "")
+                                                        else "") \
+                + (", by any member" if shown.anyone else "")
             message = shown.message.replace("|", "\\|")
             out.append(f"| `{etype}` | {message} | {must} | "
                        f"{'; '.join(roles) or 'all compared'} |")
@@ -465,27 +466,41 @@ def test_a_real_ignite_run_is_conformed_on_one_partition_group() -> None:
     assert (scope["nodes"], scope["spares"]) == (3, 1)  # the zone's three, and the joiner
 
 
-def test_a_removal_of_a_planned_key_the_metastore_lacks_changes_nothing() -> None:
+def test_a_record_of_a_step_that_changes_nothing_is_a_stutter() -> None:
     """ZoneRebalanceUtil's "Remove planned key because pending is empty …", printed as a zone's
     partitions are created: a stutter of the design where the metastore holds no planned key,
-    and no stutter where it holds one (that removal is a step of its own)."""
-    from partsafe.checker.protocols.ignite import LOG_TABLE, _removes_nothing
+    and no stutter where it holds one (that removal is a step of its own). DataNodesManager's
+    history entry of the data nodes there already (a scale timer started) and a node's start
+    where the model's node holds nothing (a spare, a node after its restart) are stutters; a
+    start of a raft member is not."""
+    from partsafe.checker.protocols.ignite import LOG_TABLE, _changes_nothing
     from partsafe.refimpl.metastore import PLANNED, Entry
 
     entry = catalog.get("ignite-rebalance")
-    model = entry.make("fixed", {})
+    model = entry.make("fixed", {"spares": 1})
     (world,) = model.init_states()
+
+    def same(name: str) -> str:
+        return name
+
     removal = ev.AssignmentsChanged(member="A", partition=0, key=PLANNED, nodes=(), revision=0,
                                     removed=True)
-    assert LOG_TABLE.stutters is _removes_nothing
-    assert _removes_nothing(model, world, "A", removal)
-    assert not _removes_nothing(model, world, "A",
-                                dataclasses.replace(removal, removed=False))
+    assert LOG_TABLE.stutters is _changes_nothing
+    assert _changes_nothing(model, world, "A", removal, same)
+    assert not _changes_nothing(model, world, "A",
+                                dataclasses.replace(removal, removed=False), same)
     i = model.index["metastore"]
     store = world.nodes[i]
     held = store._replace(entries=(*store.entries, Entry(PLANNED, ("A",), 2)))
     planned = world._replace(nodes=(*world.nodes[:i], held, *world.nodes[i + 1:]))
-    assert not _removes_nothing(model, planned, "A", removal)
+    assert not _changes_nothing(model, planned, "A", removal, same)
+    data = ev.DataNodesChanged(member="A", nodes=("A", "B", "C"), zone=20)
+    assert _changes_nothing(model, world, None, data, same)
+    assert not _changes_nothing(model, world, None,
+                                dataclasses.replace(data, nodes=("A", "C")), same)
+    assert not _changes_nothing(model, world, None, data, lambda name: None)  # unbound names
+    assert _changes_nothing(model, world, "D", ev.MemberStarted(member="D"), same)
+    assert not _changes_nothing(model, world, "B", ev.MemberStarted(member="B"), same)
 
 
 def test_an_ignite_cluster_s_raft_nodes_all_start_before_the_first_election() -> None:

@@ -141,6 +141,32 @@ def test_every_hazelcast_run_conforms_to_its_release(run: Path) -> None:
     assert doc["records"] > 0
 
 
+#: the Ignite runs the rebalance model's search decides within the test's states, and the one it
+#: leaves undecided there (a pause, then a restart: docs/conformance.md)
+IGNITE_CONFORMS = ("ig31-info-kill-shutdown", "ig31-info-restart-join")
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if _product(r) == "ignite"],
+                         ids=lambda p: p.name)
+def test_an_ignite_run_conforms_to_its_release_or_is_left_undecided(run: Path) -> None:
+    """A kill, a restart, a graceful shutdown and a join of a real Ignite 3.1 cluster: the
+    rebalance model has a step for what its nodes printed of one partition's raft group and the
+    zone's data nodes; no run is refuted."""
+    from click.testing import CliRunner
+
+    from partsafe.checker.cli.main import main
+
+    decided = run.name in IGNITE_CONFORMS
+    r = CliRunner().invoke(main, ["conform", "ignite-rebalance", *_logs(run), "--json",
+                                  "--max-states", "400000" if decided else "20000"])
+    doc = json.loads(r.stdout)
+    assert doc["profile"] == _summary(run)["profile"]
+    if decided:
+        assert r.exit_code == 0 and doc["verdict"] == "conforms", doc.get("diagnosis")
+    else:
+        assert r.exit_code == 3 and doc["verdict"] == "undecided", doc.get("diagnosis")
+
+
 #: the loggers of the protocols (docs/lab.md): the cluster and partition packages
 PROTOCOL_LOGGERS = ("com.hazelcast.internal.cluster", "com.hazelcast.internal.partition",
                     "com.hazelcast.cluster")

@@ -80,6 +80,7 @@ SAMPLES: list[Event] = [
                                                       ("A", 0, 1, "C", -1, 0))),
     ev.MetastoreInvoke(member="n1", keys=("stable.assignments", "planned.assignments"),
                        condition="revision(pending) < 42", ok=True, revision=43),
+    ev.DataNodesChanged(member="n1", nodes=("n1", "n2"), zone=20),
     ev.AssignmentsChanged(member="n1", partition=0, key="pending.assignments",
                           nodes=("n1", "n2"), revision=44),
     ev.RaftVote(member="n2", term=3, candidate="n1"),
@@ -109,7 +110,7 @@ def _round_trip(events: list[Event], file: str = "events.jsonl") -> list[Event]:
 
 def test_samples_cover_every_event_type() -> None:
     assert sorted(type(e).TYPE for e in SAMPLES) == sorted(EVENT_TYPES)
-    assert len(SAMPLES) == len(EVENT_TYPES) == 53
+    assert len(SAMPLES) == len(EVENT_TYPES) == 54
     for name, cls in EVENT_TYPES.items():
         assert name == cls.TYPE
 
