@@ -1117,3 +1117,18 @@ def test_ign_finite_marks_exactly_the_invokes_that_write_stable() -> None:
     assert not lasso.marked(world, ("deliver", "A", METASTORE, other), world)
     assert not lasso.marked(world, ("deliver", "A", METASTORE, refused), world)
     assert not lasso.marked(world, ("restart", "A"), world)
+
+
+def test_a_free_ranking_chooses_assignments_some_ranking_gives_consistently() -> None:
+    """`free-ranking`: four data nodes of three replicas may leave out any one node; a choice
+    made stands, and a later set's choices are those a ranking giving the earlier ones gives."""
+    from partsafe.refimpl.ignite import _targets
+
+    nodes = frozenset("ABCD")
+    assert len(_targets(nodes, 3, frozenset(), "ABCD")) == 4
+    chosen = frozenset({(nodes, frozenset("ABD"))})
+    assert _targets(nodes, 3, chosen, "ABCD") == [frozenset("ABD")]  # the choice stands
+    # five nodes, D and E ranked below A, B, C: without C, A and B stay and D or E comes in
+    five = frozenset({(frozenset("ABCDE"), frozenset("ABC"))})
+    assert _targets(frozenset("ABDE"), 3, five, "ABCDE") == [frozenset("ABD"),
+                                                               frozenset("ABE")]
